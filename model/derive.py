@@ -1,0 +1,176 @@
+"""Derivation (DER): the messages projected from the surface.
+
+A message is a :class:`~model.jsonval.JsonObject` with key order
+``role, content, provenance?`` (DER-2), so that ``JSONEQ`` against a real
+request is exact.  The session prefix is never part of a derivation (PFX-9): it
+lives only on the request header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import final
+
+from model.jsonval import ABSENT, Json, JsonObject, get
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+from model.surface import fold_surface, log_view, plan_surface_event
+
+
+def _bad(event: Event, what: str) -> Rejected:
+    return Rejected(rule="DER-1", seq=event.seq, reason=f"{event.type} {what}")
+
+
+@implements("DER-1", "DER-2", "DER-3", "DER-5", "DER-6", "DER-8")
+def project(event: Event, dialect: Dialect = Dialect.A55) -> JsonObject | None | Rejected:
+    """DER-1: the message of one surface node, or None (no message).
+
+    A55: user/steering -> ``{role:"user", content}``; assistant ->
+    ``{role:"assistant", content, provenance}`` unless content is empty (DER-5);
+    tool/result -> a user message with one ``tool-result`` block whose keys are
+    ``type, toolCallId, content, isError`` (DER-2, DER-6).  Nothing else of
+    ``data`` is projected (DER-3; ``envelope`` is display-only, DER-8).
+    D08 (DIA-10): user -> ``data``; assistant -> ``data.message`` unless empty;
+    tool/result -> ``data.message``.
+    """
+    data = event.data
+    if not isinstance(data, JsonObject):
+        return _bad(event, "data is not an object")
+    match dialect:
+        case Dialect.A55:
+            return _project_a55(event, data)
+        case Dialect.D08:
+            return _project_d08(event, data)
+
+
+def _project_a55(event: Event, data: JsonObject) -> JsonObject | None | Rejected:
+    content = get(data, "content")
+    match event.type:
+        case "user/message" | "steering/message":
+            if content is ABSENT:
+                return _bad(event, "has no content")
+            return JsonObject((("role", "user"), ("content", content)))
+        case "assistant/message":
+            if content is ABSENT:
+                return _bad(event, "has no content")
+            if isinstance(content, tuple) and not content:
+                return None
+            provenance = get(data, "provenance")
+            if provenance is ABSENT:
+                return JsonObject((("role", "assistant"), ("content", content)))
+            return JsonObject((("role", "assistant"), ("content", content), ("provenance", provenance)))
+        case "tool/result":
+            call_id, is_error = get(data, "callId"), get(data, "isError")
+            if content is ABSENT or call_id is ABSENT or is_error is ABSENT:
+                return _bad(event, "lacks callId, content or isError")
+            block = JsonObject(
+                (("type", "tool-result"), ("toolCallId", call_id), ("content", content), ("isError", is_error))
+            )
+            return JsonObject((("role", "user"), ("content", (block,))))
+        case _:
+            return None
+
+
+def _project_d08(event: Event, data: JsonObject) -> JsonObject | None | Rejected:
+    match event.type:
+        case "user/message":
+            return data
+        case "assistant/message" | "tool/result":
+            message = get(data, "message")
+            if not isinstance(message, JsonObject):
+                return _bad(event, "has no message object")
+            content = get(message, "content")
+            if event.type == "assistant/message" and isinstance(content, tuple) and not content:
+                return None
+            return message
+        case _:
+            return None
+
+
+@implements("DER-4", "PFX-9")
+def derive_nodes(
+    nodes: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55
+) -> tuple[JsonObject, ...] | Rejected:
+    """DER-4: the projections of ``nodes`` in surface order, no-message nodes dropped."""
+    messages: list[JsonObject] = []
+    for seq in nodes:
+        message = project(events[seq], dialect)
+        if isinstance(message, Rejected):
+            return message
+        if message is not None:
+            messages.append(message)
+    return tuple(messages)
+
+
+def derive(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> tuple[JsonObject, ...] | Rejected:
+    """``derive(log)``: a pure function of the log, from scratch (the definition)."""
+    fold = fold_surface(events, dialect)
+    if isinstance(fold, Rejected):
+        return fold
+    return derive_nodes(fold.state.nodes, events, dialect)
+
+
+@final
+@dataclass(slots=True)
+class IncrementalDerivation:
+    """DER-7: a cached derivation that must equal :func:`derive` after every append.
+
+    Appends extend the cache; a replace forces a rebuild from the nodes (keyed
+    by ``replaceGeneration``).  ``messages()`` returns a fresh tuple each time.
+    This is the checker's fast path; ``derive`` stays the executable definition.
+    """
+
+    dialect: Dialect = Dialect.A55
+    events: list[Event] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    replace_generation: int = 0
+    _messages: list[JsonObject] = field(default_factory=list)
+    _cached_generation: int = 0
+
+    def append(self, event: Event) -> Rejected | None:
+        """Validate and append one event; on rejection nothing changes (LOG-6)."""
+        plan = plan_surface_event(self.nodes, event, log_view(self.events, len(self.events)), self.dialect)
+        if isinstance(plan, Rejected):
+            return plan
+        message: JsonObject | None = None
+        if plan is not None:
+            projected = project(event, self.dialect)
+            if isinstance(projected, Rejected):
+                return projected
+            message = projected
+        self.events.append(event)
+        if plan is None:
+            return None
+        if plan.is_replace:
+            self.nodes[plan.start_idx : plan.end_idx + 1] = [plan.seq]
+            self.replace_generation += 1
+        else:
+            self.nodes.append(plan.seq)
+            if self._cached_generation == self.replace_generation and message is not None:
+                self._messages.append(message)
+        return None
+
+    def snapshot(self) -> tuple[list[JsonObject], int]:
+        """The current derivation as ``(store, length)`` without copying.
+
+        Stable: the store is only ever appended to, and a rebuild after a
+        replace makes a *new* list, so ``store[:length]`` never changes.
+        """
+        if self._cached_generation != self.replace_generation:
+            rebuilt = derive_nodes(self.nodes, self.events, self.dialect)
+            # Every node was projected successfully when it was appended.
+            assert not isinstance(rebuilt, Rejected)
+            self._messages = list(rebuilt)
+            self._cached_generation = self.replace_generation
+        return self._messages, len(self._messages)
+
+    def messages(self) -> tuple[JsonObject, ...]:
+        store, length = self.snapshot()
+        return tuple(store[:length])
+
+
+def message_of(role: str, content: Json) -> JsonObject:
+    """A plain ``{role, content}`` message (key order of DER-2)."""
+    return JsonObject((("role", role), ("content", content)))

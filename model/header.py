@@ -1,0 +1,222 @@
+"""The request header (HDR): ``EpochHeader`` snapshots in ``request/header`` events.
+
+Field values stay the logged JSON values: test fixtures replace whole fields
+with placeholder strings (``"{{tools}}"``, FMT-6) and the real canonicalization
+keeps them (Q-15), so the model does too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final, final
+
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, json_eq
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+
+
+class HeaderReason(Enum):
+    """HDR-7: the reasons the loop writes (``fallback`` is legacy, LEG-2)."""
+
+    INITIAL = "initial"
+    RESUME = "resume"
+    CHANGE = "change"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpochHeader:
+    """HDR-1: ``{config, system?, tools?, messagePrefix?}`` (D08: ``adapterDefaults?``)."""
+
+    config: Json
+    system: Json | Absent = ABSENT
+    tools: Json | Absent = ABSENT
+    message_prefix: Json | Absent = ABSENT
+    adapter_defaults: Json | Absent = ABSENT
+
+
+CONFIG_SCALARS: Final = ("provider", "model", "reasoningEffort", "temperature", "maxTokens")
+
+
+def _present(v: Json | Absent) -> bool:
+    """'present with length > 0' in JS terms (HDR-2)."""
+    if v is ABSENT:
+        return False
+    length = js_length(v)
+    return length is not None and length > 0
+
+
+@implements("HDR-2", "DIA-8")
+def canonical(h: EpochHeader, dialect: Dialect = Dialect.A55) -> EpochHeader:
+    """HDR-2: keep system/tools/messagePrefix only when present with length > 0;
+    config passes through unchanged.  D08 drops any messagePrefix (DIA-8)."""
+    prefix = h.message_prefix if dialect is Dialect.A55 and _present(h.message_prefix) else ABSENT
+    defaults = h.adapter_defaults if dialect is Dialect.D08 else ABSENT
+    return EpochHeader(
+        config=h.config,
+        system=h.system if _present(h.system) else ABSENT,
+        tools=h.tools if _present(h.tools) else ABSENT,
+        message_prefix=prefix,
+        adapter_defaults=defaults,
+    )
+
+
+def header_from_json(v: Json, seq: int | None = None) -> EpochHeader | Rejected:
+    """Read ``data.header`` (raw, not canonicalized)."""
+    if not isinstance(v, JsonObject):
+        return Rejected(rule="HDR-1", seq=seq, reason="request/header header is not an object")
+    config = get(v, "config")
+    if not isinstance(config, JsonObject):
+        return Rejected(rule="HDR-1", seq=seq, reason="request/header header.config is not an object")
+    return EpochHeader(
+        config=config,
+        system=get(v, "system"),
+        tools=get(v, "tools"),
+        message_prefix=get(v, "messagePrefix"),
+        adapter_defaults=get(v, "adapterDefaults"),
+    )
+
+
+def header_to_json(h: EpochHeader) -> JsonObject:
+    """The header in the logged key order ``config, adapterDefaults?, system?, tools?, messagePrefix?``."""
+    pairs: list[tuple[str, Json]] = [("config", h.config)]
+    for key, value in (
+        ("adapterDefaults", h.adapter_defaults),
+        ("system", h.system),
+        ("tools", h.tools),
+        ("messagePrefix", h.message_prefix),
+    ):
+        if value is not ABSENT:
+            pairs.append((key, value))
+    return JsonObject(pairs)
+
+
+@implements("HDR-3")
+def config_eq(a: Json, b: Json) -> bool:
+    """HDR-3: provider, model, reasoningEffort, temperature, maxTokens strictly
+    equal (absent only equals absent), and stop element-wise; other keys ignored."""
+    for key in CONFIG_SCALARS:
+        x, y = get(a, key), get(b, key)
+        if x is ABSENT or y is ABSENT:
+            if x is not y:
+                return False
+        elif not _strict_eq(x, y):
+            return False
+    sa, sb = get(a, "stop"), get(b, "stop")
+    if sa is ABSENT or sb is ABSENT:
+        return sa is sb
+    if not isinstance(sa, tuple) or not isinstance(sb, tuple):
+        return _strict_eq(sa, sb)
+    return len(sa) == len(sb) and all(_strict_eq(x, y) for x, y in zip(sa, sb))
+
+
+def _strict_eq(x: Json, y: Json) -> bool:
+    """JS ``===``: primitives by type and value; objects/arrays never (identity)."""
+    if isinstance(x, (tuple, JsonObject)) or isinstance(y, (tuple, JsonObject)):
+        return False
+    if isinstance(x, bool) or isinstance(y, bool) or x is None or y is None:
+        return x is y
+    if isinstance(x, str) or isinstance(y, str):
+        return isinstance(x, str) and isinstance(y, str) and x == y
+    return x == y
+
+
+@implements("HDR-4", "DIA-9")
+def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) -> bool:
+    """HDR-4 on canonical headers: configEq, system equal, JSONEQ prefixes
+    (absent = []), tools same length and pairwise JSONEQ in order (absent = []).
+    D08 also compares adapterDefaults (DIA-9)."""
+    if not config_eq(a.config, b.config):
+        return False
+    if a.system is ABSENT or b.system is ABSENT:
+        if a.system is not b.system:
+            return False
+    elif not _strict_eq(a.system, b.system):
+        return False
+    prefix_a = () if a.message_prefix is ABSENT else a.message_prefix
+    prefix_b = () if b.message_prefix is ABSENT else b.message_prefix
+    if not json_eq(prefix_a, prefix_b):
+        return False
+    tools_a = () if a.tools is ABSENT else a.tools
+    tools_b = () if b.tools is ABSENT else b.tools
+    if not isinstance(tools_a, tuple) or not isinstance(tools_b, tuple):
+        # Placeholder strings (Q-15): the real code would fail here; the model
+        # compares them by identity of text instead (FMT-6).
+        if not json_eq(tools_a, tools_b):
+            return False
+    elif len(tools_a) != len(tools_b) or not all(json_eq(x, y) for x, y in zip(tools_a, tools_b)):
+        return False
+    if dialect is Dialect.D08 and not json_eq(a.adapter_defaults, b.adapter_defaults):
+        return False
+    return True
+
+
+@implements("MTR-11")
+def opt_header_eq(a: EpochHeader | Absent, b: EpochHeader | Absent, dialect: Dialect = Dialect.A55) -> bool:
+    """MTR-11: both absent -> true; one absent -> false; else headerEq."""
+    if a is ABSENT or b is ABSENT:
+        return a is b
+    return header_eq(a, b, dialect)
+
+
+@implements("HDR-7", "LEG-1", "LEG-2")
+def header_event_reason(event: Event) -> Json | Absent:
+    """The logged reason of a request/header event (any string but fallback is
+    accepted by the Session core, Q-7)."""
+    return get(event.data, "reason")
+
+
+def header_of_event(event: Event, dialect: Dialect = Dialect.A55) -> EpochHeader | Rejected:
+    """``canonical(event.data.header)``."""
+    header = get(event.data, "header")
+    raw = header_from_json(None if header is ABSENT else header, event.seq)
+    if isinstance(raw, Rejected):
+        return raw
+    return canonical(raw, dialect)
+
+
+@implements("HDR-5", "HDR-6", "HDR-9")
+def fold_header(
+    events: Sequence[Event],
+    baseline: EpochHeader | Absent = ABSENT,
+    dialect: Dialect = Dialect.A55,
+) -> EpochHeader | Absent | Rejected:
+    """HDR-5: canonical header of the last request/header event, else
+    ``baseline`` unchanged (not canonicalized, Q-9)."""
+    for event in reversed(events):
+        if event.type == "request/header":
+            return header_of_event(event, dialect)
+    return baseline
+
+
+@implements("HDR-8", "LEG-5", "LEG-6")
+def check_llm_shape(event: Event) -> Rejected | None:
+    """HDR-8 (seed/load): headers name a non-empty provider and model and a
+    non-empty-string reasoningEffort when present; assistant messages carry
+    provider/model provenance."""
+    data = event.data
+    if event.type == "request/header":
+        config = get(get(data, "header"), "config")
+        provider, model = get(config, "provider"), get(config, "model")
+        if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
+            return Rejected(rule="HDR-8", seq=event.seq, reason="request/header lacks provider/model")
+        effort = get(config, "reasoningEffort")
+        if effort is not ABSENT and not (isinstance(effort, str) and effort):
+            return Rejected(rule="LEG-6", seq=event.seq, reason="request/header has an invalid reasoningEffort")
+    elif event.type == "assistant/message":
+        provenance = get(data, "provenance")
+        provider, model = get(provenance, "provider"), get(provenance, "model")
+        if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
+            return Rejected(rule="HDR-8", seq=event.seq, reason="assistant/message lacks provider/model provenance")
+    return None
+
+
+def prefix_messages(h: EpochHeader | Absent) -> tuple[Json, ...]:
+    """``h.messagePrefix or []`` as a tuple (a placeholder string counts as unknown: empty here)."""
+    if h is ABSENT:
+        return ()
+    prefix = h.message_prefix
+    return prefix if isinstance(prefix, tuple) else ()

@@ -1,0 +1,349 @@
+"""The surface fold (SURF): the ordered visible nodes of the log.
+
+Validation plans a change without mutating anything (SURF-9, LOG-6); applying
+a plan is separate, so a rejected event leaves every state unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import final
+
+from model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int
+from model.log import Dialect, Event, surface_types
+from model.rejected import Rejected
+from model.rules import implements
+
+
+class OpKind(Enum):
+    APPEND = "append"
+    REPLACE = "replace"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SurfaceOp:
+    kind: OpKind
+    start: int = 0
+    end: int = 0
+
+
+APPEND = SurfaceOp(kind=OpKind.APPEND)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SurfaceState:
+    """SURF-1: ``{nodes, replaceGeneration}``, starting ``{[], 0}``."""
+
+    nodes: tuple[int, ...] = ()
+    replace_generation: int = 0
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SurfacePlan:
+    """A validated change: append, or splice ``nodes[start_idx..end_idx]``."""
+
+    seq: int
+    op: SurfaceOp
+    start_idx: int = 0
+    end_idx: int = -1
+
+    @property
+    def is_replace(self) -> bool:
+        return self.op.kind is OpKind.REPLACE
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replacement:
+    """SURF-10: one replace of the fold history."""
+
+    seq: int
+    start: int
+    end: int
+    shadowed: tuple[int, ...]
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SurfaceFold:
+    state: SurfaceState
+    replacements: tuple[Replacement, ...]
+
+
+@implements("SURF-11")
+def is_surface_event(event: Event, dialect: Dialect = Dialect.A55) -> bool:
+    """SURF-11: surface event iff the type is eligible and it carries surfaceOp."""
+    return event.type in surface_types(dialect) and event.surface_op is not ABSENT
+
+
+@implements("SURF-2", "SURF-3")
+def surface_op_of(event: Event, dialect: Dialect = Dialect.A55) -> SurfaceOp | None | Rejected:
+    """The event's surface operation; None for a log-only event.
+
+    SURF-2: a non-eligible type must carry neither marker; an eligible one must
+    carry ``surfaceOp``.  SURF-3: ``"append"`` or exactly
+    ``{op:"replace", start, end}`` with non-negative safe integers.
+    """
+    eligible = event.type in surface_types(dialect)
+    op = event.surface_op
+    if not eligible:
+        if op is not ABSENT:
+            return Rejected(rule="SURF-2", seq=event.seq, reason=f"{event.type} is not surface-eligible and cannot carry surfaceOp")
+        if event.source_event_seqs is not ABSENT:
+            return Rejected(rule="SURF-2", seq=event.seq, reason=f"{event.type} is not surface-eligible and cannot carry sourceEventSeqs")
+        return None
+    if op is ABSENT:
+        return Rejected(rule="SURF-2", seq=event.seq, reason=f"{event.type} is surface-eligible and requires a surfaceOp marker")
+    if op == "append" and isinstance(op, str):
+        return APPEND
+    if not isinstance(op, JsonObject):
+        return Rejected(rule="SURF-3", seq=event.seq, reason=f"{event.type} carries an invalid surfaceOp")
+    start, end = get(op, "start"), get(op, "end")
+    if (
+        set(op.keys()) != {"op", "start", "end"}
+        or op["op"] != "replace"
+        or not isinstance(op["op"], str)
+        or not is_safe_int(start)
+        or not is_safe_int(end)
+    ):
+        return Rejected(rule="SURF-3", seq=event.seq, reason=f"{event.type} carries an invalid replace surfaceOp")
+    assert isinstance(start, int) and isinstance(end, int)
+    return SurfaceOp(kind=OpKind.REPLACE, start=start, end=end)
+
+
+@implements("SURF-4")
+def check_provenance(event: Event) -> Rejected | None:
+    """SURF-4: present sourceEventSeqs is a dense array of unique earlier seqs,
+    non-empty except on assistant/message."""
+    prov = event.source_event_seqs
+    if prov is ABSENT:
+        return None
+    if not isinstance(prov, tuple):
+        return Rejected(rule="SURF-4", seq=event.seq, reason="sourceEventSeqs must be an array when present")
+    if not prov and event.type != "assistant/message":
+        return Rejected(rule="SURF-4", seq=event.seq, reason="sourceEventSeqs must be non-empty")
+    seen: set[int] = set()
+    for entry in prov:
+        if not is_safe_int(entry):
+            return Rejected(rule="SURF-4", seq=event.seq, reason="sourceEventSeqs entries must be non-negative safe integers")
+        assert isinstance(entry, int)
+        if entry in seen:
+            return Rejected(rule="SURF-4", seq=event.seq, reason=f"sourceEventSeqs has duplicate {entry}")
+        if entry >= event.seq:
+            return Rejected(rule="SURF-4", seq=event.seq, reason=f"sourceEventSeqs must reference earlier events ({entry})")
+        seen.add(entry)
+    return None
+
+
+@implements("SURF-5")
+def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[int, int] | Rejected:
+    """SURF-5: locate ``start``/``end`` by position; start position <= end position.
+
+    The numeric order of the seqs is irrelevant: after an earlier replace the
+    surface ``[2, 1]`` accepts ``{start:2, end:1}``.
+    """
+    try:
+        start_idx = nodes.index(op.start)
+    except ValueError:
+        return Rejected(rule="SURF-5", seq=seq, reason=f"start seq {op.start} not found in surface")
+    try:
+        end_idx = nodes.index(op.end)
+    except ValueError:
+        return Rejected(rule="SURF-5", seq=seq, reason=f"end seq {op.end} not found in surface")
+    if start_idx > end_idx:
+        return Rejected(rule="SURF-5", seq=seq, reason=f"start seq {op.start} is after end seq {op.end}")
+    return start_idx, end_idx
+
+
+@implements("SURF-6")
+def check_coverage(event: Event, shadowed: Sequence[int]) -> Rejected | None:
+    """SURF-6: a replace's sourceEventSeqs contains every shadowed seq."""
+    prov = event.source_event_seqs
+    cited = set(prov) if isinstance(prov, tuple) else set()
+    missing = [s for s in shadowed if s not in cited]
+    if missing:
+        return Rejected(
+            rule="SURF-6",
+            seq=event.seq,
+            reason=f"sourceEventSeqs must include every shadowed surface node; missing {missing}",
+        )
+    return None
+
+
+def _content_free(data: Json, dialect: Dialect) -> Json:
+    """The data a tool/result rewrite must keep: all but the content path."""
+    if not isinstance(data, JsonObject):
+        return data
+    match dialect:
+        case Dialect.A55:
+            return JsonObject((k, v) for k, v in data.items() if k != "content")
+        case Dialect.D08:
+            # DIA-11: only message.content[0].content may change.
+            message = get(data, "message")
+            if not isinstance(message, JsonObject):
+                return data
+            content = get(message, "content")
+            if isinstance(content, tuple) and content and isinstance(content[0], JsonObject):
+                first = JsonObject((k, v) for k, v in content[0].items() if k != "content")
+                message = JsonObject(
+                    (k, (first, *content[1:]) if k == "content" else v) for k, v in message.items()
+                )
+            return JsonObject((k, message if k == "message" else v) for k, v in data.items())
+
+
+@implements("SURF-7")
+def check_tool_result_rewrite(
+    event: Event, shadowed: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55
+) -> Rejected | None:
+    """SURF-7: a tool/result replace rewrites exactly one current tool/result
+    and changes only its content (DEEPEQ of the rest)."""
+    if event.type != "tool/result":
+        return None
+    if len(shadowed) != 1:
+        return Rejected(rule="SURF-7", seq=event.seq, reason="tool/result replace must rewrite exactly one current node")
+    target = events[shadowed[0]]
+    if target.type != "tool/result":
+        return Rejected(rule="SURF-7", seq=event.seq, reason="tool/result replace must target a current tool/result")
+    if not deep_eq(_content_free(event.data, dialect), _content_free(target.data, dialect)):
+        return Rejected(rule="SURF-7", seq=event.seq, reason="tool/result replace may change only content")
+    return None
+
+
+@implements("SURF-9", "LOG-1", "LOG-6", "SURF-12")
+def plan_surface_event(
+    nodes: Sequence[int], event: Event, events: Sequence[Event], dialect: Dialect = Dialect.A55
+) -> SurfacePlan | None | Rejected:
+    """SURF-9: validate ``event`` as the next event after ``events``, in order:
+    contiguous seq, eligibility and shape, provenance, then (replace) range,
+    coverage and the tool/result rewrite.  Plans without mutating (LOG-6).
+    SURF-12: no tool-pairing or turn-structure check here.
+    """
+    if event.seq != len(events):
+        return Rejected(rule="LOG-1", seq=event.seq, reason=f"seq {event.seq} is not contiguous; expected {len(events)}")
+    op = surface_op_of(event, dialect)
+    if op is None or isinstance(op, Rejected):
+        if op is None and event.source_event_seqs is not ABSENT:
+            return check_provenance(event)
+        return op
+    if op.kind is OpKind.APPEND:
+        bad = check_provenance(event)
+        return bad if bad is not None else SurfacePlan(seq=event.seq, op=op)
+    found = replacement_range(nodes, op, event.seq)
+    if isinstance(found, Rejected):
+        return found
+    start_idx, end_idx = found
+    shadowed = nodes[start_idx : end_idx + 1]
+    bad = check_provenance(event) or check_coverage(event, shadowed)
+    if bad is None:
+        bad = check_tool_result_rewrite(event, shadowed, events, dialect)
+    if bad is not None:
+        return bad
+    return SurfacePlan(seq=event.seq, op=op, start_idx=start_idx, end_idx=end_idx)
+
+
+@implements("SURF-8")
+def apply_plan(state: SurfaceState, plan: SurfacePlan) -> SurfaceState:
+    """SURF-8: append pushes the seq; replace splices the range to ``[seq]`` at
+    the start position and counts one more replace."""
+    if plan.is_replace:
+        nodes = state.nodes[: plan.start_idx] + (plan.seq,) + state.nodes[plan.end_idx + 1 :]
+        return SurfaceState(nodes=nodes, replace_generation=state.replace_generation + 1)
+    return SurfaceState(nodes=state.nodes + (plan.seq,), replace_generation=state.replace_generation)
+
+
+def step_surface(
+    state: SurfaceState, event: Event, events: Sequence[Event], dialect: Dialect = Dialect.A55
+) -> SurfaceState | Rejected:
+    """One event of the fold: validate, then apply (or reject, state unchanged)."""
+    plan = plan_surface_event(state.nodes, event, events, dialect)
+    if isinstance(plan, Rejected):
+        return plan
+    return state if plan is None else apply_plan(state, plan)
+
+
+@implements("SURF-10")
+def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceFold | Rejected:
+    """SURF-10: the surface of a whole log, with its replacement history.
+
+    One pass with a local node list (linear for append-only logs).
+    """
+    nodes: list[int] = []
+    generation = 0
+    replacements: list[Replacement] = []
+    for index, event in enumerate(events):
+        plan = plan_surface_event(nodes, event, _Prefix(events, index), dialect)
+        if isinstance(plan, Rejected):
+            return plan
+        if plan is None:
+            continue
+        if plan.is_replace:
+            shadowed = tuple(nodes[plan.start_idx : plan.end_idx + 1])
+            nodes[plan.start_idx : plan.end_idx + 1] = [plan.seq]
+            generation += 1
+            replacements.append(
+                Replacement(seq=plan.seq, start=plan.op.start, end=plan.op.end, shadowed=shadowed)
+            )
+        else:
+            nodes.append(plan.seq)
+    return SurfaceFold(
+        state=SurfaceState(nodes=tuple(nodes), replace_generation=generation),
+        replacements=tuple(replacements),
+    )
+
+
+@final
+class _Prefix(Sequence[Event]):
+    """A read-only view of ``events[:length]`` without copying (keeps the fold linear)."""
+
+    __slots__ = ("_events", "_length")
+
+    def __init__(self, events: Sequence[Event], length: int) -> None:
+        self._events = events
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> Event:  # type: ignore[override]
+        if not -self._length <= index < self._length:
+            raise IndexError(index)
+        return self._events[index % self._length if index < 0 else index]
+
+
+def log_view(events: Sequence[Event], length: int) -> Sequence[Event]:
+    """``events[:length]`` as a view (no copy)."""
+    return _Prefix(events, length)
+
+
+def surface_of(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceState | Rejected:
+    fold = fold_surface(events, dialect)
+    return fold if isinstance(fold, Rejected) else fold.state
+
+
+__all__ = [
+    "APPEND",
+    "OpKind",
+    "Replacement",
+    "SurfaceFold",
+    "SurfaceOp",
+    "SurfacePlan",
+    "SurfaceState",
+    "apply_plan",
+    "check_coverage",
+    "check_provenance",
+    "check_tool_result_rewrite",
+    "fold_surface",
+    "is_surface_event",
+    "log_view",
+    "plan_surface_event",
+    "replacement_range",
+    "step_surface",
+    "surface_of",
+    "surface_op_of",
+]
+

@@ -1,0 +1,77 @@
+"""Request assembly (WIRE): the value the loop hands to the model.
+
+``messages = (h.messagePrefix or []) ++ B`` where ``B`` is the boundary
+snapshot; ``system`` is a separate slot, not a message (WIRE-1, WIRE-2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import final
+
+from model.header import EpochHeader, prefix_messages
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from model.rules import implements
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """WIRE-1: a loop request; ``signal`` and the loop marker are not values."""
+
+    provider: Json | Absent
+    model: Json | Absent
+    messages: tuple[Json, ...]
+    reasoning_effort: Json | Absent = ABSENT
+    system: Json | Absent = ABSENT
+    tools: Json | Absent = ABSENT
+    temperature: Json | Absent = ABSENT
+    max_tokens: Json | Absent = ABSENT
+    stop: Json | Absent = ABSENT
+
+
+@implements("WIRE-1", "WIRE-2", "WIRE-5", "PFX-11")
+def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
+    """WIRE-1/2: fields from the canonical header, messages = prefix ++ boundary.
+
+    A pure function of (header, boundary) (WIRE-5).  The prefix comes after the
+    system slot and before the whole derived history (PFX-11).
+    """
+    config = header.config
+    return Request(
+        provider=get(config, "provider"),
+        model=get(config, "model"),
+        reasoning_effort=get(config, "reasoningEffort"),
+        messages=prefix_messages(header) + tuple(boundary),
+        system=header.system,
+        tools=header.tools,
+        temperature=get(config, "temperature"),
+        max_tokens=get(config, "maxTokens"),
+        stop=get(config, "stop"),
+    )
+
+
+REQUEST_KEYS = (
+    ("provider", "provider"),
+    ("model", "model"),
+    ("reasoningEffort", "reasoning_effort"),
+    ("messages", "messages"),
+    ("system", "system"),
+    ("tools", "tools"),
+    ("temperature", "temperature"),
+    ("maxTokens", "max_tokens"),
+    ("stop", "stop"),
+)
+
+
+def request_to_json(request: Request) -> JsonObject:
+    """The request in the real key order
+    ``provider, model, reasoningEffort?, messages, system?, tools?, temperature?, maxTokens?, stop?``;
+    absent stays absent."""
+    pairs: list[tuple[str, Json]] = []
+    for key, attr in REQUEST_KEYS:
+        value: Json | Absent = getattr(request, attr)
+        if value is not ABSENT:
+            pairs.append((key, value))
+    return JsonObject(pairs)

@@ -1,0 +1,82 @@
+"""The ``sessionspec`` command line.
+
+Each subcommand lives in its own module exposing ``HELP``, ``add_arguments``
+and ``run`` (returning the exit code), so commands stay independent.  Usage
+errors exit 2; no command lets a traceback reach the user: an unexpected
+exception is reported as an interpreter bug (exit 3), like the reference
+interpreter's third failure kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Final, Protocol, cast
+
+
+class Command(Protocol):
+    HELP: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+COMMANDS: Final = {
+    "check": "spec.checker",
+    "replay": "spec.replay",
+    "rules": "spec.cmd_rules",
+    "spec": "spec.render",
+    "vectors": "spec.vectors",
+    "conform": "spec.conform",
+    "serve-model": "spec.serve_model",
+    "mutants": "spec.mutants",
+    "generate": "spec.generate",
+    "economics": "spec.cmd_economics",
+}
+
+
+def _load(name: str) -> Command | None:
+    try:
+        return cast(Command, importlib.import_module(COMMANDS[name]))
+    except ModuleNotFoundError as missing:
+        if missing.name == COMMANDS[name]:
+            return None
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sessionspec", description="Reference model and conformance oracle for agent session logs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        command = _load(name)
+        if command is None:
+            continue
+        sub_parser = sub.add_parser(name, help=command.HELP, description=command.HELP)
+        command.add_arguments(sub_parser)
+        sub_parser.set_defaults(_run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "_run"):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args._run(args))
+    except KeyboardInterrupt:
+        print("sessionspec: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as bug:  # the third failure kind: a bug in the oracle itself
+        print(f"sessionspec: internal error (a bug in sessionspec, please report): {type(bug).__name__}: {bug}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

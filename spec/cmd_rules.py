@@ -1,0 +1,36 @@
+"""``sessionspec rules``: print the rule registry."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from spec.registry import properties, quirks, registry_digest, rules
+
+HELP = "print the rule registry (ID, implementing functions, normative sentence)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--area", help="only rules of this area (e.g. SURF)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--properties", action="store_true", help="list the properties instead")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.properties:
+        for p in properties():
+            print(f"{p.id}\t{','.join(p.checks)}\t{p.statement}")
+        return 0
+    selected = [r for r in rules() if args.area is None or r.area == args.area.upper()]
+    if args.format == "json":
+        print(json.dumps({
+            "registry": registry_digest(),
+            "rules": [{"id": r.id, "area": r.area, "sentence": r.sentence, "implementedBy": list(r.implemented_by)} for r in selected],
+            "quirks": [{"id": q.id, "title": q.title} for q in quirks()],
+        }, indent=2, sort_keys=True))
+        return 0
+    for r in selected:
+        impl = ", ".join(r.implemented_by) or "(not implemented)"
+        print(f"{r.id:8} {r.sentence}\n         implemented by: {impl}")
+    print(f"{len(selected)} rules; registry digest {registry_digest()}")
+    return 0

@@ -1,0 +1,168 @@
+"""The rule registry: rule ID -> normative sentence -> implementing functions.
+
+One source of truth per side: the sentences are read from the rule book that
+ships with the package (``spec/rulebook.md``, a copy of the project's normative
+RULES.md), the links to code from ``@implements`` in ``model/``.  Properties
+(``P-...``) and quirks (``Q-...``) are read from the same book.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from functools import cache
+from hashlib import sha256
+from pathlib import Path
+from typing import Final, final
+
+from model.rules import IMPLEMENTATIONS
+
+RULEBOOK: Final = Path(__file__).with_name("rulebook.md")
+
+MODEL_MODULES: Final = (
+    "model.jsonval",
+    "model.log",
+    "model.codec",
+    "model.surface",
+    "model.derive",
+    "model.header",
+    "model.wire",
+    "model.prefix",
+    "model.loop",
+    "model.reconstruct",
+    "model.meter",
+    "model.compaction",
+    "model.prune",
+    "model.repair",
+    "model.economics",
+)
+
+_RULE_START = re.compile(r"^\*\*([A-Z]+-\d+)\*\*\s*(.*)$")
+_PROPERTY_ROW = re.compile(r"^\|\s*(P-[A-Z]+-\d+)([^|]*)\|([^|]*)\|([^|]*)\|")
+_QUIRK = re.compile(r"^- \*\*(Q-\d+) ([^*]+)\*\*\s*(.*)$")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    area: str
+    text: str
+    implemented_by: tuple[str, ...]
+
+    @property
+    def sentence(self) -> str:
+        """The normative first sentence of the rule."""
+        match = re.match(r"(.+?\.)(\s|$)", self.text)
+        return match.group(1) if match else self.text
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Property:
+    id: str
+    name: str
+    statement: str
+    checks: tuple[str, ...]
+    checkable_on_real_logs: bool
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Quirk:
+    id: str
+    title: str
+    text: str
+
+
+def _load_model() -> None:
+    for module in MODEL_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as missing:
+            if missing.name != module:
+                raise
+
+
+def _qualname(function: object) -> str:
+    module = getattr(function, "__module__", "?")
+    name = getattr(function, "__qualname__", repr(function))
+    return f"{module}.{name}"
+
+
+@cache
+def rules() -> tuple[Rule, ...]:
+    """Every rule of the book, in book order, with its implementing functions."""
+    _load_model()
+    found: list[Rule] = []
+    current: tuple[str, list[str]] | None = None
+
+    def close() -> None:
+        if current is not None:
+            rule_id, lines = current
+            text = " ".join(line.strip() for line in lines if line.strip())
+            impl = tuple(sorted({_qualname(f) for f in IMPLEMENTATIONS.get(rule_id, [])}))
+            found.append(Rule(rule_id, rule_id.split("-")[0], text, impl))
+
+    for line in RULEBOOK.read_text(encoding="utf-8").splitlines():
+        start = _RULE_START.match(line)
+        if start:
+            close()
+            current = (start.group(1), [start.group(2)])
+        elif current is not None and (line.startswith("#") or line.startswith("- ") or not line.strip() or line.startswith("```")):
+            close()
+            current = None
+        elif current is not None:
+            current[1].append(line)
+    close()
+    return tuple(found)
+
+
+@cache
+def properties() -> tuple[Property, ...]:
+    found: list[Property] = []
+    for line in RULEBOOK.read_text(encoding="utf-8").splitlines():
+        row = _PROPERTY_ROW.match(line)
+        if row:
+            checks = tuple(_expand_ids(row.group(4)))
+            found.append(Property(row.group(1), row.group(2).strip(), row.group(3).strip(), checks, "◆" in row.group(2)))
+    return tuple(found)
+
+
+@cache
+def quirks() -> tuple[Quirk, ...]:
+    found: list[Quirk] = []
+    for line in RULEBOOK.read_text(encoding="utf-8").splitlines():
+        q = _QUIRK.match(line)
+        if q:
+            found.append(Quirk(q.group(1), q.group(2).rstrip(". "), q.group(3)))
+    return tuple(found)
+
+
+def _expand_ids(text: str) -> list[str]:
+    """'LEG-1..6, HDR-8' -> LEG-1 .. LEG-6, HDR-8."""
+    ids: list[str] = []
+    for area, first, last in re.findall(r"([A-Z]+)-(\d+)(?:\.\.(\d+))?", text):
+        end = int(last) if last else int(first)
+        ids.extend(f"{area}-{n}" for n in range(int(first), end + 1))
+    return ids
+
+
+def rule(rule_id: str) -> Rule:
+    for r in rules():
+        if r.id == rule_id:
+            return r
+    raise KeyError(rule_id)
+
+
+def rule_ids() -> frozenset[str]:
+    return frozenset(r.id for r in rules())
+
+
+def registry_digest() -> str:
+    """A digest of the registry (IDs and texts), stamped into generated artefacts."""
+    h = sha256()
+    for r in rules():
+        h.update(f"{r.id}\x00{r.text}\x00".encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,20 @@
+"""Shared test set-up: Hypothesis profiles and the bundled data paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+DATA = Path(__file__).parent / "data"
+REAL = DATA / "real"
+GROUNDTRUTH = DATA / "groundtruth"
+
+# `ci`: fast and derandomized (the default under CI); `dev`: the everyday
+# default; `thorough`: opt-in long runs (HYPOTHESIS_PROFILE=thorough).
+settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile("thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

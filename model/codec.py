@@ -309,10 +309,12 @@ def _build_row(run: Sequence[Event], key: _RunKey) -> JsonObject:
     chunks = [get(e.data, "chunk") for e in run]
     pairs: list[tuple[str, Json]] = [("turn", key.turn), ("step", key.step), ("index", key.index)]
     if key.tag == "tool-call-chunks":
-        pairs.append(("id", key.id))
+        # Real rows put `dt` before `id`/`name` (every row of both dialects in
+        # the corpus); the CHK-1 text lists them the other way (QF-2).
+        pairs += [("dt", dt), ("id", key.id)]
         if key.name != "\x00absent":
             pairs.append(("name", key.name))
-        pairs += [("dt", dt), ("args", tuple(_text(get(c, "argumentsDelta")) for c in chunks))]
+        pairs.append(("args", tuple(_text(get(c, "argumentsDelta")) for c in chunks)))
     else:
         pairs += [("dt", dt), ("texts", tuple(_text(get(c, "text")) for c in chunks))]
     return JsonObject(

@@ -36,11 +36,19 @@ MODEL_MODULES: Final = (
     "model.prune",
     "model.repair",
     "model.economics",
+    "model.seed",
+    "model.audit",
+    "model.migrate",
+    "spec.properties",
+    "spec.loop_properties",
+    "spec.compaction_properties",
 )
 
 _RULE_START = re.compile(r"^\*\*([A-Z]+-\d+)\*\*\s*(.*)$")
 _PROPERTY_ROW = re.compile(r"^\|\s*(P-[A-Z]+-\d+)([^|]*)\|([^|]*)\|([^|]*)\|")
-_QUIRK = re.compile(r"^- \*\*(Q-\d+) ([^*]+)\*\*\s*(.*)$")
+_QUIRK = re.compile(r"^- \*\*(QF?-\d+) ([^*]+)\*\*\s*(.*)$")
+# Quirks the project found itself (QF-…), kept apart from the copied book.
+QUIRKS_FOUND: Final = Path(__file__).with_name("quirks_found.md")
 
 
 @final
@@ -133,7 +141,8 @@ def properties() -> tuple[Property, ...]:
 @cache
 def quirks() -> tuple[Quirk, ...]:
     found: list[Quirk] = []
-    for line in RULEBOOK.read_text(encoding="utf-8").splitlines():
+    text = RULEBOOK.read_text(encoding="utf-8") + "\n" + QUIRKS_FOUND.read_text(encoding="utf-8")
+    for line in text.splitlines():
         q = _QUIRK.match(line)
         if q:
             found.append(Quirk(q.group(1), q.group(2).rstrip(". "), q.group(3)))

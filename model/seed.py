@@ -1,0 +1,145 @@
+"""Seed and persistence-load validation (LOG-8, LOG-17, LEG-1..6).
+
+The codec already enforces lossless JSON (LOG-4) and the envelope (LOG-3,
+with ``request/header-delta`` first, LEG-1) on every line it parses.  What is
+left for a seed is, per entry ``i`` and in exactly the LOG-8 order:
+
+3. the current LLM shape (HDR-8, LEG-5, LEG-6);
+4. the current turn-end shape (LEG-4);
+5. the ``fallback`` header reason (LEG-2);
+6. ``seq == i`` (LOG-1);
+7. surface validation (SURF-9).
+
+The first failing check of the first failing entry is the reported one.  A
+persistence load (LOG-17) additionally refuses ``mode/set`` (LEG-3); the
+session-header ``version`` check lives in :func:`model.codec.parse_session_header`.
+
+Both functions are total and pure: they never raise and never build state the
+caller can observe (a rejected seed leaves nothing behind, LOG-6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from model.header import check_llm_shape
+from model.jsonval import JsonObject, get
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+from model.surface import SurfaceState, log_view, step_surface
+
+
+@implements("LEG-1")
+def check_not_header_delta(event: Event) -> Rejected | None:
+    """LEG-1: any ``request/header-delta`` is rejected "whatever its payload".
+
+    The codec rejects it before the envelope; this repeats the check for
+    events built in memory (e.g. ``make_event("request/header-delta", ...)``).
+    """
+    if event.type == "request/header-delta":
+        return Rejected(rule="LEG-1", seq=event.seq, reason="uses unsupported legacy request/header-delta format")
+    return None
+
+
+@implements("LEG-4")
+def check_turn_end_shape(event: Event) -> Rejected | None:
+    """LEG-4: a ``turn/end`` whose ``reason.kind == "aborted"`` with any key
+    besides ``kind`` is rejected at seed/load ("uses unsupported
+    reason-bearing aborted format")."""
+    if event.type != "turn/end":
+        return None
+    reason = get(event.data, "reason")
+    if isinstance(reason, JsonObject) and get(reason, "kind") == "aborted" and set(reason.keys()) != {"kind"}:
+        return Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format")
+    return None
+
+
+@implements("LEG-2")
+def check_not_fallback(event: Event) -> Rejected | None:
+    """LEG-2: a ``request/header`` with ``data.reason == "fallback"`` is
+    rejected at append, seed and load."""
+    if event.type == "request/header" and get(event.data, "reason") == "fallback":
+        return Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"')
+    return None
+
+
+@implements("LEG-3")
+def check_not_mode_set(event: Event) -> Rejected | None:
+    """LEG-3: any ``mode/set`` event is rejected at persistence load (a
+    ``Session`` seed accepts it as a plugin type)."""
+    if event.type == "mode/set":
+        return Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is not supported at load")
+    return None
+
+
+def _llm_shape(event: Event, dialect: Dialect) -> Rejected | None:
+    # D08 assistant messages carry their provider inside ``message.source``
+    # (DIA-13), a shape HDR-8's A55 check does not read; headers keep the A55
+    # config shape in both dialects.
+    if dialect is Dialect.D08 and event.type != "request/header":
+        return None
+    return check_llm_shape(event)
+
+
+@implements("LOG-8", "LOG-1", "SURF-9", "HDR-8", "LEG-5", "LEG-6")
+def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Rejected | None:
+    """LOG-8: "Each seed entry ``i`` MUST be validated in this order: (1)
+    lossless JSON (LOG-4); (2) envelope (LOG-3), with a request/header-delta
+    type checked first (LEG-1); (3) current LLM shape (HDR-8, LEG-5, LEG-6);
+    (4) current turn-end shape (LEG-4); (5) the fallback reason (LEG-2); (6)
+    ``seq == i`` (LOG-1); (7) surface validation (SURF-9)."
+
+    Steps (1) and (2) are the codec's (an :class:`Event` is already lossless
+    JSON with a valid envelope), except LEG-1, repeated here for in-memory
+    events.  Plugin types pass through except for SURF-2 (inside SURF-9).
+    LEG-4 is an A55 rule (D08 overrides it, DIA-14), so it is skipped in D08.
+    """
+    state = SurfaceState()
+    for index, event in enumerate(events):
+        bad = check_not_header_delta(event) or _llm_shape(event, dialect)
+        if bad is None and dialect is Dialect.A55:
+            bad = check_turn_end_shape(event)
+        bad = bad or check_not_fallback(event)
+        if bad is None and event.seq != index:
+            bad = Rejected(rule="LOG-1", seq=event.seq, reason=f"seed must be contiguous from 0: entry {index} has seq {event.seq}")
+        if bad is not None:
+            return bad
+        stepped = step_surface(state, event, log_view(events, index), dialect)
+        if isinstance(stepped, Rejected):
+            return Rejected(
+                rule=stepped.rule,
+                seq=stepped.seq,
+                reason=f"invalid seed event at index {index}: {stepped.reason}",
+                kind=stepped.kind,
+            )
+        state = stepped
+    return None
+
+
+@implements("LOG-17", "LEG-3")
+def validate_load(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Rejected | None:
+    """LOG-17: a persistence load rejects any ``request/header-delta``, any
+    ``mode/set`` and any ``request/header`` with reason ``fallback``, then
+    validates the events as a seed (LOG-8).
+
+    The load-only refusals are checked first over the whole log: the
+    coordinator screens the records before it constructs the ``Session``.
+    The header ``version`` (also LOG-17) is checked on the header line by
+    :func:`model.codec.parse_session_header`.
+    """
+    for event in events:
+        bad = check_not_header_delta(event) or check_not_mode_set(event) or check_not_fallback(event)
+        if bad is not None:
+            return bad
+    return validate_seed(events, dialect)
+
+
+__all__ = [
+    "check_not_fallback",
+    "check_not_header_delta",
+    "check_not_mode_set",
+    "check_turn_end_shape",
+    "validate_load",
+    "validate_seed",
+]

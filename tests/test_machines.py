@@ -1,0 +1,76 @@
+"""The loop state machine over the correct model (all invariants), plus the
+shrunk counterexamples found while building it, kept as named regressions."""
+
+from __future__ import annotations
+
+from hypothesis import settings
+from hypothesis.stateful import RuleBasedStateMachine
+
+from model.loop import InterruptKind
+from model.prefix import Idiom
+from spec.machines import LoopMachine
+
+# The active profile (ci/dev/thorough from conftest) decides max_examples;
+# the step count keeps each run short under `ci`.
+TestLoopMachine = LoopMachine.TestCase
+TestLoopMachine.settings = settings(settings(), stateful_step_count=25)
+
+
+def _check(machine: RuleBasedStateMachine) -> None:
+    for name in ("reconstructable", "frozen_prefix", "cache_stable", "prefix_not_history", "header_reasons"):
+        getattr(machine, name)()
+
+
+def test_regression_P_LOOP_1_fork_of_fork_headers_belong_to_seed() -> None:
+    """Shrunk: send, fork, send, fork.  The second fork's seed holds the first
+    child's ``resume`` header; seed headers belong to the source session."""
+    machine = LoopMachine()
+    for _ in range(2):
+        machine.send_turn(kind="text")
+        _check(machine)
+        machine.fork()
+        _check(machine)
+    machine.send_turn(kind="text")
+    _check(machine)
+    machine.teardown()
+
+
+def test_regression_teardown_without_rules() -> None:
+    """Shrunk: a machine that ran no rule tears down (target() lives in teardown)."""
+    machine = LoopMachine()
+    _check(machine)
+    machine.teardown()
+
+
+def test_every_kind_of_turn_in_one_sequence() -> None:
+    """A hand-picked sequence through every rule keeps all invariants."""
+    machine = LoopMachine()
+    machine.add_contributor(idiom=Idiom.PREPEND, inject=True, mutate_after=True)
+    machine.add_contributor(idiom=Idiom.APPEND, inject=False, mutate_after=False)
+    for step in (
+        lambda: machine.send_turn(kind="tools"),
+        machine.drift_contributors,
+        machine.reorder_contributors,
+        lambda: machine.send_turn(kind="continue"),
+        lambda: machine.change_system_prompt(n=2),
+        lambda: machine.change_tools(which="reversed"),
+        lambda: machine.change_request_listener(temperature=0.5),
+        lambda: machine.request_error_turn(in_band=True, retries=2, then_fail=False),
+        lambda: machine.request_error_turn(in_band=False, retries=0, then_fail=True),
+        lambda: machine.interrupt_in_composition(kind=InterruptKind.CANCEL),
+        machine.resume,
+        lambda: machine.interrupt_in_composition(kind=InterruptKind.CANCEL),
+        lambda: machine.send_turn(kind="inject"),
+        machine.throwing_contributor_turn,
+        machine.blocked_prompt,
+        machine.fork,
+        lambda: machine.send_turn(kind="reasoning"),
+        lambda: machine.interrupt_in_composition(kind=InterruptKind.DISPOSE),
+        lambda: machine.send_turn(kind="empty"),
+    ):
+        step()
+        _check(machine)
+    # After the fork the child's instance has already composed, so the
+    # "inside the waterfall" dispose never fires (no waterfall runs): 3 requests.
+    assert [len(r) for r in machine.session.requests] == [3]
+    machine.teardown()

@@ -1,0 +1,88 @@
+"""PFX: the session-prefix waterfall as data (model/prefix.py)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model.jsonval import JsonObject, js_stringify
+from model.prefix import (
+    MUTATION_MARK,
+    Contributor,
+    Idiom,
+    compose,
+    freeze_prefix,
+    mutate_held,
+    prefix_message,
+)
+
+
+def _c(text: str, idiom: Idiom = Idiom.PREPEND, *, inject: JsonObject | None = None, throws: str | None = None,
+       mutate_after: bool = False) -> Contributor:
+    return Contributor(idiom=idiom, content=(prefix_message(text),), inject=inject, throws=throws,
+                       mutate_after=mutate_after)
+
+
+def _texts(held: list[object]) -> list[str]:
+    out: list[str] = []
+    for m in freeze_prefix(held):
+        assert isinstance(m, JsonObject)
+        content = m["content"]
+        assert isinstance(content, tuple) and isinstance(content[0], JsonObject)
+        text = content[0]["text"]
+        assert isinstance(text, str)
+        out.append(text)
+    return out
+
+
+def test_PFX_3_no_contributor_yields_the_empty_seed() -> None:
+    result = compose(())
+    assert result.failure is None and result.held == [] and freeze_prefix(result.held) == ()
+
+
+def test_PFX_4_prepend_idiom_gives_registration_order() -> None:
+    assert _texts(compose((_c("one"), _c("two"), _c("three"))).held) == ["one", "two", "three"]
+
+
+def test_PFX_4_append_idiom_gives_reverse_registration_order() -> None:
+    cs = tuple(_c(t, Idiom.APPEND) for t in ("one", "two", "three"))
+    assert _texts(compose(cs).held) == ["three", "two", "one"]
+
+
+def test_PFX_4_mixed_idioms_unwind_innermost_first() -> None:
+    """Scenario b: P1 prepend, A1 append, P2 prepend -> [P1, P2, A1]."""
+    cs = (_c("P1"), _c("A1", Idiom.APPEND), _c("P2"), Contributor(idiom=Idiom.PREPEND, content=()))
+    assert _texts(compose(cs).held) == ["P1", "P2", "A1"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(list(Idiom)), st.text(max_size=3)), max_size=6))
+def test_PFX_4_waterfall_is_prepends_in_order_then_appends_reversed(spec: list[tuple[Idiom, str]]) -> None:
+    cs = tuple(_c(f"{i}:{t}", idiom) for i, (idiom, t) in enumerate(spec))
+    prepends = [f"{i}:{t}" for i, (idiom, t) in enumerate(spec) if idiom is Idiom.PREPEND]
+    appends = [f"{i}:{t}" for i, (idiom, t) in enumerate(spec) if idiom is Idiom.APPEND]
+    assert _texts(compose(cs).held) == prepends + appends[::-1]
+
+
+def test_PFX_12_a_throw_fails_the_waterfall_and_earlier_injects_stay() -> None:
+    inject = JsonObject((("content", ()), ("source", JsonObject((("kind", "plugin"),)))))
+    cs = (_c("good", inject=inject), _c("bad", throws="boom"), _c("never", inject=inject))
+    result = compose(cs)
+    assert result.failure is not None and result.failure.message == "boom"
+    assert result.held == [] and result.injects == (inject,)
+
+
+def test_PFX_8_injects_run_in_registration_order() -> None:
+    a = JsonObject((("content", ()), ("source", "a")))
+    b = JsonObject((("content", ()), ("source", "b")))
+    assert compose((_c("x", Idiom.APPEND, inject=a), _c("y", inject=b))).injects == (a, b)
+
+
+def test_PFX_6_the_frozen_copy_ignores_a_contributor_mutating_its_reference() -> None:
+    result = compose((_c("mine", mutate_after=True), _c("other")))
+    cached = freeze_prefix(result.held)
+    before = js_stringify(cached)
+    mutate_held(result.mutators_own)
+    assert js_stringify(cached) == before
+    # The contributor's own object did change: an aliasing cache would see it.
+    assert MUTATION_MARK in js_stringify(freeze_prefix(result.held))
+    assert MUTATION_MARK not in before

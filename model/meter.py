@@ -1,0 +1,430 @@
+"""The token meter (MTR): the real characters/4 heuristic and its replay fold.
+
+Prices count UTF-16 code units (``U16``, RULES §0.4), never code points.  The
+meter is a fold over the whole log (MTR-5); a usage anchor lets provider usage
+of the latest request replace the heuristic when the envelope is unchanged
+(MTR-8, MTR-10).  The request envelope (system, tools, messagePrefix) is priced
+only through the latest logged header (MTR-4), never as surface nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Final, final
+
+from model.derive import project
+from model.header import EpochHeader, header_of_event, opt_header_eq
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, u16
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+from model.surface import log_view, plan_surface_event
+
+CHARS_PER_TOKEN: Final = 4
+BLOCK_OVERHEAD: Final = 4
+ROLE_OVERHEAD: Final = 4
+
+
+@implements("MTR-1")
+def ceil4(n: int) -> int:
+    """MTR-1: ``ceil(n / CHARS_PER_TOKEN)`` for a non-negative length."""
+    return -(-n // CHARS_PER_TOKEN)
+
+
+def _text_len(v: Json | Absent) -> int:
+    # A non-string text is priced as the empty string: the JS length of a
+    # missing field would be NaN, which no real log carries.
+    return u16(v) if isinstance(v, str) else 0
+
+
+@implements("MTR-2")
+def price(blocks: Json | Absent) -> int:
+    """MTR-2: ``text``/``reasoning`` -> ``ceil4(U16(text)) + 4``; ``tool-call``
+    -> ``ceil4(U16(name)) + ceil4(U16(arguments)) + 4``; ``tool-result`` ->
+    ``price(block.content) + 4``; any other block -> ``4 + ceil4(U16(JS(block)))``.
+    A string content (legacy shorthand) is priced as one text block.
+    """
+    if isinstance(blocks, str):
+        return ceil4(u16(blocks)) + BLOCK_OVERHEAD
+    if not isinstance(blocks, tuple):
+        return 0
+    total = 0
+    for block in blocks:
+        kind = get(block, "type")
+        if kind in ("text", "reasoning"):
+            total += ceil4(_text_len(get(block, "text"))) + BLOCK_OVERHEAD
+        elif kind == "tool-call":
+            total += ceil4(_text_len(get(block, "name"))) + ceil4(_text_len(get(block, "arguments"))) + BLOCK_OVERHEAD
+        elif kind == "tool-result":
+            total += price(get(block, "content")) + BLOCK_OVERHEAD
+        else:
+            total += BLOCK_OVERHEAD + ceil4(u16(js_stringify(block)))
+    return total
+
+
+@implements("MTR-3")
+def estimate_message(message: Json) -> int:
+    """MTR-3: ``price(m.content) + 4``; the role is ignored."""
+    return price(get(message, "content")) + ROLE_OVERHEAD
+
+
+@implements("MTR-4", "DIA-9")
+def estimate_header(header: EpochHeader | Absent, dialect: Dialect = Dialect.A55) -> int:
+    """MTR-4: 0 for an absent header, else Σ estimateMessage(prefix) +
+    (``ceil4(U16(system)) + 4`` if present) + (``ceil4(U16(JS(tools))) + 4`` if
+    tools present and non-empty).  Config is never priced.  DIA-9: D08 prices
+    system and tools only (its canonical header has no prefix anyway)."""
+    if header is ABSENT:
+        return 0
+    total = 0
+    if dialect is Dialect.A55 and isinstance(header.message_prefix, tuple):
+        total += sum(estimate_message(m) for m in header.message_prefix)
+    if isinstance(header.system, str):
+        total += ceil4(u16(header.system)) + BLOCK_OVERHEAD
+    tools = header.tools
+    if tools is not ABSENT and not (isinstance(tools, tuple) and not tools):
+        total += ceil4(u16(js_stringify(tools))) + BLOCK_OVERHEAD
+    return total
+
+
+def has_placeholder(header: EpochHeader | Absent) -> bool:
+    """FMT-6: a fixture placeholder (``"{{tools}}"``) where an array or object
+    belongs makes envelope pricing meaningless; callers skip findings."""
+    if header is ABSENT:
+        return False
+    for value in (header.system, header.tools, header.message_prefix):
+        if isinstance(value, str) and value.startswith("{{") and value.endswith("}}"):
+            return True
+    return False
+
+
+@implements("MTR-7")
+def node_price(event: Event, dialect: Dialect = Dialect.A55) -> int | Rejected:
+    """MTR-7: ``estimateMessage(derive(event))``, or 0 when it derives no message."""
+    message = project(event, dialect)
+    if isinstance(message, Rejected):
+        return message
+    return 0 if message is None else estimate_message(message)
+
+
+class BaselineKind(Enum):
+    NONE = "none"
+    ESTIMATED = "estimated"
+    USAGE = "usage"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Baseline:
+    kind: BaselineKind
+    tokens: int
+    usage: Json | Absent = ABSENT
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PricedNode:
+    seq: int
+    tokens: int
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Anchor:
+    """MTR-8: the latest request anchor (only one is kept)."""
+
+    header: EpochHeader | Absent
+    surface_tokens: int
+    baseline: Baseline
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measurement:
+    """MTR-10: the detached result of ``measure``."""
+
+    log_revision: int
+    baseline: Baseline
+    surface_delta_tokens: int
+    total_tokens: int
+    surface_tokens: int
+    nodes: tuple[PricedNode, ...]
+    header: EpochHeader | Absent
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _StepStart:
+    turn: Json | Absent
+    step: Json | Absent
+    surface_tokens: int
+
+
+@final
+@dataclass(slots=True)
+class MeterState:
+    """MTR-5: ``{consumed, header, nodes, surfaceTokens, stepStart, anchor}``."""
+
+    dialect: Dialect = Dialect.A55
+    consumed: int = 0
+    header: EpochHeader | Absent = ABSENT
+    nodes: list[PricedNode] = field(default_factory=list)
+    surface_tokens: int = 0
+    step_start: _StepStart | None = None
+    anchor: Anchor | None = None
+
+
+def _bad(rule: str, event: Event, why: str) -> Rejected:
+    return Rejected(rule=rule, seq=event.seq, reason=f"token meter: {event.type} {why}")
+
+
+@implements("MTR-9")
+def provider_output_price(event: Event, surface_price: int, events: Sequence[Event]) -> int | Rejected:
+    """MTR-9: sourceEventSeqs absent -> the durable price ``t``; else each cited
+    seq must be an earlier, unique ``assistant/chunk`` of the same turn and step;
+    the chunks are assembled in citation order; no blocks -> 0, else
+    ``price(blocks) + 4``."""
+    cited = event.source_event_seqs
+    if cited is ABSENT:
+        return surface_price
+    if not isinstance(cited, tuple):
+        return _bad("MTR-9", event, "sourceEventSeqs is not an array")
+    turn, step = get(event.data, "turn"), get(event.data, "step")
+    seen: set[int] = set()
+    assembler = _Assembler()
+    for seq in cited:
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or seq >= event.seq or seq in seen:
+            return _bad("MTR-9", event, f"cites an invalid chunk seq {seq!r}")
+        seen.add(seq)
+        chunk_event = events[seq]
+        if chunk_event.type != "assistant/chunk":
+            return _bad("MTR-9", event, f"cites seq {seq}, which is not an assistant/chunk")
+        if get(chunk_event.data, "turn") != turn or get(chunk_event.data, "step") != step:
+            return _bad("MTR-9", event, f"cites chunk seq {seq} of another turn or step")
+        bad = assembler.feed(get(chunk_event.data, "chunk"))
+        if bad is not None:
+            return _bad("MTR-9", event, bad)
+    blocks = assembler.blocks()
+    if isinstance(blocks, str):
+        return _bad("MTR-9", event, blocks)
+    return 0 if not blocks else price(blocks) + ROLE_OVERHEAD
+
+
+@final
+@dataclass(slots=True)
+class _OpenBlock:
+    block_type: Json | Absent
+    text: str = ""
+    call_id: str | None = None
+    name: str = ""
+    arguments: str = ""
+    final: Json | Absent = ABSENT
+
+
+@final
+@dataclass(slots=True)
+class _Assembler:
+    """The stream assembler semantics MTR-9 prices (``BlockAssembler``)."""
+
+    order: list[str] = field(default_factory=list)
+    open: dict[str, _OpenBlock] = field(default_factory=dict)
+
+    def _slot(self, index: Json | Absent) -> _OpenBlock:
+        key = js_stringify(index if index is not ABSENT else None)
+        if key not in self.open:
+            self.order.append(key)
+            self.open[key] = _OpenBlock(block_type=ABSENT)
+        return self.open[key]
+
+    def feed(self, chunk: Json | Absent) -> str | None:
+        kind = get(chunk, "type")
+        if kind in ("usage", "finish"):
+            return None
+        slot = self._slot(get(chunk, "index"))
+        if slot.final is not ABSENT:
+            return None  # the first block-end is authoritative
+        match kind:
+            case "block-start":
+                slot.block_type = get(chunk, "blockType")
+            case "text-delta" | "reasoning-delta":
+                text = get(chunk, "text")
+                slot.text += text if isinstance(text, str) else ""
+                if slot.block_type is ABSENT:
+                    slot.block_type = "text" if kind == "text-delta" else "reasoning"
+            case "tool-call-delta":
+                call_id, name, delta = get(chunk, "id"), get(chunk, "name"), get(chunk, "argumentsDelta")
+                if isinstance(call_id, str):
+                    slot.call_id = call_id
+                if isinstance(name, str) and name:
+                    slot.name = name
+                slot.arguments += delta if isinstance(delta, str) else ""
+                if slot.block_type is ABSENT:
+                    slot.block_type = "tool-call"
+            case "block-end":
+                block = get(chunk, "block")
+                slot.final = block if block is not ABSENT else None
+            case _:
+                return None
+        return None
+
+    def blocks(self) -> tuple[Json, ...] | str:
+        out: list[Json] = []
+        for key in self.order:
+            slot = self.open[key]
+            if slot.final is not ABSENT:
+                out.append(slot.final)
+                continue
+            match slot.block_type:
+                case "text" | "reasoning":
+                    out.append(JsonObject((("type", slot.block_type), ("text", slot.text))))
+                case "tool-call":
+                    call_id = slot.call_id if slot.call_id is not None else f"call-{key}"
+                    out.append(
+                        JsonObject(
+                            (("type", "tool-call"), ("id", call_id), ("name", slot.name), ("arguments", slot.arguments))
+                        )
+                    )
+                case _:
+                    return f"cannot assemble an open block of type {slot.block_type!r}"
+        return tuple(out)
+
+
+def _usage_tokens(usage: Json) -> int | None:
+    """MTR-8: ``inputTokens + cacheRead + cacheWrite + outputTokens`` (reasoning never added)."""
+    total = 0
+    for key, required in (("inputTokens", True), ("cacheReadTokens", False), ("cacheWriteTokens", False), ("outputTokens", True)):
+        value = get(usage, key)
+        if value is ABSENT and not required:
+            continue
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None
+        total += int(value)
+    return total
+
+
+@implements("MTR-5", "MTR-6", "MTR-8")
+def fold_meter_event(state: MeterState, event: Event, events: Sequence[Event]) -> Rejected | None:
+    """MTR-5/6: fold one event (``events`` = the log before it); transactional:
+    on rejection the state is unchanged.  MTR-8 replaces the anchor at an
+    ``assistant/message``."""
+    dialect = state.dialect
+    plan = plan_surface_event([n.seq for n in state.nodes], event, events, dialect)
+    if isinstance(plan, Rejected):
+        return Rejected(rule="MTR-7", seq=event.seq, reason=f"token meter: {plan.reason}", kind=plan.kind)
+    tokens = 0
+    if plan is not None:
+        priced = node_price(event, dialect)
+        if isinstance(priced, Rejected):
+            return priced
+        tokens = priced
+    header = state.header
+    step_start = state.step_start
+    anchor = state.anchor
+    turn, step = get(event.data, "turn"), get(event.data, "step")
+    if event.type == "request/header":
+        read = header_of_event(event, dialect)
+        if isinstance(read, Rejected):
+            return read
+        header = read
+    elif event.type == "step/start":
+        if step_start is not None:
+            return _bad("MTR-6", event, "while a step is open")
+        step_start = _StepStart(turn=turn, step=step, surface_tokens=state.surface_tokens)
+    elif event.type == "step/end":
+        if step_start is None or step_start.turn != turn or step_start.step != step:
+            return _bad("MTR-6", event, "does not match the open step")
+        step_start = None
+    elif event.type == "assistant/message":
+        if step_start is None or step_start.turn != turn or step_start.step != step:
+            return _bad("MTR-6", event, "outside its open step")
+        usage = get(event.data, "usage")
+        provider = _usage_tokens(usage) if usage is not ABSENT else None
+        if usage is not ABSENT and provider is None:
+            return _bad("MTR-8", event, "has malformed usage")
+        if provider is not None and header is not ABSENT:
+            out = provider_output_price(event, tokens, events)
+            if isinstance(out, Rejected):
+                return out
+            anchor_surface = step_start.surface_tokens + out
+            est = estimate_header(header, dialect) + anchor_surface
+            baseline = (
+                Baseline(kind=BaselineKind.USAGE, tokens=provider, usage=usage)
+                if provider >= est
+                else Baseline(kind=BaselineKind.ESTIMATED, tokens=est)
+            )
+        else:
+            anchor_surface = step_start.surface_tokens + tokens
+            baseline = Baseline(kind=BaselineKind.ESTIMATED, tokens=estimate_header(header, dialect) + anchor_surface)
+        anchor = Anchor(header=header, surface_tokens=anchor_surface, baseline=baseline)
+    # Commit (nothing above mutated the state).
+    if plan is not None:
+        if plan.is_replace:
+            removed = state.nodes[plan.start_idx : plan.end_idx + 1]
+            state.nodes[plan.start_idx : plan.end_idx + 1] = [PricedNode(seq=event.seq, tokens=tokens)]
+            state.surface_tokens += tokens - sum(n.tokens for n in removed)
+        else:
+            state.nodes.append(PricedNode(seq=event.seq, tokens=tokens))
+            state.surface_tokens += tokens
+    state.header, state.step_start, state.anchor = header, step_start, anchor
+    state.consumed += 1
+    return None
+
+
+def meter_state(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> MeterState | Rejected:
+    """MTR-5: the replay fold over the whole log."""
+    state = MeterState(dialect=dialect)
+    for index, event in enumerate(events):
+        bad = fold_meter_event(state, event, log_view(events, index))
+        if bad is not None:
+            return bad
+    return state
+
+
+@implements("MTR-10")
+def measure_state(state: MeterState, override: EpochHeader | Absent = ABSENT) -> Measurement:
+    """MTR-10: anchor baseline plus the signed surface delta when the anchor's
+    header equals the effective header; ``none`` for a headerless empty-priced
+    surface (Q-23); else the full estimate.  An override never changes nodes."""
+    header = state.header if override is ABSENT else override
+    anchor = state.anchor
+    if anchor is not None and opt_header_eq(anchor.header, header, state.dialect):
+        baseline = anchor.baseline
+        delta = state.surface_tokens - anchor.surface_tokens
+    elif header is ABSENT and state.surface_tokens == 0:
+        baseline, delta = Baseline(kind=BaselineKind.NONE, tokens=0), 0
+    else:
+        baseline = Baseline(kind=BaselineKind.ESTIMATED, tokens=estimate_header(header, state.dialect) + state.surface_tokens)
+        delta = 0
+    return Measurement(
+        log_revision=state.consumed,
+        baseline=baseline,
+        surface_delta_tokens=delta,
+        total_tokens=max(0, baseline.tokens + delta),
+        surface_tokens=state.surface_tokens,
+        nodes=tuple(state.nodes),
+        header=header,
+    )
+
+
+def measure(
+    events: Sequence[Event], dialect: Dialect = Dialect.A55, override: EpochHeader | Absent = ABSENT
+) -> Measurement | Rejected:
+    """``measure(session, override?)`` over a whole log (MTR-5, MTR-10)."""
+    state = meter_state(events, dialect)
+    if isinstance(state, Rejected):
+        return state
+    return measure_state(state, override)
+
+
+def latest_header(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> EpochHeader | Absent | Rejected:
+    """``requestHeader()``: the canonical header of the latest request/header."""
+    for event in reversed(events):
+        if event.type == "request/header":
+            return header_of_event(event, dialect)
+    return ABSENT
+
+
+def message_tokens(messages: Sequence[JsonObject]) -> int:
+    return sum(estimate_message(m) for m in messages)

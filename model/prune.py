@@ -1,0 +1,248 @@
+"""The tool-result prune (PRN): shorten oversized tool results in place.
+
+Sizes are code points (``CP``, Python ``len``), never UTF-16 units, so a
+surrogate pair is never split (PRN-2).  Each prune is a single-node,
+content-only ``tool/result`` replace citing ``[originalSeq]`` (PRN-4, SURF-7);
+D08 logs a ``compaction/prune`` record before each replacement (DIA-18).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, final
+
+from model.derive import project
+from model.jsonval import ABSENT, Json, JsonObject, get, is_safe_int
+from model.log import Dialect, Event, make_event
+from model.meter import estimate_message
+from model.rejected import FailureKind, Rejected
+from model.rules import implements
+from model.surface import fold_surface
+
+PRUNE_MARKER: Final = "\n\n[... tool result middle pruned ...]\n\n"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneConfig:
+    """PRN-1: defaults 8192 / 4096 / 1024 code points."""
+
+    threshold_chars: int = 8192
+    head_chars: int = 4096
+    tail_chars: int = 1024
+
+
+_CONFIG_KEYS: Final = {"thresholdChars": "threshold_chars", "headChars": "head_chars", "tailChars": "tail_chars"}
+
+
+@implements("PRN-1")
+def resolve_prune_config(raw: Json) -> PruneConfig | Rejected:
+    """PRN-1: integers, threshold > 0, head/tail >= 0, unknown keys reject,
+    ``headChars + CP(PRUNE_MARKER) + tailChars <= thresholdChars``."""
+    if raw is None:
+        raw = JsonObject()
+    if not isinstance(raw, JsonObject):
+        return Rejected(rule="PRN-1", reason="prune config must be an object")
+    values = {"threshold_chars": 8192, "head_chars": 4096, "tail_chars": 1024}
+    for key, value in raw.items():
+        if key not in _CONFIG_KEYS:
+            return Rejected(rule="PRN-1", reason=f"unknown prune config key {key!r}")
+        if not is_safe_int(value):
+            return Rejected(rule="PRN-1", reason=f"prune config {key} must be an integer")
+        assert isinstance(value, int)
+        values[_CONFIG_KEYS[key]] = value
+    config = PruneConfig(**values)
+    return check_prune_config(config)
+
+
+def check_prune_config(config: PruneConfig) -> PruneConfig | Rejected:
+    """PRN-1 bounds on an already-typed config."""
+    if config.threshold_chars <= 0 or config.head_chars < 0 or config.tail_chars < 0:
+        return Rejected(rule="PRN-1", reason="thresholdChars must be > 0 and head/tail >= 0")
+    if config.head_chars + len(PRUNE_MARKER) + config.tail_chars > config.threshold_chars:
+        return Rejected(rule="PRN-1", reason="headChars + marker + tailChars exceeds thresholdChars")
+    return config
+
+
+@implements("PRN-2")
+def content_chars(blocks: Json) -> int:
+    """PRN-2: code points summed over ``text`` blocks only."""
+    if not isinstance(blocks, tuple):
+        return 0
+    total = 0
+    for block in blocks:
+        text = get(block, "text")
+        if get(block, "type") == "text" and isinstance(text, str):
+            total += len(text)
+    return total
+
+
+def _with_text(block: JsonObject, text: str) -> JsonObject:
+    # A kept block keeps its other keys and their order.
+    return JsonObject((k, text if k == "text" else v) for k, v in block.items())
+
+
+@implements("PRN-3")
+def prune_content(blocks: Json, config: PruneConfig) -> tuple[Json, ...] | None | Rejected:
+    """PRN-3: none when ``total <= thresholdChars``; else remove code points
+    ``[head, total - tail)`` of the concatenated text, inserting the marker in
+    the first text block that overlaps the removed span; empty text blocks are
+    dropped, non-text blocks stay in place.  Post-conditions (else BUG): a
+    marker was inserted, ``CP(after) <= threshold`` and ``CP(after) < total``."""
+    if not isinstance(blocks, tuple):
+        return None
+    total = content_chars(blocks)
+    if total <= config.threshold_chars:
+        return None
+    cut_end = total - config.tail_chars
+    out: list[Json] = []
+    offset = 0
+    marked = False
+    for block in blocks:
+        text = get(block, "text")
+        if get(block, "type") != "text" or not isinstance(text, str) or not isinstance(block, JsonObject):
+            out.append(block)
+            continue
+        bs, be, n = offset, offset + len(text), len(text)
+        offset = be
+        keep_head = min(max(config.head_chars - bs, 0), n)
+        keep_from = min(max(cut_end - bs, 0), n)
+        new_text = text[:keep_head]
+        if not marked and bs < cut_end and be > config.head_chars:
+            new_text += PRUNE_MARKER
+            marked = True
+        new_text += text[keep_from:]
+        if new_text:
+            out.append(_with_text(block, new_text))
+    after = content_chars(tuple(out))
+    if not marked or after > config.threshold_chars or after >= total:
+        return Rejected(rule="PRN-3", reason="prune post-condition failed", kind=FailureKind.BUG)
+    return tuple(out)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrunedResult:
+    """PRN-4: one entry of ``pruned``."""
+
+    original_seq: int
+    replacement_seq: int
+    call_id: Json
+    chars_before: int
+    chars_after: int
+
+
+def tool_result_content(event: Event, dialect: Dialect) -> Json:
+    """The prunable content: A55 ``data.content``; D08 ``message.content[0].content`` (DIA-18)."""
+    match dialect:
+        case Dialect.A55:
+            content = get(event.data, "content")
+        case Dialect.D08:
+            blocks = get(get(event.data, "message"), "content")
+            first = blocks[0] if isinstance(blocks, tuple) and blocks else None
+            content = get(first, "content")
+    return None if content is ABSENT else content
+
+
+def _replace_content(event: Event, content: tuple[Json, ...], dialect: Dialect) -> Json:
+    """The original ``data`` (same keys, same order) with only the content swapped."""
+    data = event.data
+    assert isinstance(data, JsonObject)
+    match dialect:
+        case Dialect.A55:
+            return JsonObject((k, content if k == "content" else v) for k, v in data.items())
+        case Dialect.D08:
+            message = data["message"]
+            assert isinstance(message, JsonObject)
+            blocks = message["content"]
+            assert isinstance(blocks, tuple) and isinstance(blocks[0], JsonObject)
+            first = JsonObject((k, content if k == "content" else v) for k, v in blocks[0].items())
+            new_message = JsonObject((k, (first, *blocks[1:]) if k == "content" else v) for k, v in message.items())
+            return JsonObject((k, new_message if k == "message" else v) for k, v in data.items())
+
+
+def _call_id(event: Event, dialect: Dialect) -> Json:
+    match dialect:
+        case Dialect.A55:
+            value = get(event.data, "callId")
+        case Dialect.D08:
+            value = get(get(get(event.data, "message"), "source"), "callId")
+    return None if value is ABSENT else value
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneOutcome:
+    events: tuple[Event, ...]
+    pruned: tuple[PrunedResult, ...]
+    chars_removed: int
+
+
+@implements("PRN-4", "PRN-5", "DIA-18")
+def prune_pass(
+    events: Sequence[Event], config: PruneConfig, *, dialect: Dialect = Dialect.A55, time: int = 0
+) -> PruneOutcome | Rejected:
+    """PRN-4: for each tool/result node of the surface snapshot whose content
+    prunes, append a content-only ``tool/result`` replace ``{start:seq,end:seq}``
+    citing ``[seq]``.  D08 (DIA-18) logs ``compaction/prune`` with the range,
+    ``[seq]`` and ``estimateMessage(original)`` immediately before it.  PRN-5:
+    pruned content is within the threshold, so a second pass prunes nothing."""
+    fold = fold_surface(events, dialect)
+    if isinstance(fold, Rejected):
+        return fold
+    out: list[Event] = []
+    pruned: list[PrunedResult] = []
+    removed = 0
+    for seq in fold.state.nodes:
+        original = events[seq]
+        if original.type != "tool/result":
+            continue
+        content = tool_result_content(original, dialect)
+        after = prune_content(content, config)
+        if after is None:
+            continue
+        if isinstance(after, Rejected):
+            return Rejected(rule=after.rule, seq=seq, reason=after.reason, kind=after.kind)
+        next_seq = len(events) + len(out)
+        if dialect is Dialect.D08:
+            message = project(original, dialect)
+            tokens = 0 if message is None or isinstance(message, Rejected) else estimate_message(message)
+            record = JsonObject(
+                (
+                    ("shadowedRange", JsonObject((("start", seq), ("end", seq)))),
+                    ("shadowedSeqs", (seq,)),
+                    ("shadowedTokenCount", tokens),
+                )
+            )
+            out.append(make_event("compaction/prune", seq=next_seq, time=time, data=record))
+            next_seq += 1
+        replacement = make_event(
+            "tool/result",
+            seq=next_seq,
+            time=time,
+            data=_replace_content(original, after, dialect),
+            source_event_seqs=(seq,),
+            surface_op=JsonObject((("op", "replace"), ("start", seq), ("end", seq))),
+        )
+        out.append(replacement)
+        before_chars, after_chars = content_chars(content), content_chars(after)
+        removed += before_chars - after_chars
+        pruned.append(
+            PrunedResult(
+                original_seq=seq,
+                replacement_seq=next_seq,
+                call_id=_call_id(original, dialect),
+                chars_before=before_chars,
+                chars_after=after_chars,
+            )
+        )
+    return PruneOutcome(events=tuple(out), pruned=tuple(pruned), chars_removed=removed)
+
+
+def prune_session(
+    events: Sequence[Event], config: PruneConfig, *, dialect: Dialect = Dialect.A55, time: int = 0
+) -> tuple[Event, ...] | Rejected:
+    """``pruneSession``: the events a prune pass appends (PRN-4)."""
+    outcome = prune_pass(events, config, dialect=dialect, time=time)
+    return outcome if isinstance(outcome, Rejected) else outcome.events

@@ -1,0 +1,503 @@
+"""Unit tests for CMP (and the D08 overrides it carries), named after rule IDs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from model.compaction import (
+    CHECKPOINT_PREAMBLE,
+    CompactConfig,
+    Ids,
+    ModelPolicy,
+    Range,
+    SummarizerOutput,
+    SummaryCall,
+    Trigger,
+    audit_compactions,
+    balanced_cuts,
+    check_compact_config,
+    check_summary_smaller,
+    compact_if_needed,
+    compact_region,
+    compact_spec,
+    compaction_owner,
+    frame_summary,
+    is_checkpoint_source,
+    pressure_compaction,
+    recover_overflow,
+    routed_target,
+    select_range,
+    summarization_input,
+    summary_text_blocks,
+    target_policy,
+)
+from model.derive import derive
+from model.header import EpochHeader
+from model.jsonval import ABSENT, JsonObject, freeze, get
+from model.log import Dialect, Event, make_event
+from model.meter import measure
+from model.rejected import Rejected
+from model.surface import fold_surface
+
+
+@dataclass
+class Log:
+    """A tiny A55 log builder (seq = index)."""
+
+    events: list[Event] = field(default_factory=list)
+
+    def add(self, type_name: str, data: object, **meta: object) -> int:
+        seq = len(self.events)
+        self.events.append(
+            make_event(type_name, seq=seq, time=0, data=freeze(data),
+                       source_event_seqs=freeze(meta["prov"]) if "prov" in meta else ABSENT,
+                       surface_op=freeze(meta["op"]) if "op" in meta else ABSENT)
+        )
+        return seq
+
+    def header(self, system: str = "sys", prefix: list[object] | None = None) -> int:
+        h: dict[str, object] = {"config": {"provider": "p", "model": "m"}, "system": system}
+        if prefix:
+            h["messagePrefix"] = prefix
+        return self.add("request/header", {"reason": "initial", "header": h})
+
+    def user(self, text: str) -> int:
+        return self.add("user/message", {"content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, op="append")
+
+    def assistant(self, turn: int, step: int, text: str = "", calls: tuple[str, ...] = ()) -> int:
+        content: list[object] = [{"type": "text", "text": text}] if text else []
+        content += [{"type": "tool-call", "id": c, "name": "t", "arguments": "{}"} for c in calls]
+        return self.add("assistant/message", {"turn": turn, "step": step, "content": content,
+                                              "provenance": {"provider": "p", "model": "m"}}, op="append")
+
+    def result(self, turn: int, step: int, call: str, text: str) -> int:
+        return self.add("tool/result", {"turn": turn, "step": step, "callId": call,
+                                        "content": [{"type": "text", "text": text}], "isError": False},
+                        op="append", prov=[len(self.events) - 1])
+
+    def tool_step(self, turn: int, step: int, text: str) -> None:
+        self.add("step/start", {"turn": turn, "step": step})
+        self.assistant(turn, step, calls=(f"c{step}",))
+        self.add("tool/call", {"turn": turn, "step": step, "callId": f"c{step}", "name": "t", "arguments": "{}"})
+        self.result(turn, step, f"c{step}", text)
+        self.add("step/end", {"turn": turn, "step": step})
+
+
+def summarizer_of(text: str) -> object:
+    def summarize(call: SummaryCall) -> SummarizerOutput:
+        return SummarizerOutput(summary=(freeze({"type": "text", "text": text}),), provider=call.provider,
+                                model=call.model, max_tokens=call.max_tokens)
+    return summarize
+
+
+def short(call: SummaryCall) -> SummarizerOutput:
+    return SummarizerOutput(summary=(freeze({"type": "text", "text": "S"}),), provider=call.provider, model=call.model)
+
+
+def busy_log(steps: int = 4, size: int = 400) -> Log:
+    log = Log()
+    log.add("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    log.user("hello " * 50)
+    log.header()
+    for step in range(1, steps + 1):
+        log.tool_step(1, step, "x" * size)
+    return log
+
+
+# ---------------------------------------------------------------- events and sources
+
+
+def test_CMP_1_success_writes_start_summary_checkpoint_end() -> None:
+    log = busy_log()
+    nodes = fold_surface(log.events)
+    assert not isinstance(nodes, Rejected)
+    outcome = compact_region(log.events, nodes.state.nodes[0], nodes.state.nodes[4], short)
+    assert not isinstance(outcome, Rejected) and outcome.error is None
+    assert [e.type for e in outcome.events] == ["compact/start", "compact/summary", "user/message", "compact/end"]
+    assert list(outcome.events[1].data) == ["summary", "shadowedRange", "shadowedSeqs", "shadowedTokenCount", "provider", "model"]
+    assert all(e.surface_op is ABSENT for i, e in enumerate(outcome.events) if i != 2)
+
+
+def test_DIA_1_DIA_2_d08_names_and_compaction_id() -> None:
+    log = Log()
+    log.add("turn/start", {"turn": 1})
+    log.add("user/message", {"content": [{"type": "text", "text": "q" * 400}], "source": {"kind": "user"}, "role": "user", "id": "u1"}, op="append")
+    log.add("user/message", {"content": [{"type": "text", "text": "r"}], "source": {"kind": "user"}, "role": "user", "id": "u2"}, op="append")
+    log.header()
+    outcome = compact_region(log.events, 1, 1, short, dialect=Dialect.D08, ids=Ids(compaction_id="cid", message_id="mid"))
+    assert not isinstance(outcome, Rejected) and outcome.error is None
+    assert [e.type for e in outcome.events] == ["compaction/start", "compaction/summary", "user/message", "compaction/end"]
+    assert all(get(e.data, "compactionId") == "cid" for e in outcome.events if e.type != "user/message")
+    assert get(outcome.events[2].data, "source") == freeze({"kind": "plugin", "plugin": "compact", "compactionId": "cid"})
+    assert get(outcome.events[2].data, "id") == "mid"
+
+
+def test_CMP_2_checkpoint_source_recognition_ignores_extra_keys() -> None:
+    assert is_checkpoint_source(freeze({"kind": "plugin", "plugin": "compact", "compactionId": "x"}))
+    assert not is_checkpoint_source(freeze({"kind": "plugin", "plugin": "other"}))
+    assert not is_checkpoint_source(freeze({"kind": "user"}))
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def test_CMP_3_config_validation() -> None:
+    assert isinstance(check_compact_config(CompactConfig()), CompactConfig)
+    assert isinstance(check_compact_config(CompactConfig(retain_ratio=0.1, retain_tokens=5)), Rejected)
+    assert isinstance(check_compact_config(CompactConfig(threshold_ratio=0.1)), Rejected)  # 0.16 >= 0.1
+    assert isinstance(check_compact_config(CompactConfig(threshold_ratio=1.5)), Rejected)
+    assert isinstance(check_compact_config(CompactConfig(summarization_provider="p")), Rejected)
+    dup = (ModelPolicy(provider="p", model="m"), ModelPolicy(provider="p", model="m"))
+    assert isinstance(check_compact_config(CompactConfig(model_policies=dup)), Rejected)
+
+
+def test_CMP_4_policy_overlay_and_spec() -> None:
+    config = CompactConfig(model_policies=(ModelPolicy(provider="p", model="m", retain_tokens=10),))
+    policy = target_policy(config, "p", "m")
+    assert policy.retain_tokens == 10 and policy.threshold_ratio == 0.8
+    assert target_policy(config, "p", "other") == config
+    spec = compact_spec(CompactConfig(), 1000, "p/m")
+    assert not isinstance(spec, Rejected)
+    assert (spec.threshold_tokens, spec.retain_tokens) == (800, 160)
+    assert isinstance(compact_spec(CompactConfig(retain_tokens=800), 1000, "p/m"), Rejected)
+    assert isinstance(compact_spec(CompactConfig(), 0, "p/m"), Rejected)
+
+
+def test_CMP_5_no_routed_header_means_no_compaction() -> None:
+    log = busy_log()
+    log.events = [e for e in log.events if e.type != "request/header"]
+    log.events = [make_event(e.type, seq=i, time=0, data=e.data, source_event_seqs=e.source_event_seqs, surface_op=e.surface_op)
+                  for i, e in enumerate(log.events)]
+    assert routed_target(log.events) is None
+    run = compact_if_needed(log.events, short, context_window=100)
+    assert not isinstance(run, Rejected) and run.events == ()
+
+
+# ---------------------------------------------------------------- pairing and retention
+
+
+def test_CMP_10_balance_is_a_counter_not_call_ids() -> None:
+    log = Log()
+    a = log.assistant(1, 1, calls=("x", "y"))
+    r1 = log.result(1, 1, "other", "r")  # a foreign call id still balances (Q-8)
+    r2 = log.result(1, 1, "y", "r")
+    assert balanced_cuts([a, r1, r2], log.events) == (True, False, False, True)
+    assert isinstance(balanced_cuts([r1], log.events), Rejected)
+
+
+def test_CMP_11_retention_walk_rounds_head_ward() -> None:
+    log = busy_log(steps=2)
+    fold = fold_surface(log.events)
+    m = measure(log.events)
+    assert not isinstance(fold, Rejected) and not isinstance(m, Rejected)
+    priced = [(n.seq, n.tokens) for n in m.nodes]
+    nodes = fold.state.nodes  # user, a1, r1, a2, r2
+    # retain 1: the last node alone reaches it; the cut before r2 is open -> keep a2.
+    assert select_range(priced, nodes, log.events, 1) == Range(start=nodes[0], end=nodes[2])
+    # a huge retain keeps everything: no range.
+    assert select_range(priced, nodes, log.events, 10**9) is None
+    assert isinstance(select_range(priced[1:], nodes, log.events, 1), Rejected)
+
+
+def test_CMP_12_whole_surface_one_pair_declines() -> None:
+    log = Log()
+    log.assistant(1, 1, calls=("x",))
+    log.result(1, 1, "x", "r")
+    nodes = (0, 1)
+    assert select_range([(0, 10), (1, 10)], nodes, log.events, 0) is None
+
+
+def test_CMP_13_rejects_unbalanced_edges_without_events() -> None:
+    log = busy_log(steps=1)
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    nodes = fold.state.nodes
+    bad = compact_region(log.events, nodes[0], nodes[1], short)
+    assert isinstance(bad, Rejected) and bad.rule == "CMP-13"
+    bad = compact_region(log.events, nodes[2], nodes[0], short)
+    assert isinstance(bad, Rejected) and bad.rule == "CMP-13"
+
+
+def test_CMP_14_lock_and_open_turn() -> None:
+    log = busy_log(steps=1)
+    assert compaction_owner(log.events, Dialect.A55).turn == 1  # type: ignore[union-attr]
+    log.add("compact/start", {"turn": 1})
+    locked = compaction_owner(log.events, Dialect.A55)
+    assert isinstance(locked, Rejected) and locked.rule == "CMP-14"
+    log.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    closed = compaction_owner(log.events, Dialect.A55)
+    assert isinstance(closed, Rejected) and "no open turn" in closed.reason
+    log.add("turn/start", {"turn": 2})
+    assert compaction_owner(log.events, Dialect.A55).turn == 2  # type: ignore[union-attr]  # Q-12
+
+
+def test_DIA_5_DIA_3_d08_lock_cleared_only_by_end_seed() -> None:
+    log = Log()
+    log.add("compaction/start", {"compactionId": "a", "turn": None})
+    log.add("turn/start", {"turn": 1})
+    assert isinstance(compaction_owner(log.events, Dialect.D08), Rejected)
+    log.add("session/end-seed", {})
+    assert compaction_owner(log.events, Dialect.D08) == compaction_owner(log.events, Dialect.D08)
+    assert not isinstance(compaction_owner(log.events, Dialect.D08), Rejected)
+    manual = compaction_owner(log.events, Dialect.D08, manual=True)
+    assert isinstance(manual, Rejected) and manual.rule == "DIA-3"
+
+
+# ---------------------------------------------------------------- transaction
+
+
+def test_CMP_15_shadowed_token_count_is_meter_sum() -> None:
+    log = busy_log()
+    m = measure(log.events)
+    assert not isinstance(m, Rejected)
+    outcome = compact_region(log.events, m.nodes[0].seq, m.nodes[2].seq, short)
+    assert not isinstance(outcome, Rejected)
+    assert get(outcome.events[1].data, "shadowedTokenCount") == sum(n.tokens for n in m.nodes[:3])
+
+
+def test_CMP_16_DIA_17_input_replays_prefix_then_shadowed() -> None:
+    prefix = [{"role": "user", "content": [{"type": "text", "text": "P"}]}]
+    h = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="S", message_prefix=freeze(prefix))
+    log = busy_log(steps=1)
+    got = summarization_input(log.events, (1,), h, Dialect.A55)
+    assert not isinstance(got, Rejected)
+    assert got.messages[0] == freeze(prefix[0]) and len(got.messages) == 2 and got.system == "S"
+    d08 = summarization_input(log.events, (1,), h, Dialect.D08)
+    assert not isinstance(d08, Rejected) and len(d08.messages) == 1  # DIA-17
+
+
+def test_CMP_18_only_text_blocks_and_non_blank() -> None:
+    kept = summary_text_blocks((freeze({"type": "reasoning", "text": "r"}), freeze({"type": "text", "text": "t"})))
+    assert kept == (freeze({"type": "text", "text": "t"}),)
+    bad = summary_text_blocks((freeze({"type": "text", "text": "  "}),))
+    assert isinstance(bad, Rejected) and bad.rule == "CMP-18"
+
+
+def test_CMP_20_framing() -> None:
+    framed = frame_summary((freeze({"type": "text", "text": "body"}),))
+    assert get(framed[0], "text") == CHECKPOINT_PREAMBLE + "\n\n<compacted-summary>"
+    assert get(framed[-1], "text") == "</compacted-summary>" and len(framed) == 3
+
+
+def test_CMP_21_summary_must_be_strictly_smaller() -> None:
+    framed = frame_summary((freeze({"type": "text", "text": "b"}),))
+    tokens = check_summary_smaller(framed, 10**6)
+    assert isinstance(tokens, int)
+    assert isinstance(check_summary_smaller(framed, tokens), Rejected)
+    assert check_summary_smaller(framed, tokens + 1) == tokens
+
+
+def test_CMP_22_checkpoint_provenance_and_replace() -> None:
+    log = busy_log()
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    nodes = fold.state.nodes
+    outcome = compact_region(log.events, nodes[0], nodes[2], short)
+    assert not isinstance(outcome, Rejected) and outcome.result is not None
+    start, summary, checkpoint, _ = outcome.events
+    assert checkpoint.source_event_seqs == (start.seq, summary.seq, *nodes[:3])
+    assert checkpoint.surface_op == freeze({"op": "replace", "start": nodes[0], "end": nodes[2]})
+    after = fold_surface([*log.events, *outcome.events])
+    assert not isinstance(after, Rejected) and after.state.nodes == (checkpoint.seq, *nodes[3:])
+    assert audit_compactions([*log.events, *outcome.events], Dialect.A55) == ()
+
+
+def test_CMP_23_failure_writes_error_end_and_keeps_surface() -> None:
+    log = busy_log()
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[2], summarizer_of("x" * 100000))  # type: ignore[arg-type]
+    assert not isinstance(outcome, Rejected) and outcome.error is not None and outcome.error.rule == "CMP-21"
+    assert [e.type for e in outcome.events] == ["compact/start", "compact/end"]
+    assert isinstance(get(outcome.events[1].data, "error"), str)
+    after = fold_surface([*log.events, *outcome.events])
+    assert not isinstance(after, Rejected) and after.state == fold.state
+    assert audit_compactions([*log.events, *outcome.events], Dialect.A55) == ()
+
+
+def test_CMP_24_no_header_written_and_prefix_untouched() -> None:
+    log = busy_log()
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[2], short)
+    assert not isinstance(outcome, Rejected)
+    assert all(e.type != "request/header" for e in outcome.events)
+    messages = derive([*log.events, *outcome.events])
+    assert not isinstance(messages, Rejected) and get(messages[0], "content") == get(outcome.events[2].data, "content")
+
+
+# ---------------------------------------------------------------- compactIfNeeded and overflow
+
+
+def test_CMP_8_below_threshold_does_nothing_and_above_compacts() -> None:
+    log = busy_log()
+    m = measure(log.events)
+    assert not isinstance(m, Rejected)
+    quiet = compact_if_needed(log.events, short, context_window=m.total_tokens * 10)
+    assert not isinstance(quiet, Rejected) and quiet.events == ()
+    run = compact_if_needed(log.events, short, config=CompactConfig(retain_tokens=50), context_window=m.total_tokens)
+    assert not isinstance(run, Rejected) and run.error is None and len(run.results) == 1
+    missing = compact_if_needed(log.events, short)
+    assert isinstance(missing, Rejected) and missing.rule == "CMP-8"
+
+
+def test_CMP_8_bounded_retries_then_error() -> None:
+    log = busy_log()
+    # The envelope alone stays above threshold (Q-14): the loop ends with
+    # "still above threshold"; the committed compaction stays (P-CMP-12).
+    config = CompactConfig(threshold_ratio=0.5, retain_tokens=1, compaction_retries=0)
+    run = compact_if_needed(log.events, short, config=config, context_window=10)
+    assert not isinstance(run, Rejected)
+    assert run.error is not None and run.error.rule == "CMP-8"
+    assert len(run.results) == 1 and [e.type for e in run.events][-1] == "compact/end"
+    # One retry: the second transaction re-compacts the head checkpoint alone,
+    # which cannot shrink (CMP-21); at most retries + 1 transactions ran.
+    again = compact_if_needed(log.events, short, config=CompactConfig(threshold_ratio=0.5, retain_tokens=1),
+                              context_window=10)
+    assert not isinstance(again, Rejected) and again.error is not None
+    assert sum(1 for e in again.events if e.type == "compact/start") == 2
+    assert again.error.rule == "CMP-21" and len(again.results) == 1
+
+
+def test_CMP_9_overflow_needs_no_window() -> None:
+    log = busy_log()
+    run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW)
+    assert not isinstance(run, Rejected) and len(run.results) == 1
+    m = measure(log.events)
+    assert not isinstance(m, Rejected)
+    assert run.results[0].shadowed_seqs[-1] != m.nodes[-1].seq  # retain 0 still keeps a tail
+
+
+def test_CMP_7_overflow_retry_only_when_surface_changed() -> None:
+    log = busy_log()
+    retry = recover_overflow(log.events, short, failure_code="CONTEXT_WINDOW_EXCEEDED", prior_overflow_failures=0)
+    assert retry.retry
+    other = recover_overflow(log.events, short, failure_code="RATE_LIMIT", prior_overflow_failures=0)
+    assert not other.retry and other.events == ()
+    aborted = recover_overflow(log.events, short, failure_code="CONTEXT_WINDOW_EXCEEDED",
+                               prior_overflow_failures=0, aborted=True)
+    assert not aborted.retry and aborted.events == ()
+
+
+# ---------------------------------------------------------------- audit
+
+
+def test_CMP_25_audit_rejects_nested_start_and_end_without_summary() -> None:
+    log = busy_log(steps=1)
+    log.add("compact/start", {"turn": 1})
+    log.add("compact/start", {"turn": 1})
+    log.add("compact/end", {"turn": 1})
+    rules = [f.rule for f in audit_compactions(log.events, Dialect.A55)]
+    assert "CMP-25" in rules
+
+
+def test_FMT_7_audit_rejects_forged_checkpoint_provenance() -> None:
+    log = busy_log()
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[2], short)
+    assert not isinstance(outcome, Rejected)
+    start, summary, checkpoint, end = outcome.events
+    cited = checkpoint.source_event_seqs
+    assert isinstance(cited, tuple)
+    forged = make_event("user/message", seq=checkpoint.seq, time=0, data=checkpoint.data,
+                        source_event_seqs=(summary.seq, start.seq, *cited[2:]), surface_op=checkpoint.surface_op)
+    rules = [f.rule for f in audit_compactions([*log.events, start, summary, forged, end], Dialect.A55)]
+    assert rules == ["CMP-22"]
+
+
+# ---------------------------------------------------------------- triggers
+
+
+def test_CMP_6_pressure_runs_inside_the_step_and_skips_when_aborted() -> None:
+    log = busy_log()
+    # busy_log closes every step: a post-step call there is misplaced.
+    misplaced = pressure_compaction(log.events, short, context_window=100)
+    assert isinstance(misplaced, Rejected) and misplaced.rule == "CMP-6"
+    log.add("step/start", {"turn": 1, "step": 9})
+    log.assistant(1, 9, text="done")
+    run = pressure_compaction(log.events, short, config=CompactConfig(retain_tokens=20), context_window=400)
+    assert not isinstance(run, Rejected) and run.results
+    skipped = pressure_compaction(log.events, short, aborted=True, context_window=400)
+    assert not isinstance(skipped, Rejected) and skipped.events == ()
+    manual_off = pressure_compaction(log.events, short, config=CompactConfig(auto=False), context_window=400)
+    assert not isinstance(manual_off, Rejected) and manual_off.events == ()
+
+
+def test_DIA_6_d08_pressure_runs_before_step_start_and_respects_lock() -> None:
+    log = Log()
+    log.add("turn/start", {"turn": 1})
+    log.add("user/message", {"content": [{"type": "text", "text": "q" * 400}], "source": {"kind": "user"}, "role": "user", "id": "u1"}, op="append")
+    log.add("user/message", {"content": [{"type": "text", "text": "r"}], "source": {"kind": "user"}, "role": "user", "id": "u2"}, op="append")
+    log.header()
+    run = pressure_compaction(log.events, short, dialect=Dialect.D08, config=CompactConfig(retain_tokens=5), context_window=100)
+    assert not isinstance(run, Rejected) and len(run.results) == 1
+    log.add("step/start", {"turn": 1, "step": 1})
+    inside = pressure_compaction(log.events, short, dialect=Dialect.D08, context_window=100)
+    assert isinstance(inside, Rejected) and inside.rule == "DIA-6"
+    log.add("step/end", {"turn": 1, "step": 1})
+    log.add("compaction/start", {"compactionId": "x", "turn": 1})
+    busy = pressure_compaction(log.events, short, dialect=Dialect.D08, config=CompactConfig(retain_tokens=5), context_window=100)
+    assert not isinstance(busy, Rejected) and busy.events == () and busy.error is not None and busy.error.rule == "DIA-5"
+
+
+def test_CMP_19_pure_run_sees_a_stable_surface_and_tolerates_log_only_appends() -> None:
+    log = busy_log()
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    log.add("request/header", {"reason": "change", "header": {"config": {"provider": "p", "model": "m"}, "system": "sys"}})
+    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[2], short)
+    assert not isinstance(outcome, Rejected) and outcome.error is None
+
+
+def test_CMP_26_no_abort_check_before_commit() -> None:
+    """Q-2: the transaction commits whatever the turn signal says; only the
+    overflow retry decision looks at abort (CMP-7)."""
+    log = busy_log()
+    decision = recover_overflow(log.events, short, failure_code="CONTEXT_WINDOW_EXCEEDED",
+                                prior_overflow_failures=0, aborted=True)
+    assert decision.events == ()
+    run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW)
+    assert not isinstance(run, Rejected) and run.results
+
+
+def d08_log() -> Log:
+    log = Log()
+    log.add("user/message", {"content": [{"type": "text", "text": "q" * 400}], "source": {"kind": "user"}, "role": "user", "id": "u1"}, op="append")
+    log.add("user/message", {"content": [{"type": "text", "text": "r"}], "source": {"kind": "user"}, "role": "user", "id": "u2"}, op="append")
+    log.header()
+    return log
+
+
+def test_DIA_20_manual_compaction_is_idle_with_null_owner() -> None:
+    log = d08_log()
+    run = compact_if_needed(log.events, short, dialect=Dialect.D08, trigger=Trigger.MANUAL,
+                            ids=lambda attempt: Ids(compaction_id="m", message_id="k", source_command_id="cmd"))
+    assert not isinstance(run, Rejected) and run.error is None and len(run.results) == 1
+    start, summary, checkpoint, end = run.events
+    assert get(start.data, "turn") is None and get(end.data, "turn") is None
+    assert get(summary.data, "sourceCommandId") == "cmd"
+    assert get(checkpoint.data, "source") == freeze(
+        {"kind": "plugin", "plugin": "compact", "compactionId": "m", "sourceCommandId": "cmd"})
+    assert audit_compactions([*log.events, *run.events], Dialect.D08) == ()
+    log.add("turn/start", {"turn": 1})
+    busy = compact_if_needed(log.events, short, dialect=Dialect.D08, trigger=Trigger.MANUAL)
+    assert not isinstance(busy, Rejected) and busy.events == () and busy.error is not None
+
+
+def test_DIA_19_audit_vetoes_foreign_checkpoint_id_and_turn_inside_bracket() -> None:
+    log = d08_log()
+    run = compact_if_needed(log.events, short, dialect=Dialect.D08, trigger=Trigger.MANUAL,
+                            ids=lambda attempt: Ids(compaction_id="m", message_id="k"))
+    assert not isinstance(run, Rejected)
+    start, summary, checkpoint, end = run.events
+    data = checkpoint.data
+    assert isinstance(data, JsonObject)
+    forged_data = JsonObject((k, freeze({"kind": "plugin", "plugin": "compact", "compactionId": "other"}) if k == "source" else v)
+                             for k, v in data.items())
+    forged = make_event("user/message", seq=checkpoint.seq, time=0, data=forged_data,
+                        source_event_seqs=checkpoint.source_event_seqs, surface_op=checkpoint.surface_op)
+    assert "DIA-19" in [f.rule for f in audit_compactions([*log.events, start, summary, forged, end], Dialect.D08)]
+    log.add("compaction/start", {"compactionId": "z", "turn": None})
+    log.add("turn/start", {"turn": 1})
+    assert "DIA-19" in [f.rule for f in audit_compactions(log.events, Dialect.D08)]

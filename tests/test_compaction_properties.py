@@ -1,0 +1,163 @@
+"""Hypothesis properties for compaction, the meter and the prune (RULES §16.3)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from test_compaction import Log, short
+
+from model.compaction import (
+    CompactConfig,
+    Trigger,
+    compact_if_needed,
+    compact_region,
+    select_range,
+)
+from model.header import EpochHeader
+from model.jsonval import freeze
+from model.log import Dialect
+from model.meter import measure
+from model.prune import PruneConfig
+from model.rejected import Rejected
+from model.surface import fold_surface
+from spec.compaction_properties import (
+    PROPERTY_PREDICATES,
+    audit_clean,
+    bounded_transactions,
+    d08_bracket_adjacent,
+    failure_leaves_surface,
+    meter_nodes_are_surface,
+    override_keeps_nodes,
+    pressure_gated,
+    prune_content_bounds,
+    prune_idempotent,
+    range_balanced,
+    retention_minimal,
+    success_bracket_well_formed,
+    surface_shrinks,
+    total_is_header_plus_nodes,
+)
+
+# A step: a user message of some size, or an assistant message with 0..2 tool
+# calls answered in order (results of various sizes); the last step may stay
+# open (calls without all their results) so rounding is exercised.
+step = st.one_of(
+    st.tuples(st.just("user"), st.integers(0, 600)),
+    st.tuples(st.just("tools"), st.lists(st.integers(0, 900), min_size=0, max_size=2)),
+)
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> Log:
+    log = Log()
+    log.add("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    log.header(system="s" * draw(st.integers(0, 200)))
+    steps = draw(st.lists(step, min_size=1, max_size=7))
+    number = 0
+    for kind, payload in steps:
+        if kind == "user":
+            assert isinstance(payload, int)
+            log.user("u" * payload)
+            continue
+        assert isinstance(payload, list)
+        number += 1
+        log.add("step/start", {"turn": 1, "step": number})
+        calls = tuple(f"c{number}-{i}" for i in range(len(payload)))
+        log.assistant(1, number, text="a" * 20, calls=calls)
+        answered = len(payload) if draw(st.booleans()) or number < len(steps) else max(0, len(payload) - 1)
+        for call, size in list(zip(calls, payload))[:answered]:
+            log.result(1, number, call, "r" * size)
+        log.add("step/end", {"turn": 1, "step": number})
+    return log
+
+
+@given(logs(), st.integers(0, 2000))
+def test_P_CMP_3_P_CMP_4_selection_balanced_head_anchored_minimal(log: Log, retain: int) -> None:
+    m, fold = measure(log.events), fold_surface(log.events)
+    assert not isinstance(m, Rejected) and not isinstance(fold, Rejected)
+    priced = [(n.seq, n.tokens) for n in m.nodes]
+    assert retention_minimal(priced, fold.state.nodes, log.events, retain)
+    chosen = select_range(priced, fold.state.nodes, log.events, retain)
+    if chosen is not None and not isinstance(chosen, Rejected):
+        assert chosen.start == fold.state.nodes[0]
+        assert chosen.end != fold.state.nodes[-1]  # never the whole surface
+        assert range_balanced(log.events, chosen)
+
+
+@given(logs())
+def test_P_CMP_1_P_CMP_6_P_CMP_7_overflow_transaction(log: Log) -> None:
+    run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW)
+    assert not isinstance(run, Rejected)
+    events = [*log.events, *run.events]
+    assert audit_clean(events)
+    if run.results:
+        fold = fold_surface(log.events)
+        assert not isinstance(fold, Rejected)
+        r = run.results[0]
+        outcome = compact_region(log.events, r.shadowed_range.start, r.shadowed_range.end, short)
+        assert not isinstance(outcome, Rejected)
+        assert success_bracket_well_formed(log.events, outcome)
+        assert surface_shrinks(log.events, outcome)
+        assert failure_leaves_surface(log.events, outcome)
+
+
+@given(logs(), st.integers(50, 3000))
+def test_P_CMP_9_P_CMP_12_pressure_gating_and_bounded_retries(log: Log, window: int) -> None:
+    config = CompactConfig(threshold_ratio=0.5, retain_tokens=20, compaction_retries=1)
+    run = compact_if_needed(log.events, short, config=config, context_window=window)
+    assert not isinstance(run, Rejected)
+    assert pressure_gated(log.events, run, config, window)
+    assert bounded_transactions(run, config)
+    assert audit_clean([*log.events, *run.events])
+
+
+@given(logs())
+def test_P_CMP_2_failed_summary_leaves_surface(log: Log) -> None:
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    nodes = fold.state.nodes
+    outcome = compact_region(log.events, nodes[0], nodes[0], lambda call: Rejected(rule="CMP-18", reason="boom"))
+    if isinstance(outcome, Rejected):
+        return  # validation failed before any event (CMP-13)
+    assert outcome.error is not None and failure_leaves_surface(log.events, outcome)
+    assert audit_clean([*log.events, *outcome.events])
+
+
+@given(logs(), st.text(max_size=30))
+def test_P_MTR_1_P_MTR_2_P_MTR_3_meter(log: Log, system: str) -> None:
+    header = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system=system or "x")
+    assert meter_nodes_are_surface(log.events)
+    assert override_keeps_nodes(log.events, header)
+    assert total_is_header_plus_nodes(log.events, header)
+
+
+texts = st.text(alphabet=st.sampled_from("ab\U0001F600\n"), max_size=120)
+blocks = st.lists(
+    st.one_of(texts.map(lambda t: {"type": "text", "text": t}), st.just({"type": "image", "data": "i"})),
+    max_size=4,
+)
+
+
+@given(blocks, st.integers(0, 20), st.integers(0, 20), st.integers(0, 40))
+def test_P_PRN_1_prune_content_bounds(content: list[object], head: int, tail: int, slack: int) -> None:
+    config = PruneConfig(threshold_chars=head + 39 + tail + slack, head_chars=head, tail_chars=tail)
+    assert prune_content_bounds(freeze(content), config)
+
+
+@given(logs())
+def test_P_PRN_2_prune_idempotent(log: Log) -> None:
+    assert prune_idempotent(log.events, PruneConfig(threshold_chars=100, head_chars=20, tail_chars=10))
+
+
+def test_P_DIA_2_predicate_flags_non_adjacent_d08_bracket() -> None:
+    log = Log()
+    log.add("turn/start", {"turn": 1})
+    log.add("compaction/start", {"compactionId": "a", "turn": 1})
+    log.add("compaction/end", {"compactionId": "b", "turn": 1, "error": "x"})
+    assert not d08_bracket_adjacent(log.events)
+
+
+def test_PROPERTY_PREDICATES_are_compaction_properties() -> None:
+    assert all(k.startswith(("P-CMP-", "P-MTR-", "P-PRN-", "P-DIA-")) for k in PROPERTY_PREDICATES)
+    assert PROPERTY_PREDICATES["P-PRN-2"] is prune_idempotent
+    assert Dialect.D08 is not Dialect.A55

@@ -1,0 +1,483 @@
+"""What a session log alone shows about its own correctness (FMT-7, FMT-9, LOG-13).
+
+:func:`audit_log` runs every log-alone check of the checker pipeline (FMT-7)
+over an event list that is already decoded (rows expanded) and, in D08 mode,
+migrated (DIA-13).  It returns *all* findings it can establish, not only the
+first: each check is independent, so one corruption may show under several
+rules.  Checks that depend on a valid surface (derivation, request points)
+are skipped when the surface fold fails, so they never report knock-on noise.
+
+The checks, each its own function:
+
+* seed/load shape (LOG-8 order: LEG-2, LEG-3, LEG-4, HDR-8/LEG-5/LEG-6, LOG-11);
+* the surface fold (SURF-*, LOG-1);
+* turn/step nesting and tool pairing as the session invariant companion
+  vetoes them (LOG-13), live events only;
+* the header-reason audit (FMT-9 a..g) with instances partitioned by their
+  ``initial``/``resume`` anchors, and prefix invariance inside an instance
+  (PFX-15, A55 only);
+* request points (FMT-8, INV-7): each has a header in force naming a provider
+  and model, and its request can be built (prefix first, WIRE-2);
+* the compaction/prune audit of ``model.compaction`` when it is available.
+
+Placeholders (FMT-6, LEG-8) are opaque: headers holding one are compared by
+string identity, never through HDR-4 (Q-15).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final, cast, final
+
+from model.codec import serialize_event
+from model.header import EpochHeader, HeaderReason, check_llm_shape, header_eq, header_of_event, header_to_json
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
+from model.log import Dialect, Event
+from model.reconstruct import request_points
+from model.rejected import FailureKind, Rejected
+from model.rules import implements
+from model.surface import fold_surface
+
+A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
+TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
+D08_TURN_BOUND_TYPES: Final = frozenset({"user/message", "prompt/blocked", "todo/write", "request/header", "request/context"})
+COMPACTION_UNAVAILABLE: Final = "compaction audit unavailable"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Audit:
+    """All findings of one log, plus notes (never verdict-changing)."""
+
+    findings: tuple[Rejected, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
+    """Deterministic order: by seq (file-level first), then rule, then reason; duplicates dropped."""
+    unique = {(f.seq, f.rule, f.reason, f.kind.value): f for f in findings}
+    return tuple(unique[k] for k in sorted(unique, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2], k[3])))
+
+
+# --------------------------------------------------------------------------- LOG-8 shapes
+
+
+@implements("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11")
+def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
+    """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
+    (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
+    LEG-5, LEG-6; D08 assistant provenance lives in ``message.source``), and
+    the A55 ``turn/end`` reason kinds (LOG-11)."""
+    found: list[Rejected] = []
+    for event in events:
+        data = event.data
+        match event.type:
+            case "request/header":
+                if get(data, "reason") == "fallback":
+                    found.append(Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"'))
+                shape = check_llm_shape(event)
+                if shape is not None:
+                    found.append(shape)
+            case "mode/set":
+                found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
+            case "assistant/message" if dialect is Dialect.A55:
+                shape = check_llm_shape(event)
+                if shape is not None:
+                    found.append(shape)
+            case "turn/end" if dialect is Dialect.A55:
+                reason = get(data, "reason")
+                kind = get(reason, "kind")
+                if kind == "aborted" and isinstance(reason, JsonObject) and len(reason) != 1:
+                    found.append(Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format"))
+                elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
+                    found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
+            case _:
+                pass
+    return found
+
+
+# --------------------------------------------------------------------------- LOG-13
+
+
+def _int(v: Json | Absent) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _result_call_id(event: Event, dialect: Dialect) -> Json | Absent:
+    if dialect is Dialect.D08:
+        return get(get(get(event.data, "message"), "source"), "callId")
+    return get(event.data, "callId")
+
+
+def _is_not_started(event: Event) -> bool:
+    return get(get(event.data, "error"), "code") == TOOL_NOT_STARTED
+
+
+def _is_replace(event: Event) -> bool:
+    return get(event.surface_op, "op") == "replace"
+
+
+@dataclass(slots=True)
+class _Nesting:
+    """The session invariant companion's state (LOG-13)."""
+
+    turn: int | None = None
+    last_turn: int = 0
+    step: int | None = None
+    next_step: int = 1
+    last_seq: int = -1
+    pending: dict[str, int] = field(default_factory=dict)
+    # D08: a manual compaction bracket (owner null) runs between turns (DIA-3).
+    manual_bracket: bool = False
+
+
+@implements("LOG-13")
+def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """LOG-13: the vetoes of the session invariant companion, for live events
+    (seeds publish no ``session/event``, LOG-8; the seed still sets the state).
+
+    ``seq`` increases; ``turn/start`` opens turn last+1 when none is open;
+    ``turn/end`` closes it with no step open; ``step/start`` opens the next
+    step of the open turn; ``step/end`` closes it and clears pending calls;
+    chunks, assistant messages and tool calls name the open turn and step; a
+    ``tool/result`` append names them and answers a pending call (or is a
+    synthetic TOOL_NOT_STARTED); a replace needs an open turn; every other
+    event lies in an open turn.  D08 exceptions: ``session/end-seed`` (written
+    by the constructor, DIA-5) and events of a manual (owner ``null``)
+    compaction bracket (DIA-3)."""
+    found: list[Rejected] = []
+    s = _Nesting()
+    for event in events:
+        live = event.seq >= first_live_seq
+        why = _nesting_step(s, event, dialect)
+        if why is not None and live:
+            found.append(Rejected(rule="LOG-13", seq=event.seq, reason=why))
+    return found
+
+
+def _names_open_step(s: _Nesting, event: Event) -> str | None:
+    turn, step = _int(get(event.data, "turn")), _int(get(event.data, "step"))
+    if s.turn is None or s.step is None:
+        return f"{event.type} outside an open step"
+    if turn != s.turn or step != s.step:
+        return f"{event.type} names turn {turn} step {step}, but turn {s.turn} step {s.step} is open"
+    return None
+
+
+def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
+    """Advance the companion state by one event; the veto reason, if any.
+    The state always advances (so one bad event does not cascade)."""
+    data = event.data
+    why: str | None = None
+    if event.seq <= s.last_seq:
+        why = f"seq {event.seq} does not increase (previous {s.last_seq})"
+    s.last_seq = max(s.last_seq, event.seq)
+    match event.type:
+        case "turn/start":
+            turn = _int(get(data, "turn"))
+            if s.turn is not None:
+                why = why or f"turn/start while turn {s.turn} is open"
+            elif turn != s.last_turn + 1:
+                why = why or f"turn/start {turn} is not the next turn {s.last_turn + 1}"
+            s.turn = turn if turn is not None else s.last_turn + 1
+            s.last_turn = s.turn
+            s.step, s.next_step = None, 1
+            s.pending.clear()
+        case "turn/end":
+            if s.turn is None:
+                why = why or "turn/end with no open turn"
+            elif s.step is not None:
+                why = why or f"turn/end while step {s.step} is open"
+            elif _int(get(data, "turn")) != s.turn:
+                why = why or f"turn/end names turn {_int(get(data, 'turn'))}, but turn {s.turn} is open"
+            s.turn, s.step = None, None
+            s.pending.clear()
+        case "step/start":
+            step = _int(get(data, "step"))
+            if s.turn is None:
+                why = why or "step/start with no open turn"
+            elif _int(get(data, "turn")) != s.turn:
+                why = why or f"step/start names turn {_int(get(data, 'turn'))}, but turn {s.turn} is open"
+            elif s.step is not None:
+                why = why or f"step/start while step {s.step} is open"
+            elif step != s.next_step:
+                why = why or f"step/start {step} is not the next step {s.next_step}"
+            s.step = step if step is not None else s.next_step
+            s.next_step = s.step + 1
+        case "step/end":
+            why = why or _names_open_step(s, event)
+            if why is None and s.pending:
+                # Pairing: a closed step must have answered its calls (the
+                # repair, LOG-14, only closes calls of the still-open step).
+                why = f"step/end leaves tool call {next(iter(s.pending))!r} without a tool/result"
+            s.step = None
+            s.pending.clear()
+        case "assistant/chunk" | "assistant/message":
+            why = why or _names_open_step(s, event)
+        case "tool/call":
+            why = why or _names_open_step(s, event)
+            call_id = get(data, "callId")
+            if isinstance(call_id, str):
+                s.pending[call_id] = event.seq
+        case "tool/result" if _is_replace(event):
+            if s.turn is None and not s.manual_bracket:
+                why = why or "tool/result replace outside an open turn"
+        case "tool/result":
+            why = why or _names_open_step(s, event)
+            call_id = _result_call_id(event, dialect)
+            if isinstance(call_id, str) and call_id in s.pending:
+                del s.pending[call_id]
+            elif not _is_not_started(event):
+                why = why or f"tool/result answers {js_stringify(call_id if call_id is not ABSENT else None)}, which is not a pending call"
+        case "session/end-seed" if dialect is Dialect.D08:
+            s.manual_bracket = False
+        case "compaction/start" if dialect is Dialect.D08 and get(data, "turn") is None:
+            if s.turn is not None:
+                why = why or "manual compaction (owner null) while a turn is open"
+            s.manual_bracket = True
+        case "compaction/end" if dialect is Dialect.D08 and s.manual_bracket:
+            s.manual_bracket = False
+        case _:
+            # D08 writes session-level plugin records (agent/inbox/spliced,
+            # approval/policy, subagent/descriptor, ...) between turns; the
+            # rule book states the turn requirement for A55 only, so in D08 it
+            # binds the core types alone.
+            bound = dialect is Dialect.A55 or event.type in D08_TURN_BOUND_TYPES
+            if s.turn is None and not s.manual_bracket and bound:
+                why = why or f"{event.type} outside an open turn"
+    return why
+
+
+# --------------------------------------------------------------------------- FMT-9
+
+
+def _has_placeholder(v: Json | Absent) -> bool:
+    """FMT-6: a whole-field placeholder string such as ``{{tools}}`` (or a
+    prefix whose entries are ``{{messagePrefix}}``)."""
+    if isinstance(v, str):
+        return v.startswith("{{") and v.endswith("}}")
+    if isinstance(v, tuple):
+        return any(isinstance(x, str) and x.startswith("{{") and x.endswith("}}") for x in v)
+    return False
+
+
+def _opaque_header(h: EpochHeader) -> bool:
+    return any(_has_placeholder(v) for v in (h.system, h.tools, h.message_prefix))
+
+
+@implements("FMT-6", "HDR-4")
+def headers_equal(a: EpochHeader | Absent, b: EpochHeader | Absent, dialect: Dialect) -> bool:
+    """HDR-4 on canonical headers; a placeholder header compares by JSON
+    identity (FMT-6, Q-15), never through the element-wise HDR-4."""
+    if a is ABSENT or b is ABSENT:
+        return a is b
+    if _opaque_header(a) or _opaque_header(b):
+        return json_eq(header_to_json(a), header_to_json(b))
+    return header_eq(a, b, dialect)
+
+
+@dataclass(slots=True)
+class _HeaderAudit:
+    fold: EpochHeader | Absent = ABSENT
+    instance_prefix: Json | Absent = ABSENT
+    anchored: bool = False
+    step_open: bool = False
+    step_chunked: bool = False
+    step_header: int | None = None
+
+
+@implements("FMT-9", "PFX-15", "HDR-7")
+def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """FMT-9 (loop logs): (a) a header lies after a ``step/start`` and before
+    that step's first chunk, at most one per step; (b) ``initial`` iff no
+    earlier header exists; (c) a ``change`` differs (HDR-4) from the fold
+    before it; (d) ``initial``/``resume`` anchor an instance and may equal the
+    fold; (e) the first header an instance writes is its anchor, so anchors
+    partition the requests; (f) all headers of one instance carry JSONEQ
+    ``messagePrefix`` (PFX-15, A55).  The loop writes only the three reasons
+    (HDR-7).  Seed headers (seq < first_live_seq) set the fold, unaudited.
+    D08 retries inside a step (DIA-7) may write one header per attempt."""
+    found: list[Rejected] = []
+    a = _HeaderAudit()
+    live_headers = 0
+    for event in events:
+        match event.type:
+            case "step/start":
+                a.step_open, a.step_chunked, a.step_header = True, False, None
+            case "step/end":
+                a.step_open = False
+            case "assistant/chunk" if a.step_open:
+                a.step_chunked = True
+            case "request/header":
+                header = header_of_event(event, dialect)
+                if isinstance(header, Rejected):
+                    found.append(header)
+                    continue
+                if event.seq >= first_live_seq:
+                    found += _audit_one_header(a, event, header, dialect, live_headers == 0)
+                    live_headers += 1
+                a.fold = header
+                if event.seq < first_live_seq:
+                    a.instance_prefix = header.message_prefix
+            case _:
+                pass
+    return found
+
+
+def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialect: Dialect, first_live: bool) -> list[Rejected]:
+    found: list[Rejected] = []
+    seq = event.seq
+    reason = get(event.data, "reason")
+    # (a) placement inside the step, before its first chunk (D08: per attempt).
+    if not a.step_open:
+        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header outside a step (the loop writes it after step/start)"))
+    elif a.step_chunked and dialect is Dialect.A55:
+        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header after the step's first chunk"))
+    elif a.step_header is not None and not a.step_chunked:
+        found.append(Rejected(rule="FMT-9", seq=seq, reason=f"second request/header in one step (first at seq {a.step_header})"))
+    a.step_header = seq
+    if dialect is Dialect.D08:
+        a.step_chunked = False
+    reasons = {r.value for r in HeaderReason}
+    if not isinstance(reason, str) or reason not in reasons:
+        found.append(Rejected(rule="HDR-7", seq=seq, reason=f"request/header reason {js_stringify(reason if reason is not ABSENT else None)} is not one the loop writes"))
+        return found
+    earlier = a.fold is not ABSENT
+    # (b) initial iff no earlier header exists in the log.
+    if reason == HeaderReason.INITIAL.value and earlier:
+        found.append(Rejected(rule="FMT-9", seq=seq, reason="initial header although an earlier header exists (expected resume or change)"))
+    if reason != HeaderReason.INITIAL.value and not earlier:
+        found.append(Rejected(rule="FMT-9", seq=seq, reason=f"{reason} header with no earlier header (expected initial)"))
+    if reason == HeaderReason.CHANGE.value:
+        # (e) an instance's first header is its anchor.
+        if first_live and not a.anchored:
+            found.append(Rejected(rule="FMT-9", seq=seq, reason="change header before any initial/resume anchor of this instance"))
+        # (c) a change must be a real difference.
+        if earlier and headers_equal(a.fold, header, dialect):
+            found.append(Rejected(rule="FMT-9", seq=seq, reason="change header equal to the header in force (HDR-4)"))
+        # (f) never a prefix change inside an instance.
+        if dialect is Dialect.A55 and a.anchored and not json_eq(a.instance_prefix, header.message_prefix):
+            found.append(Rejected(rule="PFX-15", seq=seq, reason="messagePrefix changed inside a loop instance (only an anchor may change it)"))
+    else:
+        a.anchored = True
+        a.instance_prefix = header.message_prefix
+    return found
+
+
+@implements("LEG-8")
+def placeholder_notes(events: Sequence[Event]) -> list[str]:
+    """FMT-6/LEG-8: header fields scrubbed to placeholders are opaque; the
+    requests are then known only up to those fields (a note, not a failure)."""
+    fields: dict[str, int] = {}
+    for event in events:
+        if event.type != "request/header":
+            continue
+        header = get(event.data, "header")
+        for key in ("system", "tools", "messagePrefix"):
+            if key not in fields and _has_placeholder(get(header, key)):
+                fields[key] = event.seq
+    if not fields:
+        return []
+    listed = ", ".join(f"{key} (first at seq {seq})" for key, seq in fields.items())
+    return [f"placeholder header fields are opaque (FMT-6, LEG-8): {listed}"]
+
+
+# --------------------------------------------------------------------------- requests
+
+
+@implements("FMT-8", "INV-7", "WIRE-2")
+def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """FMT-8/INV-7: every live request point has a header in force (HDR-9,
+    FMT-9 g) naming a provider and model, and its request (prefix first,
+    WIRE-2, then the boundary derivation) can be built."""
+    points = request_points(events, dialect, first_live_seq)
+    if isinstance(points, Rejected):
+        return [points]
+    found: list[Rejected] = []
+    for point in points:
+        at = point.first_chunk_seq if point.first_chunk_seq is not None else point.step_start_seq
+        if point.header is ABSENT:
+            found.append(Rejected(rule="FMT-9", seq=at, reason=f"request of the step at seq {point.step_start_seq} has no request/header in force"))
+            continue
+        config = point.header.config
+        provider, model = get(config, "provider"), get(config, "model")
+        if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
+            found.append(Rejected(rule="HDR-8", seq=at, reason="request header in force lacks provider/model"))
+            continue
+        if point.request() is None:
+            found.append(Rejected(rule="INV-7", seq=at, reason="request cannot be reconstructed"))
+    return found
+
+
+# --------------------------------------------------------------------------- FMT-11
+
+
+@implements("FMT-11", "LOG-15")
+def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length: int) -> list[Rejected]:
+    """FMT-11: a fork child's first ``seedLength`` events equal the parent's
+    first ``seedLength`` events (byte-equal as logged, time included: the seed
+    is a copy); LOG-15: the seed ends at a ``turn/end`` of the source."""
+    if seed_length <= 0:
+        return []
+    if seed_length > len(parent):
+        return [Rejected(rule="FMT-11", reason=f"seedLength {seed_length} exceeds the parent's {len(parent)} events")]
+    if seed_length > len(child):
+        return [Rejected(rule="FMT-11", reason=f"seedLength {seed_length} exceeds the child's {len(child)} events")]
+    for index in range(seed_length):
+        if serialize_event(child[index]) != serialize_event(parent[index]):
+            return [Rejected(rule="FMT-11", seq=child[index].seq, reason=f"seed event {index} differs from the parent's event {index}")]
+    if parent[seed_length - 1].type != "turn/end":
+        return [Rejected(rule="LOG-15", seq=seed_length - 1, reason=f"the fork boundary is a {parent[seed_length - 1].type}, not a turn/end")]
+    return []
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+CompactionAudit = Callable[[Sequence[Event], Dialect], tuple[Rejected, ...]]
+
+
+def _compaction_audit() -> CompactionAudit | None:
+    """``model.compaction.audit_compactions`` when that module provides it."""
+    try:
+        module = importlib.import_module("model.compaction")
+        return cast(CompactionAudit, module.audit_compactions)
+    except (ImportError, AttributeError):
+        return None
+
+
+# --------------------------------------------------------------------------- all
+
+
+@implements("FMT-7")
+def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Audit:
+    """FMT-7 (after decoding/migration): load shapes, surface, nesting, header
+    reasons, request points, compaction — every finding, in a stable order."""
+    found: list[Rejected] = []
+    notes: list[str] = []
+    found += check_load_shapes(events, dialect)
+    notes += placeholder_notes(events)
+    fold = fold_surface(events, dialect)
+    surface_ok = not isinstance(fold, Rejected)
+    if isinstance(fold, Rejected):
+        found.append(fold)
+    found += check_nesting(events, dialect, first_live_seq)
+    found += check_header_reasons(events, dialect, first_live_seq)
+    if surface_ok:
+        found += check_request_points(events, dialect, first_live_seq)
+        audit = _compaction_audit()
+        if audit is None:
+            notes.append(COMPACTION_UNAVAILABLE)
+        else:
+            try:
+                found += audit(events, dialect)
+            except Exception as bug:  # noqa: BLE001 - a bug of that module must not crash the checker
+                found.append(Rejected(rule="CMP-1", reason=f"compaction audit failed: {type(bug).__name__}: {bug}", kind=FailureKind.BUG))
+    return Audit(findings=_sorted(found), notes=tuple(notes))
+
+
+def audit_log(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> tuple[Rejected, ...]:
+    """Every log-alone finding of ``events`` (see :func:`audit_events`)."""
+    return audit_events(events, dialect, first_live_seq).findings

@@ -1,0 +1,284 @@
+"""Reading one session-log file into events with their line numbers (FMT-1, FMT-2, FMT-5).
+
+Total and bounded: every problem of the bytes becomes a :class:`LineFinding`
+(naming the rule and the line) or, when the file cannot be read at all, an
+``unreadable`` reason; nothing raises to the caller.  A line longer than
+:data:`MAX_LINE_BYTES` or nested deeper than :data:`MAX_DEPTH` is a
+``FailureKind.LIMIT`` finding (the checker's limit, not the log's fault).  A
+last line without its newline that does not parse is a crash mid-write: one
+finding, and the rest of the file is still checked.
+
+Reading streams line by line (plain, stdin or zstandard-compressed), so memory
+is one file's events, independent of how many files a run checks.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Final, final
+
+from model.codec import SessionHeader, decode_record, parse_session_header, parse_value
+from model.jsonval import JsonObject, get
+from model.log import Event
+from model.rejected import FailureKind, Rejected
+
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+MAX_DEPTH: Final = 200
+STDIN: Final = "-"
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_OPENERS: Final = frozenset(b"[{")
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LineFinding:
+    """A problem of the file at ``line`` (1-based; None: the file as a whole)."""
+
+    line: int | None
+    rejected: Rejected
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogFile:
+    """What one file holds: the optional header line, the events (rows
+    expanded, CHK-6) with the line each came from, and line-level findings."""
+
+    name: str
+    header: SessionHeader | None
+    events: tuple[Event, ...]
+    lines: tuple[int, ...]
+    findings: tuple[LineFinding, ...]
+    unreadable: str | None = None
+    seed_length: int = 0
+    # The parent session id (header line, or the sidecar for headerless logs).
+    parent_session: str | None = None
+    # seq -> line of its first occurrence (a duplicated seq keeps the first).
+    seq_lines: Mapping[int, int] = field(default_factory=dict)
+
+    def line_of(self, seq: int | None) -> int | None:
+        """The line of the first event with this seq."""
+        if seq is None:
+            return None
+        return self.seq_lines.get(seq)
+
+
+def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON text nests ``[``/``{`` deeper than ``limit`` (strings
+    skipped).  Texts with at most ``limit`` brackets cannot, and skip the scan."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    return nesting_depth(raw) > limit
+
+
+def nesting_depth(raw: bytes) -> int:
+    """The deepest ``[``/``{`` nesting of a JSON text (strings skipped)."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for byte in brackets:
+        if byte in _OPENERS:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        else:
+            depth -= 1
+    return deepest
+
+
+def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool, bool]]:
+    """(line without newline, had a newline, was cut at the length limit)."""
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            # Skip the rest of the over-long line without holding it.
+            tail = raw
+            while tail and not tail.endswith(b"\n"):
+                tail = stream.readline(1024 * 1024)
+            yield b"", bool(tail), True
+            continue
+        newline = raw.endswith(b"\n")
+        yield (raw[:-1] if newline else raw), newline, False
+
+
+def _sidecar_table(directory: Path) -> dict[str, dict[str, object]]:
+    """``sessions.json`` beside ground-truth logs: ``{sessionId: {file, header}}``
+    (those logs have no header line).  Empty when absent or malformed."""
+    sidecar = directory / "sessions.json"
+    try:
+        if not sidecar.is_file() or sidecar.stat().st_size > 16 * 1024 * 1024:
+            return {}
+        table = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(table, dict):
+        return {}
+    return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, dict)}
+
+
+def _sidecar_header(path: Path) -> dict[str, object]:
+    """The live session header the sidecar records for this file."""
+    for entry in _sidecar_table(path.parent).values():
+        header = entry.get("header")
+        if entry.get("file") == path.name and isinstance(header, dict):
+            return header
+    return {}
+
+
+def _first_line_id(path: Path) -> str | None:
+    """The ``id`` of a file's session header line (its first line only)."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1024 * 1024)
+        value = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str):
+        return str(value["id"])
+    return None
+
+
+def find_parent_file(child: Path, parent_id: str) -> Path | None:
+    """FMT-11: the parent session's file beside a child (sidecar table, else a
+    sibling ``*.jsonl`` whose header line names ``parent_id``)."""
+    entry = _sidecar_table(child.parent).get(parent_id)
+    if entry is not None and isinstance(entry.get("file"), str):
+        candidate = child.parent / str(entry["file"])
+        return candidate if candidate.is_file() else None
+    for sibling in sorted(child.parent.glob("*.jsonl")):
+        if sibling != child and _first_line_id(sibling) == parent_id:
+            return sibling
+    return None
+
+
+def read_stream(
+    stream: BinaryIO, name: str, sidecar_path: Path | None = None, read_errors: tuple[type[Exception], ...] = ()
+) -> LogFile:
+    """Read one log from a binary stream (FMT-1: header line, then records)."""
+    header: SessionHeader | None = None
+    events: list[Event] = []
+    lines: list[int] = []
+    findings: list[LineFinding] = []
+    first_record = True
+    number = 0
+    try:
+        for number, (raw, newline, cut) in enumerate(_lines(stream), start=1):
+            if cut:
+                findings.append(
+                    LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=f"line longer than {MAX_LINE_BYTES} bytes (checker limit)", kind=FailureKind.LIMIT))
+                )
+                first_record = False
+                continue
+            if not raw.strip():
+                continue  # FMT-1: blank lines are ignored
+            finding = _read_line(raw, newline, number, first_record, events, lines)
+            first_record = False
+            if isinstance(finding, SessionHeader):
+                header = finding
+            elif finding is not None:
+                findings.append(finding)
+    except (OSError, EOFError, ValueError) + read_errors as error:
+        # zstandard reports a corrupt frame as ZstdError (a ValueError subclass in
+        # recent versions) or OSError; either way the file cannot be read.
+        return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), unreadable=f"read error after line {number}: {error}")
+    if number == 0 or (not events and header is None and not findings):
+        findings.append(LineFinding(line=None, rejected=Rejected(rule="FMT-1", reason="empty file: no session header and no events")))
+    seed = header.seed_length if header is not None else 0
+    parent: object = get(header.value, "parentSession") if header is not None else None
+    if header is None and sidecar_path is not None:
+        recorded = _sidecar_header(sidecar_path)
+        value = recorded.get("seedLength")
+        seed = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+        parent = recorded.get("parentSession")
+    seq_lines: dict[int, int] = {}
+    for event, line in zip(events, lines):
+        seq_lines.setdefault(event.seq, line)
+    return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), seed_length=seed, seq_lines=seq_lines,
+        parent_session=parent if isinstance(parent, str) else None,
+    )
+
+
+def _read_line(
+    raw: bytes, newline: bool, number: int, first_record: bool, events: list[Event], lines: list[int]
+) -> LineFinding | SessionHeader | None:
+    """One non-blank line: the header (first line only), events, or a finding."""
+
+    def finding(rejected: Rejected) -> LineFinding:
+        if not newline:
+            # A last line cut short by a crash mid-write (no newline, not JSON).
+            return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=f"truncated last line (a crash mid-write?): {rejected.reason}", kind=rejected.kind))
+        return LineFinding(line=number, rejected=rejected)
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"))
+    if too_deep(raw):
+        return finding(Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT))
+    value = parse_value(text)
+    if isinstance(value, Rejected):
+        return finding(value)
+    if first_record and isinstance(value, JsonObject) and get(value, "type") == "session":
+        header = parse_session_header(value)
+        return header if isinstance(header, SessionHeader) else LineFinding(line=number, rejected=header)
+    if isinstance(value, JsonObject) and get(value, "type") == "session":
+        return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason="session header line after the first line"))
+    decoded = decode_record(value)
+    if isinstance(decoded, Rejected):
+        return LineFinding(line=number, rejected=decoded)
+    for event in decoded:
+        events.append(event)
+        lines.append(number)
+    return None
+
+
+def _open_zstd(path: Path) -> tuple[BinaryIO, tuple[type[Exception], ...]] | str:
+    try:
+        import zstandard  # the persistence format's optional zstd frames (FMT-1)
+    except ImportError:
+        return "the zstandard package is not installed (needed for .zst files)"
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        return f"cannot open: {error.strerror or error}"
+    reader = zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True, closefd=True)
+    return io.BufferedReader(reader), (zstandard.ZstdError,)
+
+
+def read_path(path: str) -> LogFile:
+    """Read a file (``.jsonl`` or ``.jsonl.zst``) or ``-`` (stdin); total."""
+    if path == STDIN:
+        return read_stream(sys.stdin.buffer, "<stdin>")
+    p = Path(path)
+    if p.name.endswith(".zst"):
+        opened = _open_zstd(p)
+        if isinstance(opened, str):
+            return LogFile(name=path, header=None, events=(), lines=(), findings=(), unreadable=opened)
+        stream, errors = opened
+        with stream:
+            return read_stream(stream, path, p, errors)
+    try:
+        handle = p.open("rb")
+    except OSError as error:
+        return LogFile(name=path, header=None, events=(), lines=(), findings=(), unreadable=f"cannot open: {error.strerror or error}")
+    with handle:
+        return read_stream(handle, path, p)
+
+
+def session_id(log: LogFile) -> str:
+    """The session id for legacy-message ids (DIA-13); ``unknown`` without a header."""
+    if log.header is not None:
+        value = log.header.id
+        if isinstance(value, str):
+            return value
+    return "unknown"
+

@@ -1,0 +1,197 @@
+"""``sessionspec check``: formats, exit codes, inputs, bad bytes (FMT-1, FMT-2, FMT-7)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import GROUNDTRUTH, REAL
+
+import spec.logfile
+from spec.checker import SAMPLES
+from spec.cli import main
+
+GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
+FINDING_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<rule>[A-Z]+-\d+)( seq (?P<seq>\d+))?: .+$")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["check", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def test_no_path_checks_the_bundled_samples(capsys: pytest.CaptureFixture[str]) -> None:
+    samples = sorted(SAMPLES.glob("*.jsonl"))
+    assert len(samples) >= 3
+    code, out, err = _run(capsys)
+    assert code == 0 and err == ""
+    assert out.splitlines()[-1] == f"checked {len(samples)} files: {len(samples)} valid, 0 invalid, 0 unknown, 0 unreadable"
+
+
+def test_valid_file_exit_0_with_verdict_and_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, str(GOOD))
+    assert code == 0
+    assert out.splitlines() == [f"{GOOD}: valid [A55 detected, 56 events]", "checked 1 file: 1 valid, 0 invalid, 0 unknown, 0 unreadable"]
+
+
+def test_invalid_file_exit_1_with_finding_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = GOOD.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4].replace(b'"seq":4', b'"seq":40')
+    path = _write(tmp_path, "bad.jsonl", b"".join(lines))
+    code, out, err = _run(capsys, path)
+    assert code == 1 and err == ""
+    findings = [m for m in map(FINDING_LINE.match, out.splitlines()) if m]
+    assert findings and findings[0]["path"] == path and findings[0]["line"] == "5"
+    assert any(m["rule"] == "LOG-1" and m["seq"] == "40" for m in findings)
+    assert f"{path}: invalid" in out
+
+
+def test_unreadable_exit_2_and_wins_over_invalid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _write(tmp_path, "empty.jsonl", b"")
+    code, out, err = _run(capsys, bad, str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "Traceback" not in out + err
+    assert "missing.jsonl: unreadable (cannot open" in out
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", "--dialect", "Z99", str(GOOD)])
+    assert exit_info.value.code == 2
+    code, _, err = _run(capsys, "-", "-")
+    assert code == 2 and "stdin" in err
+
+
+def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _write(tmp_path, "trunc.jsonl", GOOD.read_bytes()[:-30])
+    code, out, _ = _run(capsys, "--format", "json", str(GOOD), bad)
+    assert code == 1
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert [d["kind"] for d in docs] == ["file", "file", "summary"]
+    assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings"]
+    assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
+    finding = docs[1]["findings"][0]
+    assert list(finding) == ["line", "rule", "seq", "kind", "reason"] and finding["rule"] == "FMT-1"
+    assert docs[2] == {"kind": "summary", "schema": 1, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(GOOD.read_bytes())))
+    code, out, _ = _run(capsys, "-")
+    assert code == 0 and out.startswith("<stdin>: valid")
+
+
+def test_zstd_compressed_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    path = _write(tmp_path, "s.jsonl.zst", zstandard.ZstdCompressor().compress(GOOD.read_bytes()))
+    code, out, _ = _run(capsys, path)
+    assert code == 0 and f"{path}: valid [A55 detected, 56 events]" in out
+    corrupt = _write(tmp_path, "c.jsonl.zst", b"\x28\xb5\x2f\xfd" + b"garbage" * 10)
+    code, out, err = _run(capsys, corrupt)
+    assert code == 2 and "unreadable" in out and "Traceback" not in err
+
+
+def test_directories_recursive_sorted_logs_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "z").mkdir(parents=True)
+    for rel in ("b/session.jsonl", "a/z/session.1.jsonl", "a/session.jsonl"):
+        (tmp_path / rel).write_bytes(GOOD.read_bytes())
+    (tmp_path / "a" / "notes.md").write_text("not a log")
+    code, out, _ = _run(capsys, str(tmp_path))
+    checked = [line.split(": ")[0] for line in out.splitlines()[:-1]]
+    assert code == 0
+    assert checked == [str(tmp_path / "a" / "session.jsonl"), str(tmp_path / "a" / "z" / "session.1.jsonl"), str(tmp_path / "b" / "session.jsonl")]
+
+
+def test_output_is_deterministic(capsys: pytest.CaptureFixture[str]) -> None:
+    first = _run(capsys, str(GROUNDTRUTH))
+    second = _run(capsys, str(GROUNDTRUTH))
+    assert first == second and first[0] == 0
+
+
+def test_quiet_and_forced_dialect(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "-q", str(GOOD))
+    assert code == 0 and out.splitlines() == ["checked 1 file: 1 valid, 0 invalid, 0 unknown, 0 unreadable"]
+    code, out, _ = _run(capsys, "--dialect", "A55", str(GOOD))
+    assert "[A55 forced, 56 events]" in out
+
+
+BAD_INPUTS = {
+    "empty": (b"", "FMT-1", "invalid"),
+    "invalid-json": (b'{"type":"session","version":0,"id":"s","createdAt":0}\n{"type":\n', "FMT-1", "invalid"),
+    "invalid-utf8": (b'{"type":"x/y","seq":0,"time":0,"data":"\xff\xfe"}\n', "FMT-1", "invalid"),
+    "wrong-types": (b'{"type":"x/y","seq":"0","time":0,"data":null}\n', "LOG-3", "invalid"),
+    "huge-int": (b'{"type":"x/y","seq":0,"time":0,"data":123456789012345678901234567890}\n', "LOG-4", "invalid"),
+    "huge-float": (b'{"type":"x/y","seq":0,"time":0,"data":1e999}\n', "LOG-4", "invalid"),
+    "deep-nesting": (b'{"type":"x/y","seq":0,"time":0,"data":' + b"[" * 100000 + b"]" * 100000 + b"}\n", "FMT-1", "unknown"),
+    "non-log-json": (b"[1,2,3]\n", "LOG-3", "invalid"),
+    "bad-version": (b'{"type":"session","version":1,"id":"s","createdAt":0}\n', "LOG-17", "invalid"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_is_a_finding_never_a_traceback(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, rule, verdict = BAD_INPUTS[name]
+    path = _write(tmp_path, f"{name}.jsonl", data)
+    code, out, err = _run(capsys, path)
+    assert err == "" and "Traceback" not in out
+    assert re.search(rf"^{re.escape(path)}(:\d+)?: {rule}\b", out, re.M), out
+    assert f"{path}: {verdict}" in out
+    assert code == (1 if verdict == "invalid" else 0)
+
+
+def test_over_long_line_is_a_limit_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(spec.logfile, "MAX_LINE_BYTES", 1000)
+    lines = GOOD.read_bytes().splitlines(keepends=True)
+    long_line = b'{"type":"x/y","seq":999,"time":0,"data":"' + b"x" * 5000 + b'"}\n'
+    path = _write(tmp_path, "long.jsonl", b"".join(lines[:3]) + long_line + b"".join(lines[3:]))
+    code, out, _ = _run(capsys, path)
+    assert f"{path}:4: FMT-1: line longer than 1000 bytes" in out
+    # The following lines are read again (the rest of the file is still checked).
+    assert "[A55 detected, 56 events]" in out
+
+
+def _legacy_assistant_in_d08(tmp_path: Path) -> str:
+    """A D08 corpus log whose first assistant/message is written in the A55
+    (legacy) shape: the D08 reader migrates it (DIA-13)."""
+    source = REAL / "611615650f" / "examples" / "acp-agent" / "tests" / "snapshots" / "tool-call-turn" / "session.jsonl"
+    rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    row = next(r for r in rows if r["type"] == "assistant/message")
+    message = row["data"].pop("message")
+    provenance = {k: v for k, v in message["source"].items() if k != "kind"}
+    row["data"] = {"turn": row["data"]["turn"], "step": row["data"]["step"], "content": message["content"], "provenance": provenance, **row["data"]}
+    return _write(tmp_path, "legacy.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
+
+
+def test_DIA_13_forced_d08_migrates_legacy_shapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _legacy_assistant_in_d08(tmp_path)
+    code, out, _ = _run(capsys, "--dialect", "D08", path)
+    assert code == 0 and f"{path}: valid [D08 forced" in out
+
+
+def test_FMT_10_mixed_markers_are_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _legacy_assistant_in_d08(tmp_path)
+    code, out, _ = _run(capsys, path)
+    assert code == 0 and f"{path}: unknown" in out and "mixed dialect markers (FMT-10)" in out
+
+
+def test_directory_without_logs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.md").write_text("no logs here")
+    code, out, err = _run(capsys, str(tmp_path))
+    assert code == 2 and out == "" and "no session-log files" in err
+
+
+def test_nesting_depth_skips_strings() -> None:
+    assert spec.logfile.nesting_depth(b'{"a":[[1],{"b":"[[[[{{{{"}]}') == 3
+    assert not spec.logfile.too_deep(b'{"s":"' + b"[" * 1000 + b'"}')
+    assert spec.logfile.too_deep(b"[" * 201 + b"]" * 201)

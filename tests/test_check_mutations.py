@@ -1,0 +1,339 @@
+"""Mutation tests: one targeted corruption of a valid real log, and the checker
+names the rule it breaks (one test per rule area).
+
+The logs are ground-truth and corpus logs that the checker finds valid
+(tests/test_check_real.py); each test first asserts the unmutated log is valid,
+so a mutation test cannot pass vacuously.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import GROUNDTRUTH, REAL
+
+from model.audit import _compaction_audit
+from spec.checker import FileReport, Verdict, check_log, check_path
+from spec.logfile import read_stream
+
+Row = dict[str, Any]
+
+A55_CORPUS = REAL / "a55f148516" / "examples" / "acp-agent" / "tests" / "snapshots"
+D08_CORPUS = REAL / "611615650f" / "examples" / "acp-agent" / "tests" / "snapshots"
+
+
+def _load(path: Path) -> list[Row]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _gt(scenario: str) -> list[Row]:
+    return _load(GROUNDTRUTH / scenario / "session.jsonl")
+
+
+def _text(rows: list[Row]) -> bytes:
+    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+def _check(rows: list[Row] | bytes) -> FileReport:
+    data = rows if isinstance(rows, bytes) else _text(rows)
+    return check_log(read_stream(io.BytesIO(data), "mutant.jsonl"))
+
+
+def _rules(report: FileReport) -> set[str]:
+    return {f.rule for f in report.findings}
+
+
+def _index(rows: list[Row], type_name: str, nth: int = 0, **data: Any) -> int:
+    hits = [i for i, r in enumerate(rows) if r.get("type") == type_name and all(r["data"].get(k) == v for k, v in data.items())]
+    return hits[nth]
+
+
+def _drop(rows: list[Row], index: int) -> list[Row]:
+    """Remove one event and renumber the later ones, keeping every seq
+    reference (sourceEventSeqs, replace ranges) pointing at the same event."""
+    gone = rows[index]["seq"]
+    out: list[Row] = []
+
+    def shift(s: int) -> int:
+        return s - 1 if s > gone else s
+
+    for i, row in enumerate(rows):
+        if i == index:
+            continue
+        row = copy.deepcopy(row)
+        if "seq" in row:
+            row["seq"] = shift(row["seq"])
+        if "sourceEventSeqs" in row:
+            row["sourceEventSeqs"] = [shift(s) for s in row["sourceEventSeqs"] if s != gone] or row["sourceEventSeqs"][:0]
+            if not row["sourceEventSeqs"]:
+                del row["sourceEventSeqs"]
+        op = row.get("surfaceOp")
+        if isinstance(op, dict):
+            op["start"], op["end"] = shift(op["start"]), shift(op["end"])
+        out.append(row)
+    return out
+
+
+def _assert_valid(rows: list[Row]) -> None:
+    report = _check(rows)
+    assert report.verdict is Verdict.VALID, [f.text("base") for f in report.findings]
+
+
+# --------------------------------------------------------------------------- LOG
+
+
+def test_LOG_13_drop_a_tool_result() -> None:
+    rows = _gt("b-prefix-idioms-tool-roundtrip")
+    _assert_valid(rows)
+    report = _check(_drop(rows, _index(rows, "tool/result")))
+    assert report.verdict is Verdict.INVALID and "LOG-13" in _rules(report)
+
+
+def test_LOG_13_drop_a_tool_call() -> None:
+    rows = _gt("b-prefix-idioms-tool-roundtrip")
+    report = _check(_drop(rows, _index(rows, "tool/call")))
+    assert "LOG-13" in _rules(report)
+
+
+def test_LOG_13_move_a_step_start_after_its_first_chunk() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    _assert_valid(rows)
+    start = _index(rows, "step/start")
+    chunk = _index(rows, "assistant/chunk")
+    moved = copy.deepcopy(rows)
+    moved.insert(chunk, moved.pop(start))
+    for seq, row in enumerate(moved):
+        row["seq"] = seq
+    report = _check(moved)
+    assert "LOG-13" in _rules(report)
+
+
+def test_LOG_1_duplicate_a_seq() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    rows[5]["seq"] = rows[4]["seq"]
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID and {"LOG-1", "LOG-13"} <= _rules(report)
+
+
+def test_LOG_13_wrong_turn_number() -> None:
+    rows = _gt("g-header-change-system-and-tools")
+    _assert_valid(rows)
+    rows[_index(rows, "turn/start", 1)]["data"]["turn"] = 7
+    assert "LOG-13" in _rules(_check(rows))
+
+
+def test_LEG_4_reason_bearing_aborted_in_a55() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    rows[_index(rows, "turn/end")]["data"]["reason"] = {"kind": "aborted", "reason": {"kind": "user"}}
+    assert "LEG-4" in _rules(_check(rows))
+
+
+def test_LOG_4_textual_minus_zero() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    text = _text(rows).replace(b'"time":', b'"time":-0,"x":', 1)
+    report = _check(text)
+    assert "LOG-4" in _rules(report) and report.verdict is Verdict.INVALID
+
+
+# --------------------------------------------------------------------------- SURF
+
+
+def test_SURF_5_break_a_replace_range() -> None:
+    rows = _gt("j2-tool-result-prune")
+    _assert_valid(rows)
+    replace = next(r for r in rows if isinstance(r.get("surfaceOp"), dict))
+    replace["surfaceOp"]["start"] = replace["seq"] - 1000 if replace["seq"] > 1000 else 10**6
+    assert "SURF-5" in _rules(_check(rows))
+
+
+def test_SURF_7_change_a_pruned_results_call_id() -> None:
+    rows = _gt("j2-tool-result-prune")
+    replace = next(r for r in rows if r["type"] == "tool/result" and isinstance(r.get("surfaceOp"), dict))
+    replace["data"]["callId"] = "another-call"
+    assert "SURF-7" in _rules(_check(rows))
+
+
+def test_SURF_2_surface_op_on_a_log_only_event() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    rows[_index(rows, "step/start")]["surfaceOp"] = "append"
+    assert "SURF-2" in _rules(_check(rows))
+
+
+# --------------------------------------------------------------------------- HDR / FMT-9 / PFX
+
+
+def test_PFX_15_alter_message_prefix_on_a_change_header() -> None:
+    rows = _gt("g-header-change-system-and-tools")
+    change = rows[_index(rows, "request/header", reason="change")]
+    prefix = change["data"]["header"].get("messagePrefix")
+    altered = [{"role": "user", "content": [{"type": "text", "text": "a different opener"}]}]
+    change["data"]["header"]["messagePrefix"] = altered if prefix != altered else []
+    assert "PFX-15" in _rules(_check(rows))
+
+
+def test_FMT_9_change_header_without_a_difference() -> None:
+    rows = _gt("g-header-change-system-and-tools")
+    first_change = _index(rows, "request/header", reason="change")
+    previous = max(i for i in range(first_change) if rows[i]["type"] == "request/header")
+    rows[first_change]["data"]["header"] = copy.deepcopy(rows[previous]["data"]["header"])
+    report = _check(rows)
+    assert any(f.rule == "FMT-9" and "equal to the header in force" in f.reason for f in report.findings)
+
+
+def test_FMT_9_second_initial_header() -> None:
+    rows = _gt("h1-resume-no-drift")
+    _assert_valid(rows)
+    rows[_index(rows, "request/header", reason="resume")]["data"]["reason"] = "initial"
+    assert "FMT-9" in _rules(_check(rows))
+
+
+def test_FMT_9_drop_the_only_header() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    report = _check(_drop(rows, _index(rows, "request/header")))
+    assert any(f.rule == "FMT-9" and "no request/header in force" in f.reason for f in report.findings)
+
+
+def test_FMT_9_move_the_header_before_step_start() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    header = _index(rows, "request/header")
+    start = _index(rows, "step/start")
+    moved = copy.deepcopy(rows)
+    moved.insert(start, moved.pop(header))
+    for seq, row in enumerate(moved):
+        row["seq"] = seq
+    assert "FMT-9" in _rules(_check(moved))
+
+
+def test_LEG_2_fallback_reason() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    rows[_index(rows, "request/header")]["data"]["reason"] = "fallback"
+    assert "LEG-2" in _rules(_check(rows))
+
+
+def test_HDR_8_header_without_provider() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    del rows[_index(rows, "request/header")]["data"]["header"]["config"]["provider"]
+    assert "HDR-8" in _rules(_check(rows))
+
+
+def test_LEG_1_header_delta() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    rows[_index(rows, "request/header")]["type"] = "request/header-delta"
+    assert "LEG-1" in _rules(_check(rows))
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+def _needs_compaction_audit() -> None:
+    if _compaction_audit() is None:
+        pytest.skip("model.compaction.audit_compactions is not available")
+
+
+def test_CMP_shrink_a_compaction_range() -> None:
+    _needs_compaction_audit()
+    rows = _gt("j1-pressure-compaction")
+    _assert_valid(rows)
+    summary = rows[_index(rows, "compact/summary")]
+    summary["data"]["shadowedRange"]["end"] = summary["data"]["shadowedSeqs"][-2]
+    summary["data"]["shadowedSeqs"] = summary["data"]["shadowedSeqs"][:-1]
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID and "CMP-22" in _rules(report)
+
+
+def test_SURF_6_shrink_a_checkpoint_replace_range() -> None:
+    rows = _gt("j1-pressure-compaction")
+    checkpoint = next(r for r in rows if r["type"] == "user/message" and isinstance(r.get("surfaceOp"), dict))
+    covered = [s for s in checkpoint["sourceEventSeqs"] if s <= checkpoint["surfaceOp"]["end"] and s >= checkpoint["surfaceOp"]["start"]]
+    checkpoint["surfaceOp"]["end"] = covered[-2]
+    checkpoint["sourceEventSeqs"].remove(covered[-1])
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID
+    # The surface itself stays well-formed; the compaction audit (or SURF-6
+    # coverage, when the range no longer matches) names the broken transaction.
+    assert _rules(report) & {"SURF-6", "CMP-22", "CMP-10"}
+
+
+# --------------------------------------------------------------------------- FMT / CHK
+
+
+def test_FMT_1_truncate_the_last_line() -> None:
+    rows = _gt("b-prefix-idioms-tool-roundtrip")
+    text = _text(rows)
+    report = _check(text[:-25])
+    assert report.verdict is Verdict.INVALID
+    [finding] = [f for f in report.findings if f.rule == "FMT-1"]
+    assert finding.line == len(rows) and "truncated last line" in finding.reason
+    # The rest of the file is still checked: no other finding.
+    assert len(report.findings) == 1
+
+
+def test_FMT_1_invalid_json_line_in_the_middle() -> None:
+    lines = _text(_gt("a-single-turn-no-prefix")).split(b"\n")
+    lines[3] = b'{"type": oops'
+    report = _check(b"\n".join(lines))
+    assert any(f.rule == "FMT-1" and f.line == 4 for f in report.findings)
+    assert "LOG-1" in _rules(report)  # the missing event leaves a seq hole
+
+
+def test_CHK_5_corrupt_a_packed_row() -> None:
+    rows = _load(A55_CORPUS / "packed-chunks" / "session.jsonl")
+    _assert_valid(rows)
+    row = next(r for r in rows if r.get("type") in ("text-chunks", "reasoning-chunks", "tool-call-chunks"))
+    row["data"]["dt"] = row["data"]["dt"] + [1]
+    assert "CHK-5" in _rules(_check(rows))
+
+
+# --------------------------------------------------------------------------- D08
+
+
+def test_D08_drop_a_tool_result() -> None:
+    rows = _load(D08_CORPUS / "tool-call-turn" / "session.jsonl")
+    _assert_valid(rows)
+    report = _check(_drop(rows, _index(rows, "tool/result")))
+    assert report.dialect is not None and report.dialect.name == "D08"
+    assert "LOG-13" in _rules(report)
+
+
+def test_D08_duplicate_a_seq() -> None:
+    rows = _load(D08_CORPUS / "tool-call-turn" / "session.jsonl")
+    rows[6]["seq"] = rows[5]["seq"]
+    assert "LOG-1" in _rules(_check(rows))
+
+
+# --------------------------------------------------------------------------- FMT-11 fork seeds
+
+
+def _copy_dir(source: Path, target: Path) -> None:
+    for file in source.iterdir():
+        if file.is_file():
+            (target / file.name).write_bytes(file.read_bytes())
+
+
+def test_FMT_11_groundtruth_fork_child_seed_must_equal_parent(tmp_path: Path) -> None:
+    _copy_dir(GROUNDTRUTH / "k-fork-seeded-child", tmp_path)
+    child = tmp_path / "session.jsonl"
+    assert check_path(str(child)).verdict is Verdict.VALID
+    rows = _load(child)
+    rows[3]["time"] += 1  # inside the 24-event seed: a log-only field the child alone changed
+    child.write_bytes(_text(rows))
+    report = check_path(str(child))
+    assert [(f.rule, f.seq) for f in report.findings] == [("FMT-11", 3)]
+
+
+def test_FMT_11_corpus_fork_child_seed_must_equal_parent(tmp_path: Path) -> None:
+    _copy_dir(A55_CORPUS / "subagent-fork", tmp_path)
+    child = tmp_path / "session.1.jsonl"
+    assert check_path(str(child)).verdict is Verdict.VALID
+    lines = child.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"time":', b'"time":1', 1)
+    child.write_bytes(b"".join(lines))
+    assert "FMT-11" in _rules(check_path(str(child)))
+    (tmp_path / "session.jsonl").unlink()
+    report = check_path(str(child))
+    assert report.verdict is Verdict.VALID and any("not found" in n for n in report.notes)

@@ -1,0 +1,115 @@
+"""The replay HTML in a real headless browser (Debian's chromium).
+
+`.ci/install-browser.sh` installs chromium when it can; where no browser is
+available the tests skip and say so.  The page must render (the DOM the
+browser built holds one element per request and the prefix markers) and the
+regions must be visibly distinct (the screenshot contains the prefix, shared
+and new background colours).
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import tempfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from spec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html
+from tests.conftest import GROUNDTRUTH
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH (run .ci/install-browser.sh; it needs root and apt)")
+
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--virtual-time-budget=3000")
+PREFIX_BG, SHARED_BG, NEW_BG = (0xFF, 0xF6, 0xE0), (0xEE, 0xF8, 0xEE), (0xEE, 0xF2, 0xFF)
+
+
+def _page(scenario: str, tmp: Path) -> tuple[Path, ReplayReport]:
+    loaded = load_log_text((GROUNDTRUTH / scenario / "session.jsonl").read_text(encoding="utf-8"))
+    assert isinstance(loaded, LoadedLog)
+    report = replay(loaded.events)
+    assert isinstance(report, ReplayReport)
+    page = tmp / "replay.html"
+    page.write_text(report_to_html(report), encoding="utf-8")
+    return page, report
+
+
+def _browser(*args: str) -> subprocess.CompletedProcess[str]:
+    assert BROWSER is not None
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=120)
+
+
+def _png_pixels(data: bytes) -> set[tuple[int, int, int]]:
+    """The distinct RGB colours of an 8-bit RGB/RGBA non-interlaced PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, channels = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", chunk[:10])
+            assert depth == 8 and colour in (2, 6) and chunk[12] == 0
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    previous = bytearray(stride)
+    colours: set[tuple[int, int, int]] = set()
+    for y in range(height):
+        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, ul = previous[i], previous[i - channels] if i >= channels else 0
+            if ftype == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif ftype == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif ftype == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif ftype == 4:
+                p = left + up - ul
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else ul)) & 0xFF
+        colours.update(tuple(line[x:x + 3]) for x in range(0, stride, channels))  # type: ignore[misc]
+        previous = line
+    return colours
+
+
+def test_replay_html_renders_requests_and_prefix_markers(tmp_path: Path) -> None:
+    page, report = _page("b-prefix-idioms-tool-roundtrip", tmp_path)
+    done = _browser("--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    assert dom.count('<section class="request"') == len(report.requests) == 3
+    prefix_total = sum(r.prefix_length for r in report.requests)
+    assert prefix_total > 0 and dom.count('data-region="prefix"') == prefix_total
+    assert 'data-region="shared"' in dom and 'data-region="new"' in dom
+    assert 'id="timeline"' in dom
+
+
+def test_replay_html_screenshot_shows_distinct_regions(tmp_path: Path) -> None:
+    page, _ = _page("b-prefix-idioms-tool-roundtrip", tmp_path)
+    shot = tmp_path / "shot.png"
+    done = _browser(f"--screenshot={shot}", "--window-size=1200,6000", page.as_uri())
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    colours = _png_pixels(shot.read_bytes())
+    assert PREFIX_BG in colours and SHARED_BG in colours and NEW_BG in colours
+
+
+def test_replay_html_screenshot_has_no_prefix_colour_without_a_prefix(tmp_path: Path) -> None:
+    """Negative control: scenario a has no session prefix, so no prefix region is painted."""
+    page, report = _page("a-single-turn-no-prefix", tmp_path)
+    assert all(r.prefix_length == 0 for r in report.requests)
+    shot = tmp_path / "shot.png"
+    done = _browser(f"--screenshot={shot}", "--window-size=1200,3000", page.as_uri())
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    colours = _png_pixels(shot.read_bytes())
+    assert PREFIX_BG not in colours and NEW_BG in colours

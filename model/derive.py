@@ -34,6 +34,10 @@ def project(event: Event, dialect: Dialect = Dialect.A55) -> JsonObject | None |
     ``data`` is projected (DER-3; ``envelope`` is display-only, DER-8).
     D08 (DIA-10): user -> ``data``; assistant -> ``data.message`` unless empty;
     tool/result -> ``data.message``.
+
+    post: dialect is not Dialect.A55 or not isinstance(__return__, JsonObject) or list(__return__.keys())[:2] == ["role", "content"]
+    post: dialect is not Dialect.A55 or not isinstance(__return__, JsonObject) or set(__return__.keys()) <= {"role", "content", "provenance"}
+    post: event.type != "tool/result" or __return__ is not None
     """
     data = event.data
     if not isinstance(data, JsonObject):
@@ -93,7 +97,11 @@ def _project_d08(event: Event, data: JsonObject) -> JsonObject | None | Rejected
 def derive_nodes(
     nodes: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55
 ) -> tuple[JsonObject, ...] | Rejected:
-    """DER-4: the projections of ``nodes`` in surface order, no-message nodes dropped."""
+    """DER-4: the projections of ``nodes`` in surface order, no-message nodes dropped.
+
+    pre: all(0 <= seq < len(events) for seq in nodes)
+    post: isinstance(__return__, Rejected) or len(__return__) <= len(nodes)
+    """
     messages: list[JsonObject] = []
     for seq in nodes:
         message = project(events[seq], dialect)

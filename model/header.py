@@ -52,7 +52,15 @@ def _present(v: Json | Absent) -> bool:
 @implements("HDR-2", "DIA-8")
 def canonical(h: EpochHeader, dialect: Dialect = Dialect.A55) -> EpochHeader:
     """HDR-2: keep system/tools/messagePrefix only when present with length > 0;
-    config passes through unchanged.  D08 drops any messagePrefix (DIA-8)."""
+    config passes through unchanged.  D08 drops any messagePrefix (DIA-8).
+
+    post: __return__.config is h.config
+    post: __return__.system is ABSENT or __return__.system is h.system
+    post: __return__.tools is ABSENT or __return__.tools is h.tools
+    post: __return__.message_prefix is ABSENT or (dialect is Dialect.A55 and __return__.message_prefix is h.message_prefix)
+    post: all(v is ABSENT or (js_length(v) or 0) > 0 for v in (__return__.system, __return__.tools, __return__.message_prefix))
+    post: canonical(__return__, dialect) == __return__
+    """
     prefix = h.message_prefix if dialect is Dialect.A55 and _present(h.message_prefix) else ABSENT
     defaults = h.adapter_defaults if dialect is Dialect.D08 else ABSENT
     return EpochHeader(
@@ -97,7 +105,12 @@ def header_to_json(h: EpochHeader) -> JsonObject:
 @implements("HDR-3")
 def config_eq(a: Json, b: Json) -> bool:
     """HDR-3: provider, model, reasoningEffort, temperature, maxTokens strictly
-    equal (absent only equals absent), and stop element-wise; other keys ignored."""
+    equal (absent only equals absent), and stop element-wise; other keys ignored.
+
+    post: __return__ == config_eq(b, a)
+    post: not __return__ or ((get(a, "stop") is ABSENT) == (get(b, "stop") is ABSENT))
+    post: not __return__ or all((get(a, k) is ABSENT) == (get(b, k) is ABSENT) for k in CONFIG_SCALARS)
+    """
     for key in CONFIG_SCALARS:
         x, y = get(a, key), get(b, key)
         if x is ABSENT or y is ABSENT:
@@ -128,7 +141,11 @@ def _strict_eq(x: Json, y: Json) -> bool:
 def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) -> bool:
     """HDR-4 on canonical headers: configEq, system equal, JSONEQ prefixes
     (absent = []), tools same length and pairwise JSONEQ in order (absent = []).
-    D08 also compares adapterDefaults (DIA-9)."""
+    D08 also compares adapterDefaults (DIA-9).
+
+    post: __return__ == header_eq(b, a, dialect)
+    post: not __return__ or config_eq(a.config, b.config)
+    """
     if not config_eq(a.config, b.config):
         return False
     if a.system is ABSENT or b.system is ABSENT:
@@ -156,7 +173,11 @@ def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) ->
 
 @implements("MTR-11")
 def opt_header_eq(a: EpochHeader | Absent, b: EpochHeader | Absent, dialect: Dialect = Dialect.A55) -> bool:
-    """MTR-11: both absent -> true; one absent -> false; else headerEq."""
+    """MTR-11: both absent -> true; one absent -> false; else headerEq.
+
+    post: (a is ABSENT and b is ABSENT) <= __return__
+    post: not ((a is ABSENT) != (b is ABSENT) and __return__)
+    """
     if a is ABSENT or b is ABSENT:
         return a is b
     return header_eq(a, b, dialect)
@@ -215,7 +236,11 @@ def check_llm_shape(event: Event) -> Rejected | None:
 
 
 def prefix_messages(h: EpochHeader | Absent) -> tuple[Json, ...]:
-    """``h.messagePrefix or []`` as a tuple (a placeholder string counts as unknown: empty here)."""
+    """``h.messagePrefix or []`` as a tuple (a placeholder string counts as unknown: empty here).
+
+    post: h is not ABSENT or __return__ == ()
+    post: h is ABSENT or __return__ == () or __return__ is h.message_prefix
+    """
     if h is ABSENT:
         return ()
     prefix = h.message_prefix

@@ -190,14 +190,21 @@ def _emit(v: Json, out: list[str]) -> None:
 
 
 def json_eq(a: Json | Absent, b: Json | Absent) -> bool:
-    """``JSONEQ``: equal JS text, hence sensitive to key order (RULES §0.4)."""
+    """``JSONEQ``: equal JS text, hence sensitive to key order (RULES §0.4).
+
+    post: __return__ == json_eq(b, a)
+    post: a is not b or __return__
+    """
     if a is ABSENT or b is ABSENT:
         return a is b
     return js_stringify(a) == js_stringify(b)
 
 
 def deep_eq(a: Json, b: Json) -> bool:
-    """``DEEPEQ``: structural equality; key order ignored, types exact."""
+    """``DEEPEQ``: structural equality; key order ignored, types exact.
+
+    post: __return__ == deep_eq(b, a)
+    """
     if isinstance(a, JsonObject):
         if not isinstance(b, JsonObject) or a.keys() != b.keys():
             return False
@@ -219,7 +226,13 @@ def deep_eq(a: Json, b: Json) -> bool:
 
 
 def u16(s: str) -> int:
-    """``U16(s)``: length in UTF-16 code units (JS ``length``)."""
+    """``U16(s)``: length in UTF-16 code units (JS ``length``).
+
+    The §0.4 definition is the contract; the body is the fast path.
+
+    post: __return__ == len(s.encode("utf-16-le", "surrogatepass")) // 2
+    post: len(s) <= __return__ <= 2 * len(s)
+    """
     if s.isascii():
         return len(s)
     return len(s) + sum(1 for c in s if ord(c) > 0xFFFF)
@@ -235,6 +248,10 @@ def js_length(v: Json) -> int | None:
 
 
 def is_safe_int(v: Json | Absent) -> bool:
+    """A non-negative safe integer (SURF-3, SURF-4); ``True`` is not an integer in JS.
+
+    post: __return__ == (type(v) is int and 0 <= v <= MAX_SAFE_INTEGER)
+    """
     return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_SAFE_INTEGER
 
 

@@ -100,6 +100,10 @@ def request_points(
     dispatched.  Steps of a seed (``seq < first_live_seq``) belong to the
     source session and are skipped.  The header is the fold at the first chunk,
     else at the step's ``step/end`` (HDR-9).
+
+    post: isinstance(__return__, Rejected) or all(p.step_start_seq >= first_live_seq for p in __return__)
+    post: isinstance(__return__, Rejected) or all(a.step_start_seq < b.step_start_seq for a, b in zip(__return__, __return__[1:]))
+    post: isinstance(__return__, Rejected) or all(p.first_chunk_seq is None or p.first_chunk_seq > p.step_start_seq for p in __return__)
     """
     derivation = IncrementalDerivation(dialect=dialect)
     header: EpochHeader | Absent = ABSENT
@@ -172,7 +176,13 @@ def rebuild_request_at(events: Sequence[Event], step_start_seq: int, first_chunk
     """The executable definition (INV-5): a fresh derivation of
     ``log[0:step_start]`` and the header fold at the first chunk (or, with no
     chunk, the whole given log).  Quadratic when used for every request; the
-    checker uses :func:`request_points`, and properties assert they agree."""
+    checker uses :func:`request_points`, and properties assert they agree.
+
+    With no chunk the caller must cut ``events`` at the step's ``step/end``
+    (HDR-9): a header recorded after the step must not leak into its request.
+
+    post: isinstance(__return__, Rejected) or 0 <= step_start_seq < len(events)
+    """
     if not 0 <= step_start_seq < len(events) or events[step_start_seq].type != "step/start":
         return Rejected(rule="INV-2", seq=step_start_seq, reason="no step/start at the boundary")
     boundary = derive(list(events[:step_start_seq]), dialect)

@@ -36,7 +36,13 @@ APPEND = SurfaceOp(kind=OpKind.APPEND)
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SurfaceState:
-    """SURF-1: ``{nodes, replaceGeneration}``, starting ``{[], 0}``."""
+    """SURF-1: ``{nodes, replaceGeneration}``, starting ``{[], 0}``.
+
+    A well-formed surface never names a seq twice (SURF-8 splices a range to
+    one new seq) and counts replaces from 0.  (Stated as preconditions of
+    ``apply_plan`` rather than ``inv:``: CrossHair 0.0.113 cannot construct a
+    slotted frozen dataclass that carries a class invariant, see docs/proofs.md.)
+    """
 
     nodes: tuple[int, ...] = ()
     replace_generation: int = 0
@@ -146,6 +152,10 @@ def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[in
 
     The numeric order of the seqs is irrelevant: after an earlier replace the
     surface ``[2, 1]`` accepts ``{start:2, end:1}``.
+
+    post: isinstance(__return__, Rejected) == (op.start not in nodes or op.end not in nodes or nodes.index(op.start) > nodes.index(op.end))
+    post: isinstance(__return__, Rejected) or (0 <= __return__[0] <= __return__[1] < len(nodes))
+    post: isinstance(__return__, Rejected) or (nodes[__return__[0]] == op.start and nodes[__return__[1]] == op.end)
     """
     try:
         start_idx = nodes.index(op.start)
@@ -249,7 +259,17 @@ def plan_surface_event(
 @implements("SURF-8")
 def apply_plan(state: SurfaceState, plan: SurfacePlan) -> SurfaceState:
     """SURF-8: append pushes the seq; replace splices the range to ``[seq]`` at
-    the start position and counts one more replace."""
+    the start position and counts one more replace.
+
+    pre: state.replace_generation >= 0 and len(set(state.nodes)) == len(state.nodes)
+    pre: plan.seq not in state.nodes
+    pre: not plan.is_replace or 0 <= plan.start_idx <= plan.end_idx < len(state.nodes)
+    post: __return__.replace_generation == state.replace_generation + (1 if plan.is_replace else 0)
+    post: __return__.nodes[:plan.start_idx] == state.nodes[:plan.start_idx] if plan.is_replace else __return__.nodes[:-1] == state.nodes
+    post: __return__.nodes[plan.start_idx] == plan.seq if plan.is_replace else __return__.nodes[-1] == plan.seq
+    post: len(__return__.nodes) == len(state.nodes) + 1 - ((plan.end_idx - plan.start_idx + 1) if plan.is_replace else 0)
+    post: len(set(__return__.nodes)) == len(__return__.nodes)
+    """
     if plan.is_replace:
         nodes = state.nodes[: plan.start_idx] + (plan.seq,) + state.nodes[plan.end_idx + 1 :]
         return SurfaceState(nodes=nodes, replace_generation=state.replace_generation + 1)
@@ -271,6 +291,10 @@ def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Sur
     """SURF-10: the surface of a whole log, with its replacement history.
 
     One pass with a local node list (linear for append-only logs).
+
+    post: isinstance(__return__, Rejected) or __return__.state.replace_generation == len(__return__.replacements)
+    post: isinstance(__return__, Rejected) or len(set(__return__.state.nodes)) == len(__return__.state.nodes)
+    post: isinstance(__return__, Rejected) or all(0 <= seq < len(events) for seq in __return__.state.nodes)
     """
     nodes: list[int] = []
     generation = 0

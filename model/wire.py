@@ -37,6 +37,10 @@ def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
 
     A pure function of (header, boundary) (WIRE-5).  The prefix comes after the
     system slot and before the whole derived history (PFX-11).
+
+    post: __return__.messages == prefix_messages(header) + tuple(boundary)
+    post: __return__.system is header.system and __return__.tools is header.tools
+    post: __return__.provider == get(header.config, "provider") and __return__.model == get(header.config, "model")
     """
     config = header.config
     return Request(
@@ -68,7 +72,12 @@ REQUEST_KEYS = (
 def request_to_json(request: Request) -> JsonObject:
     """The request in the real key order
     ``provider, model, reasoningEffort?, messages, system?, tools?, temperature?, maxTokens?, stop?``;
-    absent stays absent."""
+    absent stays absent.
+
+    post: "messages" in __return__
+    post: list(__return__.keys()) == [k for k, _ in REQUEST_KEYS if k in __return__]
+    post: all((getattr(request, attr) is ABSENT) == (key not in __return__) for key, attr in REQUEST_KEYS)
+    """
     pairs: list[tuple[str, Json]] = []
     for key, attr in REQUEST_KEYS:
         value: Json | Absent = getattr(request, attr)

@@ -17,4 +17,7 @@ settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# `crosshair`: opt-in symbolic backend (hypothesis-crosshair) for the small pure properties.
+settings.register_profile("crosshair", backend="crosshair", max_examples=50, deadline=None, database=None,
+                          suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

@@ -1,0 +1,67 @@
+"""``sessionspec spec``: the committed docs/SPEC.md is a fresh rendering of the registry (issue 7)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from spec.registry import rule_ids, rules
+from spec.render import REGENERATE, SEED_CLAIMS, contracts_of, render
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "docs" / "SPEC.md"
+
+
+def test_committed_spec_equals_fresh_rendering() -> None:
+    committed = SPEC.read_text(encoding="utf-8") if SPEC.exists() else ""
+    fresh = render()
+    if committed != fresh:
+        old, new = committed.splitlines(), fresh.splitlines()
+        first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+        raise AssertionError(
+            f"docs/SPEC.md is stale (first difference at line {first + 1}); regenerate it with: {REGENERATE}"
+        )
+
+
+def test_rendering_is_deterministic() -> None:
+    assert render() == render()
+
+
+def test_spec_names_every_rule_with_its_text() -> None:
+    text = render()
+    for r in rules():
+        assert f"### {r.id}\n\n> {r.text}\n" in text
+
+
+def test_seed_claims_link_to_registered_rules() -> None:
+    """Every claim of the seed note is linked to rules that exist in the book."""
+    known = rule_ids()
+    for claim, ids in SEED_CLAIMS:
+        assert ids, claim
+        assert set(ids) <= known, (claim, sorted(set(ids) - known))
+
+
+def test_contracts_are_rendered_from_docstrings() -> None:
+    from model.surface import replacement_range
+
+    contracts = contracts_of(replacement_range)
+    assert contracts and all(c.startswith("post: ") for c in contracts)
+    assert f"- `{contracts[0]}`" in render()
+
+
+def test_cli_writes_out_file_and_stdout(tmp_path: Path) -> None:
+    out = tmp_path / "SPEC.md"
+    written = subprocess.run([sys.executable, "-m", "spec.cli", "spec", "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert written.returncode == 0, written.stderr
+    printed = subprocess.run([sys.executable, "-m", "spec.cli", "spec"], cwd=ROOT, capture_output=True, text=True)
+    assert printed.returncode == 0
+    assert printed.stdout == out.read_text(encoding="utf-8")
+
+
+def test_cli_reports_unwritable_out_without_traceback(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "spec.cli", "spec", "--out", str(blocker / "SPEC.md")], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "cannot write" in result.stderr and "Traceback" not in result.stderr

@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final, final
 
-from spec.registry import Property, Rule, properties, rules
+from spec.registry import Property, Rule, out_of_scope, properties, rules
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 TESTS: Final = ROOT / "tests"
@@ -190,9 +190,11 @@ def coverage(tests_dir: Path = TESTS, vectors_dir: Path = VECTORS) -> tuple[Rule
 
 
 def unchecked(report: Iterable[RuleCoverage], areas: Iterable[str]) -> tuple[str, ...]:
-    """Rule IDs of ``areas`` that no test and no exercised property checks."""
+    """Rule IDs of ``areas`` that no test and no exercised property checks
+    (rules outside the model, ``spec/scope.md``, are not asked for)."""
     wanted = set(areas)
-    return tuple(c.rule.id for c in report if c.rule.area in wanted and not c.checked)
+    outside = out_of_scope()
+    return tuple(c.rule.id for c in report if c.rule.area in wanted and not c.checked and c.rule.id not in outside)
 
 
 def summary(report: Iterable[RuleCoverage]) -> str:
@@ -204,7 +206,9 @@ def summary(report: Iterable[RuleCoverage]) -> str:
     for area, items in per_area.items():
         checked = sum(1 for c in items if c.checked)
         vectored = sum(1 for c in items if c.vectors)
-        missing = [c.rule.id for c in items if not c.checked]
-        tail = f"; unchecked: {', '.join(missing)}" if missing else ""
+        missing = [c.rule.id for c in items if not c.checked and c.rule.id not in out_of_scope()]
+        outside = [c.rule.id for c in items if c.rule.id in out_of_scope()]
+        tail = f"; outside the model: {', '.join(outside)}" if outside else ""
+        tail += f"; unchecked: {', '.join(missing)}" if missing else ""
         lines.append(f"{area:5} {checked:3}/{len(items):<3} checked, {vectored:3} with vectors{tail}")
     return "\n".join(lines)

@@ -37,6 +37,7 @@ MODEL_MODULES: Final = (
     "model.repair",
     "model.economics",
     "model.seed",
+    "model.session",
     "model.audit",
     "model.migrate",
     "spec.properties",
@@ -49,6 +50,9 @@ _PROPERTY_ROW = re.compile(r"^\|\s*(P-[A-Z]+-\d+)([^|]*)\|([^|]*)\|([^|]*)\|")
 _QUIRK = re.compile(r"^- \*\*(QF?-\d+) ([^*]+)\*\*\s*(.*)$")
 # Quirks the project found itself (QF-…), kept apart from the copied book.
 QUIRKS_FOUND: Final = Path(__file__).with_name("quirks_found.md")
+# Rules the model cannot exhibit or observe, each with the reason.
+SCOPE: Final = Path(__file__).with_name("scope.md")
+_OUT_OF_SCOPE = re.compile(r"^- \*\*([A-Z]+-\d+)\*\*\s*(.+)$")
 
 
 @final
@@ -147,6 +151,17 @@ def quirks() -> tuple[Quirk, ...]:
         if q:
             found.append(Quirk(q.group(1), q.group(2).rstrip(". "), q.group(3)))
     return tuple(found)
+
+
+@cache
+def out_of_scope() -> dict[str, str]:
+    """Rule ID -> why the model cannot decide it (``spec/scope.md``)."""
+    found: dict[str, str] = {}
+    for line in SCOPE.read_text(encoding="utf-8").splitlines():
+        match = _OUT_OF_SCOPE.match(line)
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found
 
 
 def _expand_ids(text: str) -> list[str]:

@@ -23,7 +23,7 @@ from typing import Final
 
 from model.rules import IMPLEMENTATIONS
 from spec.coverage import RuleCoverage, coverage, summary
-from spec.registry import Rule, properties, quirks, registry_digest, rules
+from spec.registry import Rule, out_of_scope, properties, quirks, registry_digest, rules
 
 HELP = "render the reviewer's spec (docs/SPEC.md) from the rule registry"
 
@@ -87,7 +87,10 @@ def _rule_section(item: RuleCoverage, shown: set[str], property_names: dict[str,
     r: Rule = item.rule
     out = [f"### {r.id}", "", f"> {r.text}", ""]
     functions = _implementations(r.id)
-    if not functions:
+    scope = out_of_scope().get(r.id)
+    if scope is not None:
+        out += [f"*Outside the model* (`spec/scope.md`): {scope}", ""]
+    elif not functions:
         out += ["*Implemented by:* (not implemented yet)", ""]
     for function in functions:
         name = _qualname(function)

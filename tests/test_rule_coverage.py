@@ -95,3 +95,12 @@ def test_a_property_counts_only_when_some_test_runs_it() -> None:
     assert exercised_properties(predicates, ["assert canonical_idempotent(h)"]) == {"P-HDR-1", "P-HDR-2"}
     assert exercised_properties({"P-HDR-1": lambda: True}, ["nothing here"]) == frozenset()
     assert exercised_properties({"P-HDR-1": lambda: True}, ["# P-HDR-1"]) == {"P-HDR-1"}
+
+
+def test_rules_outside_the_model_are_known_and_give_a_reason() -> None:
+    """spec/scope.md names only rules of the book, each with its reason."""
+    from spec.registry import out_of_scope, rule_ids
+
+    outside = out_of_scope()
+    assert set(outside) <= rule_ids()
+    assert all(len(reason) > 20 for reason in outside.values())

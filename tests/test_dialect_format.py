@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.codec import parse_event_line
+from model.codec import parse_event_line, serialize_event
 from model.derive import derive, project
 from model.jsonval import freeze, get, js_stringify
 from model.log import D08_SURFACE_TYPES, Dialect, Event, make_event
@@ -149,3 +149,74 @@ def test_LEG_9_d08_reader_turns_steering_into_a_user_message() -> None:
                       surfaceOp="append")
     migrated = migrate_legacy([steering], "s")
     assert migrated[0].type == "user/message"
+
+
+# --------------------------------------------------------------------------- FMT-4
+
+FMT_4_EXAMPLE = (
+    '{"type":"compact/start","seq":19,"time":0,"data":{"turn":1}}',
+    '{"type":"compact/summary","seq":20,"time":0,"data":{"summary":[{"type":"text","text":"S"}],"shadowedRange":{"start":4,"end":4},"shadowedSeqs":[4],"shadowedTokenCount":266,"provider":"p","model":"m","maxTokens":8192}}',
+    '{"type":"user/message","seq":21,"time":0,"data":{"content":[{"type":"text","text":"<PREAMBLE>\\n\\n<compacted-summary>"},{"type":"text","text":"S"},{"type":"text","text":"</compacted-summary>"}],"source":{"kind":"plugin","plugin":"compact"}},"sourceEventSeqs":[19,20,4],"surfaceOp":{"op":"replace","start":4,"end":4}}',
+    '{"type":"compact/end","seq":22,"time":0,"data":{"turn":1}}',
+)
+
+
+def _skeleton(value: Any) -> Any:
+    """The shape of a JSON value: keys in order, strings kept only for ``type``,
+    ``kind``, ``plugin`` and ``op`` (the words FMT-4 fixes), numbers as ``#``."""
+    if isinstance(value, dict):
+        return [(k, v if k in ("type", "kind", "plugin", "op") and isinstance(v, str) else _skeleton(v))
+                for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [_skeleton(v) for v in value]
+    return "#" if isinstance(value, int) else type(value).__name__
+
+
+def test_FMT_4_a55_compaction_lines_have_the_rule_books_shape() -> None:
+    """The model's A55 region transaction serializes exactly like FMT-4's
+    example: same event types, key order at every level, source and surfaceOp
+    words (one shadowed node, a summariser that reports maxTokens)."""
+    import json
+
+    from test_compaction import Log, summarizer_of
+
+    from model.compaction import compact_region
+
+    log = Log()
+    log.add("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    log.user("a long question " * 100)
+    log.header()
+    log.user("the retained tail")
+    nodes = fold_surface(log.events)
+    assert not isinstance(nodes, Rejected)
+    first = nodes.state.nodes[0]
+    outcome = compact_region(log.events, first, first, summarizer_of("S"))  # type: ignore[arg-type]
+    assert not isinstance(outcome, Rejected) and outcome.error is None
+    produced = [_skeleton(json.loads(serialize_event(e))) for e in outcome.events]
+    expected = [_skeleton(json.loads(line)) for line in FMT_4_EXAMPLE]
+    assert produced == expected
+
+
+# --------------------------------------------------------------------------- LEG-7
+
+
+def _simulated_logs() -> list[tuple[Event, ...]]:
+    try:
+        from model.simulate import simulate
+    except ImportError:  # before the simulator moved to its own module
+        from model.loop import simulate
+    return [simulate(seed, 12) for seed in range(4)]
+
+
+def test_LEG_7_pre_a55_designs_are_never_produced() -> None:
+    """The loop model writes none of the retired designs: no per-step
+    ``agent/request-advice``, no ``request/header-delta``, no
+    ``messageSuffix`` and no ``fallback`` reason in any simulated log."""
+    for log in _simulated_logs():
+        assert log
+        types = {e.type for e in log}
+        assert not types & {"agent/request-advice", "request/header-delta"}
+        for e in log:
+            if e.type == "request/header":
+                assert get(e.data, "reason") in ("initial", "resume", "change")
+                assert "messageSuffix" not in js_stringify(get(e.data, "header"))

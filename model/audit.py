@@ -49,10 +49,13 @@ COMPACTION_UNAVAILABLE: Final = "compaction audit unavailable"
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Audit:
-    """All findings of one log, plus notes (never verdict-changing)."""
+    """All findings of one log, plus notes (never verdict-changing) and the
+    quirks of the real code the log shows (§17: notes by default, findings
+    under ``--strict-quirks``)."""
 
     findings: tuple[Rejected, ...]
     notes: tuple[str, ...] = ()
+    quirks: tuple[Rejected, ...] = ()
 
 
 def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
@@ -391,7 +394,13 @@ def placeholder_notes(events: Sequence[Event]) -> list[str]:
 def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """FMT-8/INV-7: every live request point has a header in force (HDR-9,
     FMT-9 g) naming a provider and model, and its request (prefix first,
-    WIRE-2, then the boundary derivation) can be built."""
+    WIRE-2, then the boundary derivation) can be built.
+
+    The requests are not materialized: ``build_request`` (WIRE-1) is total on
+    a header and a boundary, and ``request_points`` fails (INV-7) when a
+    boundary cannot be derived, so a point with a header in force has a
+    request.  Copying every boundary (``RequestPoint.request()``) would cost
+    the history length per request, quadratic in the log."""
     points = request_points(events, dialect, first_live_seq)
     if isinstance(points, Rejected):
         return [points]
@@ -405,9 +414,6 @@ def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_s
         provider, model = get(config, "provider"), get(config, "model")
         if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
             found.append(Rejected(rule="HDR-8", seq=at, reason="request header in force lacks provider/model"))
-            continue
-        if point.request() is None:
-            found.append(Rejected(rule="INV-7", seq=at, reason="request cannot be reconstructed"))
     return found
 
 
@@ -431,6 +437,47 @@ def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length
     if parent[seed_length - 1].type != "turn/end":
         return [Rejected(rule="LOG-15", seq=seed_length - 1, reason=f"the fork boundary is a {parent[seed_length - 1].type}, not a turn/end")]
     return []
+
+
+# --------------------------------------------------------------------------- §17 quirks
+
+
+@implements("Q-4", "Q-17")
+def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
+    """§17: "the model follows the real code and the checker reports the quirk
+    as a ``note``, never as ``invalid``, unless a flag (``--strict-quirks``)
+    asks for the 'intended' behaviour."  The quirks a log alone shows, for
+    live events, each named by its quirk ID:
+
+    * Q-4: "A failure in composition, assembly or pre-step yields
+      ``turn/end {kind:"error", step: n}`` with no ``step/start`` for ``n``;
+      a prompt-submit failure yields ``step: 0``."
+    * Q-17: "Refreshed snapshots reuse timestamps; never assert time order":
+      an event whose ``time`` is earlier than the previous event's.
+    """
+    found: list[Rejected] = []
+    started: set[int] = set()
+    previous_time: int | None = None
+    for event in events:
+        live = event.seq >= first_live_seq
+        if live and previous_time is not None and event.time < previous_time:
+            found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {event.time} is earlier than the previous event's {previous_time}"))
+        previous_time = event.time
+        match event.type:
+            case "turn/start":
+                started.clear()
+            case "step/start":
+                step = _int(get(event.data, "step"))
+                if step is not None:
+                    started.add(step)
+            case "turn/end" if live:
+                reason = get(event.data, "reason")
+                step = _int(get(reason, "step"))
+                if get(reason, "kind") == "error" and step is not None and step not in started:
+                    found.append(Rejected(rule="Q-4", seq=event.seq, reason=f"turn/end error names step {step}, which never started"))
+            case _:
+                pass
+    return found
 
 
 # --------------------------------------------------------------------------- compaction
@@ -475,7 +522,7 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
                 found += audit(events, dialect)
             except Exception as bug:  # noqa: BLE001 - a bug of that module must not crash the checker
                 found.append(Rejected(rule="CMP-1", reason=f"compaction audit failed: {type(bug).__name__}: {bug}", kind=FailureKind.BUG))
-    return Audit(findings=_sorted(found), notes=tuple(notes))
+    return Audit(findings=_sorted(found), notes=tuple(notes), quirks=_sorted(quirk_observations(events, first_live_seq)))
 
 
 def audit_log(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> tuple[Rejected, ...]:

@@ -15,10 +15,14 @@ unreadable, or a usage error.  See ``docs/check.md``.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import multiprocessing
 import os
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -150,8 +154,23 @@ def _choose_dialect(log: LogFile, forced: Dialect | None) -> tuple[Dialect, Dial
     return Dialect.A55, DialectSource.DEFAULT
 
 
-def check_log(log: LogFile, forced: Dialect | None = None) -> FileReport:
-    """The verdict for one read file (FMT-7)."""
+def _quirk_notes(quirks: Sequence[Finding]) -> tuple[str, ...]:
+    """One note per quirk ID (§17: the model follows the real code; a note, not a failure)."""
+    by_rule: dict[str, list[Finding]] = {}
+    for quirk in quirks:
+        by_rule.setdefault(quirk.rule, []).append(quirk)
+    notes: list[str] = []
+    for rule in sorted(by_rule, key=lambda r: int(r.split("-")[1])):
+        first = by_rule[rule][0]
+        where = ", ".join(part for part in (f"line {first.line}" if first.line is not None else "", f"seq {first.seq}" if first.seq is not None else "") if part)
+        count = len(by_rule[rule])
+        notes.append(f"quirk {rule} ({count} time{'s' if count != 1 else ''}, first at {where}): {first.reason} (the real code does this; --strict-quirks makes it a finding)")
+    return tuple(notes)
+
+
+def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
+    """The verdict for one read file (FMT-7).  The §17 quirks the log shows
+    are notes, or findings with ``strict_quirks``."""
     if log.unreadable is not None:
         return FileReport(path=log.name, verdict=Verdict.UNREADABLE, dialect=None, dialect_source=None, events=0, first_live_seq=0, findings=(), reason=log.unreadable)
     line_findings = [_finding(log, f.rejected, f.line) for f in log.findings]
@@ -169,7 +188,13 @@ def check_log(log: LogFile, forced: Dialect | None = None) -> FileReport:
     findings = line_findings + [_finding(log, r) for r in audit.findings]
     fork_findings, fork_notes = _check_fork(log, events, dialect)
     findings += [_finding(log, r) for r in fork_findings]
-    return _verdict(log, dialect, source, live, findings, audit.notes + fork_notes)
+    quirks = sorted(
+        [_finding(log, q.rejected, q.line) for q in log.quirks] + [_finding(log, r) for r in audit.quirks],
+        key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule),
+    )
+    if strict_quirks:
+        return _verdict(log, dialect, source, live, findings + quirks, audit.notes + fork_notes)
+    return _verdict(log, dialect, source, live, findings, audit.notes + fork_notes + _quirk_notes(quirks))
 
 
 def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect) -> tuple[list[Rejected], tuple[str, ...]]:
@@ -224,10 +249,28 @@ def _verdict(
     )
 
 
-def check_path(path: str, forced: Dialect | None = None) -> FileReport:
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while one file is checked.
+
+    A log becomes hundreds of thousands of immutable containers, and every
+    full collection walks all of them: with the collector running, reading a
+    large log grows faster than linearly.  The model's values form no
+    reference cycles (frozen tuples and objects), so reference counting frees
+    them; the collector's previous state is restored afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
     """Read and check one file (or ``-``)."""
-    report = check_log(read_path(path), forced)
-    return report
+    with _gc_paused():
+        return check_log(read_path(path), forced, strict_quirks)
 
 
 def iter_log_paths(paths: Sequence[str]) -> Iterator[str]:
@@ -274,12 +317,26 @@ class _Tally:
         return {"kind": "summary", "schema": SCHEMA_VERSION, "files": self.total, **{v.value: self.counts.get(v, 0) for v in Verdict}, "exit": self.exit_code()}
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories (recursive), - for stdin; none: the bundled samples")
     parser.add_argument("--dialect", choices=[d.name for d in Dialect], help="force a dialect instead of detecting it per file (FMT-10)")
     parser.add_argument("--format", choices=["text", "json"], default="text", help="text (default) or json (JSON Lines, one object per file, then a summary)")
     parser.add_argument("-q", "--quiet", action="store_true", help="text format: omit the verdict lines of valid files")
-    parser.add_argument("--no-progress", action="store_true", help="never draw the progress line on stderr")
+    parser.add_argument("-j", "--jobs", type=_positive_int, default=1, metavar="N",
+                        help="check files in N worker processes (default 1); output order stays the input order")
+    parser.add_argument("--strict-quirks", action="store_true",
+                        help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29) as findings instead of notes")
+    parser.add_argument("--no-progress", action="store_true", help="never draw the progress bar on stderr")
 
 
 def _emit(out: TextIO, report: FileReport, fmt: str, quiet: bool) -> None:
@@ -292,6 +349,84 @@ def _emit(out: TextIO, report: FileReport, fmt: str, quiet: bool) -> None:
         out.write(report.verdict_text() + "\n")
 
 
+# --------------------------------------------------------------------------- progress
+
+
+PROGRESS_MIN_FILES: Final = 5
+PROGRESS_BAR_CELLS: Final = 30
+PROGRESS_INTERVAL_S: Final = 0.1
+
+
+def progress_line(done: int, total: int, invalid: int, cells: int = PROGRESS_BAR_CELLS) -> str:
+    """The bar's text: ``[#####.....] done/total files  NN%`` (and the invalid count)."""
+    filled = cells * done // total if total else cells
+    percent = 100 * done // total if total else 100
+    bad = f", {invalid} invalid" if invalid else ""
+    return f"[{'#' * filled}{'.' * (cells - filled)}] {done}/{total} files {percent:3d}%{bad}"
+
+
+@final
+@dataclass(slots=True, kw_only=True)
+class ProgressBar:
+    """A one-line bar redrawn in place with ``\\r`` on a terminal stream.
+
+    Redraws at most every ``interval`` seconds (and always at the end), and
+    is cleared before report lines are written so they never mix with it."""
+
+    stream: TextIO
+    total: int
+    clock: Callable[[], float] = time.monotonic
+    interval: float = PROGRESS_INTERVAL_S
+    _shown: int = 0
+    _last: float | None = None
+
+    def update(self, done: int, invalid: int) -> None:
+        now = self.clock()
+        if done < self.total and self._last is not None and now - self._last < self.interval:
+            return
+        self._last = now
+        text = progress_line(done, self.total, invalid)
+        self.stream.write("\r" + text)
+        self.stream.flush()
+        self._shown = len(text)
+
+    def clear(self) -> None:
+        if self._shown:
+            self.stream.write("\r" + " " * self._shown + "\r")
+            self.stream.flush()
+            self._shown = 0
+
+
+def _progress_bar(paths: list[str], enabled: bool) -> ProgressBar | None:
+    """A bar when asked for, stderr is a terminal and there are many files."""
+    if not enabled or len(paths) < PROGRESS_MIN_FILES or not sys.stderr.isatty():
+        return None
+    return ProgressBar(stream=sys.stderr, total=len(paths))
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _check_task(task: tuple[str, Dialect | None, bool]) -> FileReport:
+    """One file in a worker process (module level, so it can be pickled)."""
+    path, forced, strict_quirks = task
+    return check_path(path, forced, strict_quirks)
+
+
+def _reports(paths: Iterable[str], forced: Dialect | None, jobs: int, strict_quirks: bool = False) -> Iterator[FileReport]:
+    """Reports in input order.  With ``jobs > 1`` files are checked in worker
+    processes; ``imap`` hands results back in submission order, so the output
+    does not depend on which worker finishes first."""
+    if jobs <= 1:
+        for path in paths:
+            yield check_path(path, forced, strict_quirks)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    with context.Pool(processes=jobs) as pool:
+        yield from pool.imap(_check_task, ((path, forced, strict_quirks) for path in paths), chunksize=1)
+
+
 def run(args: argparse.Namespace) -> int:
     paths: list[str] = list(args.paths) or _sample_paths()
     if not paths:
@@ -301,18 +436,24 @@ def run(args: argparse.Namespace) -> int:
         print("sessionspec check: - (stdin) may be given only once", file=sys.stderr)
         return 2
     forced = Dialect[args.dialect] if args.dialect else None
+    # Workers cannot share the parent's stdin: a run that reads - stays in one process.
+    jobs = 1 if STDIN in paths else args.jobs
     out: TextIO = sys.stdout
-    progress = not args.no_progress and sys.stderr.isatty()
+    wants_bar = not args.no_progress and sys.stderr.isatty()
+    # The bar needs the total, so the paths are listed first only when it is drawn.
+    log_paths: Iterable[str] = list(iter_log_paths(paths)) if wants_bar else iter_log_paths(paths)
+    bar = _progress_bar(log_paths, wants_bar) if isinstance(log_paths, list) else None
     tally = _Tally(counts={})
-    for path in iter_log_paths(paths):
-        report = check_path(path, forced)
+    for report in _reports(log_paths, forced, jobs, args.strict_quirks):
         tally.add(report.verdict)
+        if bar is not None:
+            bar.clear()
         _emit(out, report, args.format, args.quiet)
-        if progress and tally.total % 10 == 0:
-            sys.stderr.write(f"\rchecked {tally.total} files")
-            sys.stderr.flush()
-    if progress and tally.total >= 10:
-        sys.stderr.write("\r" + " " * 40 + "\r")
+        if bar is not None:
+            out.flush()
+            bar.update(tally.total, tally.counts.get(Verdict.INVALID, 0))
+    if bar is not None:
+        bar.clear()
     if tally.total == 0:
         print(f"sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under {' '.join(paths)}", file=sys.stderr)
         return 2

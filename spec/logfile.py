@@ -18,12 +18,12 @@ import io
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, final
 
-from model.codec import SessionHeader, decode_record, parse_session_header, parse_value
+from model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header, parse_value
 from model.jsonval import JsonObject, get
 from model.log import Event
 from model.rejected import FailureKind, Rejected
@@ -61,13 +61,19 @@ class LogFile:
     seed_length: int = 0
     # The parent session id (header line, or the sidecar for headerless logs).
     parent_session: str | None = None
-    # seq -> line of its first occurrence (a duplicated seq keeps the first).
-    seq_lines: Mapping[int, int] = field(default_factory=dict)
+    # seq -> line of its first occurrence (a duplicated seq keeps the first),
+    # built on the first ``line_of`` call: only a log with findings needs it.
+    seq_lines: dict[int, int] = field(default_factory=dict)
+    # §17 quirks of the storage lines (Q-29), notes unless --strict-quirks.
+    quirks: tuple[LineFinding, ...] = ()
 
     def line_of(self, seq: int | None) -> int | None:
         """The line of the first event with this seq."""
         if seq is None:
             return None
+        if not self.seq_lines and self.events:
+            for event, line in zip(self.events, self.lines):
+                self.seq_lines.setdefault(event.seq, line)
         return self.seq_lines.get(seq)
 
 
@@ -168,6 +174,7 @@ def read_stream(
     events: list[Event] = []
     lines: list[int] = []
     findings: list[LineFinding] = []
+    quirks: list[LineFinding] = []
     first_record = True
     number = 0
     try:
@@ -180,7 +187,7 @@ def read_stream(
                 continue
             if not raw.strip():
                 continue  # FMT-1: blank lines are ignored
-            finding = _read_line(raw, newline, number, first_record, events, lines)
+            finding = _read_line(raw, newline, number, first_record, events, lines, quirks)
             first_record = False
             if isinstance(finding, SessionHeader):
                 header = finding
@@ -199,18 +206,19 @@ def read_stream(
         value = recorded.get("seedLength")
         seed = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
         parent = recorded.get("parentSession")
-    seq_lines: dict[int, int] = {}
-    for event, line in zip(events, lines):
-        seq_lines.setdefault(event.seq, line)
-    return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), seed_length=seed, seq_lines=seq_lines,
-        parent_session=parent if isinstance(parent, str) else None,
+    return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), seed_length=seed,
+        parent_session=parent if isinstance(parent, str) else None, quirks=tuple(quirks),
     )
 
 
 def _read_line(
-    raw: bytes, newline: bool, number: int, first_record: bool, events: list[Event], lines: list[int]
+    raw: bytes, newline: bool, number: int, first_record: bool, events: list[Event], lines: list[int], quirks: list[LineFinding]
 ) -> LineFinding | SessionHeader | None:
-    """One non-blank line: the header (first line only), events, or a finding."""
+    """One non-blank line: the header (first line only), events, or a finding.
+
+    Q-29: "The decoder accepts rows with 1-2 members (non-empty payload)
+    although the packer never emits them; the model's decoder MUST accept
+    them; the checker notes them." """
 
     def finding(rejected: Rejected) -> LineFinding:
         if not newline:
@@ -235,6 +243,9 @@ def _read_line(
     decoded = decode_record(value)
     if isinstance(decoded, Rejected):
         return LineFinding(line=number, rejected=decoded)
+    if len(decoded) < MIN_RUN and isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
+        quirk = Rejected(rule="Q-29", seq=decoded[0].seq, reason=f"{get(value, 'type')} row with {len(decoded)} member(s); the packer writes rows of at least {MIN_RUN}")
+        quirks.append(LineFinding(line=number, rejected=quirk))
     for event in decoded:
         events.append(event)
         lines.append(number)

@@ -5,11 +5,19 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from model.audit import audit_events, audit_log, check_fork_seed, check_header_reasons, check_nesting, headers_equal
+from model.audit import (
+    audit_events,
+    audit_log,
+    check_fork_seed,
+    check_header_reasons,
+    check_nesting,
+    headers_equal,
+    quirk_observations,
+)
 from model.codec import event_from_json
 from model.header import EpochHeader
 from model.jsonval import freeze
-from model.log import Dialect, Event
+from model.log import Dialect, Event, with_seq
 from model.rejected import Rejected
 
 USER = {"kind": "user"}
@@ -314,3 +322,38 @@ def test_LEG_8_placeholder_prefix_is_a_note_not_a_finding() -> None:
     audit = audit_events(_events(_turn(1, header)), Dialect.A55)
     assert audit.findings == ()
     assert any("tools (first at seq 3)" in n and "messagePrefix (first at seq 3)" in n for n in audit.notes)
+
+
+# --------------------------------------------------------------------------- §17 quirks (notes, never findings)
+
+
+def _prompt_submit_failure(turn: int) -> list[dict[str, Any]]:
+    """Q-4: a prompt-submit failure ends the turn {kind:"error", step: 0} with no step."""
+    return [
+        {"type": "turn/start", "data": {"turn": turn, "trigger": {"kind": "message", "source": USER}}},
+        {"type": "turn/end", "data": {"turn": turn, "reason": {"kind": "error", "step": 0, "message": "submit failed"}}},
+    ]
+
+
+def test_Q_4_error_naming_a_step_that_never_started_is_a_quirk_not_a_finding() -> None:
+    events = _events(_valid_log() + _prompt_submit_failure(4))
+    audit = audit_events(events, Dialect.A55)
+    assert audit.findings == ()
+    assert [(q.rule, q.seq) for q in audit.quirks] == [("Q-4", len(events) - 1)]
+    assert quirk_observations(events) == list(audit.quirks)
+
+
+def test_Q_4_error_of_a_started_step_is_no_quirk() -> None:
+    rows = _turn(1, _header("initial"))
+    rows[-1] = {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error", "step": 1, "message": "boom"}}}
+    assert quirk_observations(_events(rows)) == []
+
+
+def test_Q_17_time_going_back_is_a_quirk_for_live_events_only() -> None:
+    events = _events(_valid_log())
+    # Every built event has time 0; the first three get times 5, 6, 7, so seq 3 goes back to 0.
+    live = [with_seq(e, e.seq, time=5 + e.seq if e.seq < 3 else 0) for e in events]
+    assert [(q.rule, q.seq) for q in quirk_observations(live)] == [("Q-17", 3)]
+    # In a seed (seq < first_live_seq) the clock is the source session's: not reported.
+    assert quirk_observations(live, first_live_seq=4) == []
+    assert audit_events(live, Dialect.A55).findings == ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import re
@@ -12,7 +13,7 @@ import pytest
 from conftest import GROUNDTRUTH, REAL
 
 import spec.logfile
-from spec.checker import SAMPLES
+from spec.checker import SAMPLES, ProgressBar, check_path, progress_line
 from spec.cli import main
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
@@ -195,3 +196,161 @@ def test_nesting_depth_skips_strings() -> None:
     assert spec.logfile.nesting_depth(b'{"a":[[1],{"b":"[[[[{{{{"}]}') == 3
     assert not spec.logfile.too_deep(b'{"s":"' + b"[" * 1000 + b'"}')
     assert spec.logfile.too_deep(b"[" * 201 + b"]" * 201)
+
+
+# --------------------------------------------------------------------------- --jobs and the progress bar
+
+
+def _mixed_folder(tmp_path: Path) -> Path:
+    """Seven logs, valid and invalid mixed, so order and exit code both matter."""
+    folder = tmp_path / "logs"
+    folder.mkdir(parents=True)
+    good = GOOD.read_bytes()
+    for index in range(7):
+        data = good if index % 3 else good.replace(b'"seq":4,', b'"seq":40,', 1)
+        (folder / f"s{index}.jsonl").write_bytes(data)
+    return folder
+
+
+def test_jobs_output_equals_the_sequential_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _mixed_folder(tmp_path)
+    sequential = _run(capsys, str(folder))
+    parallel = _run(capsys, "--jobs", "3", str(folder))
+    assert sequential[0] == 1 and "3 invalid" in sequential[1]
+    assert parallel == sequential
+    json_sequential = _run(capsys, "--format", "json", str(folder))
+    assert _run(capsys, "--format", "json", "-j", "2", str(folder)) == json_sequential
+
+
+def test_jobs_must_be_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("0", "-2", "many"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["check", "--jobs", bad, str(GOOD)])
+        assert exit_info.value.code == 2
+        assert "--jobs" in capsys.readouterr().err
+
+
+def test_jobs_with_stdin_reads_it_in_the_main_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(GOOD.read_bytes())))
+    code, out, _ = _run(capsys, "--jobs", "2", "-", str(GOOD))
+    assert code == 0 and out.startswith("<stdin>: valid") and f"{GOOD}: valid" in out
+
+
+def test_no_progress_output_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # capsys's stderr is not a TTY: many files, yet nothing extra on stderr.
+    code, _, err = _run(capsys, str(_mixed_folder(tmp_path)))
+    assert code == 1 and err == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal_is_drawn_and_cleared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code, out, _ = _run(capsys, str(_mixed_folder(tmp_path)))
+    drawn = terminal.getvalue()
+    assert code == 1
+    # The final state is always drawn, then wiped so the shell prompt is clean.
+    assert "[" + "#" * 30 + "] 7/7 files 100%, 3 invalid" in drawn
+    assert drawn.endswith("\r")
+    assert "\r" not in out and "files 100%" not in out
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    _run(capsys, "--no-progress", str(_mixed_folder(tmp_path / "again")))
+    assert sys.stderr.getvalue() == ""
+
+
+def test_progress_bar_skips_a_few_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    _run(capsys, str(GOOD))
+    assert sys.stderr.getvalue() == ""
+
+
+def test_progress_line_text() -> None:
+    assert progress_line(0, 4, 0, cells=8) == "[........] 0/4 files   0%"
+    assert progress_line(1, 4, 0, cells=8) == "[##......] 1/4 files  25%"
+    assert progress_line(4, 4, 2, cells=8) == "[########] 4/4 files 100%, 2 invalid"
+
+
+def test_progress_bar_redraws_in_place_throttled_and_clears() -> None:
+    stream = io.StringIO()
+    now = [0.0]
+    bar = ProgressBar(stream=stream, total=3, clock=lambda: now[0], interval=1.0)
+    bar.update(1, 0)
+    now[0] = 0.5
+    bar.update(2, 1)  # within the interval: not drawn
+    assert stream.getvalue() == "\r" + progress_line(1, 3, 0)
+    bar.update(3, 1)  # the last file is always drawn
+    assert stream.getvalue().endswith("\r" + progress_line(3, 3, 1))
+    width = len(progress_line(3, 3, 1))
+    bar.clear()
+    assert stream.getvalue().endswith("\r" + " " * width + "\r")
+    bar.clear()  # nothing shown: nothing written
+    assert stream.getvalue().count(" " * width) == 1
+
+
+# --------------------------------------------------------------------------- --strict-quirks (§17)
+
+THROWING = GROUNDTRUTH / "f-throwing-contributor" / "session.jsonl"
+
+
+def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
+    code, out, _ = _run(capsys, "--format", "json", *argv)
+    return code, json.loads(out.splitlines()[0])
+
+
+def test_Q_4_error_turn_without_its_step_is_a_note_or_a_strict_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    # Recorded from the real harness: composition throws, so turn 1 ends
+    # {kind:"error", step:1} (line 3, seq 2) although no step/start 1 exists.
+    code, report = _report(capsys, str(THROWING))
+    assert code == 0 and report["verdict"] == "valid"
+    assert any(str(n).startswith("quirk Q-4 (1 time, first at line 3, seq 2)") for n in report["notes"])  # type: ignore[attr-defined]
+    code, report = _report(capsys, "--strict-quirks", str(THROWING))
+    assert code == 1 and report["verdict"] == "invalid"
+    assert [(f["rule"], f["line"], f["seq"]) for f in report["findings"]] == [("Q-4", 3, 2)]  # type: ignore[attr-defined, index]
+
+
+def test_Q_17_time_going_back_is_a_note_or_a_strict_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = GOOD.read_bytes().splitlines(keepends=True)
+    first_time = json.loads(lines[0])["time"]
+    lines[5] = re.sub(rb'"time":\d+', b'"time":%d' % (first_time - 1), lines[5], count=1)
+    path = _write(tmp_path, "clock.jsonl", b"".join(lines))
+    code, report = _report(capsys, path)
+    assert code == 0 and any("quirk Q-17 (1 time, first at line 6, seq 5)" in str(n) for n in report["notes"])  # type: ignore[attr-defined]
+    code, report = _report(capsys, "--strict-quirks", path)
+    # Line 7 goes forward again relative to line 6, so only line 6 is a quirk.
+    assert code == 1 and [(f["rule"], f["line"]) for f in report["findings"]] == [("Q-17", 6)]  # type: ignore[attr-defined, index]
+
+
+def test_Q_29_short_chunk_row_is_a_note_or_a_strict_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = THROWING.read_bytes().splitlines(keepends=True)
+    # Lines 9-10 are text-delta chunks seq 8 and 9 of turn 2 step 1 index 0, same time: pack them as a 2-member row.
+    assert b'"seq":8,' in lines[8] and b'"seq":9,' in lines[9]
+    time0 = json.loads(lines[8])["time"]
+    row = {"type": "text-chunks", "seq0": 8, "time0": time0, "data": {"turn": 2, "step": 1, "index": 0, "dt": [0], "texts": ["r", "e"]}}
+    lines[8:10] = [json.dumps(row, separators=(",", ":")).encode() + b"\n"]
+    path = _write(tmp_path, "row.jsonl", b"".join(lines))
+    code, report = _report(capsys, path)
+    assert code == 0 and report["events"] == 35
+    assert any("quirk Q-29 (1 time, first at line 9, seq 8)" in str(n) for n in report["notes"])  # type: ignore[attr-defined]
+    code, report = _report(capsys, "--strict-quirks", path)
+    assert code == 1 and sorted(f["rule"] for f in report["findings"]) == ["Q-29", "Q-4"]  # type: ignore[attr-defined, index]
+
+
+def test_strict_quirks_changes_nothing_for_a_log_without_quirks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, "--strict-quirks", str(GOOD)) == _run(capsys, str(GOOD))
+
+
+def test_check_path_restores_the_garbage_collector_state() -> None:
+    """check_path pauses the cyclic collector for speed (docs/performance.md) and must leave it as it found it."""
+    assert gc.isenabled()
+    assert check_path(str(GOOD)).verdict.value == "valid"
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        check_path(str(GOOD))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

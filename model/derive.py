@@ -136,6 +136,9 @@ class IncrementalDerivation:
     replace_generation: int = 0
     _messages: list[JsonObject] = field(default_factory=list)
     _cached_generation: int = 0
+    # The projection of each node (None: the node derives no message), kept
+    # beside ``nodes`` so a rebuild after a replace never re-projects.
+    _node_messages: list[JsonObject | None] = field(default_factory=list)
 
     def append(self, event: Event) -> Rejected | None:
         """Validate and append one event; on rejection nothing changes (LOG-6)."""
@@ -153,9 +156,11 @@ class IncrementalDerivation:
             return None
         if plan.is_replace:
             self.nodes[plan.start_idx : plan.end_idx + 1] = [plan.seq]
+            self._node_messages[plan.start_idx : plan.end_idx + 1] = [message]
             self.replace_generation += 1
         else:
             self.nodes.append(plan.seq)
+            self._node_messages.append(message)
             if self._cached_generation == self.replace_generation and message is not None:
                 self._messages.append(message)
         return None
@@ -167,10 +172,9 @@ class IncrementalDerivation:
         replace makes a *new* list, so ``store[:length]`` never changes.
         """
         if self._cached_generation != self.replace_generation:
-            rebuilt = derive_nodes(self.nodes, self.events, self.dialect)
-            # Every node was projected successfully when it was appended.
-            assert not isinstance(rebuilt, Rejected)
-            self._messages = list(rebuilt)
+            # Equal to derive_nodes(self.nodes, ...) (DER-4): every node was
+            # projected when it was appended; DER-7's property checks it.
+            self._messages = [m for m in self._node_messages if m is not None]
             self._cached_generation = self.replace_generation
         return self._messages, len(self._messages)
 

@@ -293,7 +293,11 @@ def _parse_float(text: str) -> float | int:
 
 
 def _object_hook(pairs: list[tuple[str, object]]) -> JsonObject:
-    o = JsonObject((k, _arrays_to_tuples(v)) for k, v in pairs)
+    # In place: only array values need converting (objects arrive converted).
+    for i, (k, v) in enumerate(pairs):
+        if type(v) is list:
+            pairs[i] = (k, _arrays_to_tuples(v))
+    o = JsonObject(pairs)
     if len(o) != len(pairs):
         seen: set[str] = set()
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]

@@ -15,7 +15,7 @@ import json
 import math
 from collections.abc import Iterable
 from enum import Enum
-from typing import Final, TypeAlias, final
+from typing import Final, TypeAlias, cast, final
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
@@ -297,7 +297,7 @@ def _object_hook(pairs: list[tuple[str, object]]) -> JsonObject:
     for i, (k, v) in enumerate(pairs):
         if type(v) is list:
             pairs[i] = (k, _arrays_to_tuples(v))
-    o = JsonObject(pairs)
+    o = JsonObject(cast(list[tuple[str, Json]], pairs))
     if len(o) != len(pairs):
         seen: set[str] = set()
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]

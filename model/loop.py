@@ -18,31 +18,46 @@ state machines in ``spec/machines.py`` can fail; ``Fault.NONE`` is the model.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Final, assert_never, final
 
 from model.codec import serialize_event
+from model.compaction import (
+    CONTEXT_WINDOW_EXCEEDED,
+    CompactConfig,
+    Summarizer,
+    SummarizerOutput,
+    SummaryCall,
+    Trigger,
+    balanced_cuts,
+    compact_if_needed,
+    compact_spec,
+    pressure_compaction,
+    recover_overflow,
+    summarizer_request,
+    target_policy,
+)
 from model.derive import IncrementalDerivation
 from model.header import EpochHeader, HeaderReason, canonical, fold_header, header_eq, header_of_event, header_to_json
 from model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, get, js_stringify
 from model.log import Dialect, Event, make_event
+from model.meter import MeterState, fold_meter_event, latest_header, measure_state, node_price
 from model.prefix import (
     NOT_COMPOSED,
     Composition,
     Contributor,
-    Idiom,
     NotComposed,
     compose,
     freeze_prefix,
     mutate_held,
-    prefix_message,
 )
+from model.prune import PruneConfig
 from model.reconstruct import rebuild_request_at
 from model.rejected import FailureKind, Rejected
 from model.rules import implements
+from model.surface import fold_surface, log_view
 from model.wire import Request, build_request, request_to_json
 
 USER_SOURCE: Final = JsonObject((("kind", "user"),))
@@ -117,6 +132,8 @@ class ToolCallSpec:
     is_error: bool = False
     # How the adapter splits the arguments into deltas (None: one delta).
     arguments_chunks: tuple[str, ...] | None = None
+    # LOOP-12: contexts the tool defers (``user/message`` data), appended after ALL results of the batch.
+    deferred: tuple[JsonObject, ...] = ()
 
 
 @final
@@ -146,6 +163,18 @@ class Reply:
     request_inject: JsonObject | None = None
     system_after: str | None = None
     tools_after: tuple[Json, ...] | None = None
+    # LOOP-11: the stream finishes ``max-tokens`` (tool-call blocks dropped, no tools run).
+    max_tokens: bool = False
+    # LOOP-11: an ``agent/step-result`` listener throws with this message.
+    step_result_error: str | None = None
+    # WIRE-3: a stream listener tries to mutate the request; the runtime's
+    # immutability error (this message) raises into the step.
+    mutation_error: str | None = None
+
+    @property
+    def executed_calls(self) -> tuple[ToolCallSpec, ...]:
+        """LOOP-11: "On a max-tokens finish, tool-call blocks are dropped ... and no tools run"."""
+        return () if self.max_tokens else self.tool_calls
 
 
 class Placement(Enum):
@@ -206,6 +235,8 @@ class AgentConfig:
     tools: tuple[Json, ...] = ()
     contributors: tuple[Contributor, ...] = ()
     request_config: JsonObject = field(default_factory=JsonObject)
+    # PFX-4: the composing agent (its scoped session-prefix listeners run; other agents' do not).
+    agent_id: str = "agent"
 
 
 # --------------------------------------------------------------------------- instance
@@ -246,6 +277,9 @@ class Fault(Enum):
     PREFIX_IN_HISTORY = "append the prefix to history"
     NO_CLONE = "cache the contributors' objects without cloning"
     SNAPSHOT_AFTER_REQUEST = "take the boundary after agent/request"
+    COMPACT_SPLITS_TOOL_PAIR = "a retention walk that splits a tool call from its result"
+    COMPACT_DROPS_PREFIX = "a compaction that folds the prefix away (logs a header without it)"
+    IGNORE_SCOPE = "dispatch the session-prefix waterfall to every agent's scoped listeners"
 
 
 # --------------------------------------------------------------------------- hooks
@@ -262,6 +296,18 @@ class Draft:
     surface_op: Json | Absent = ABSENT
 
 
+@implements("WIRE-4")
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SideCall:
+    """A model call a listener made that is NOT a loop request (WIRE-4: summarizer
+    requests are unmarked), e.g. the CMP-17 summarizer request; ``dispatch_len``
+    is the log length when it was sent."""
+
+    request: JsonObject
+    dispatch_len: int
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepContext:
@@ -269,6 +315,18 @@ class StepContext:
     step: int
     header: EpochHeader
     had_tool_calls: bool
+    # The turn signal is already aborted (CMP-6: pressure compaction then skips).
+    aborted: bool = False
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostStepResult:
+    """What the ``agent/post-step`` listeners append (before ``step/end``) and the
+    model calls they made."""
+
+    drafts: tuple[Draft, ...] = ()
+    side_calls: tuple[SideCall, ...] = ()
 
 
 class ErrorAction(Enum):
@@ -284,6 +342,7 @@ class RequestErrorContext:
     failure: JsonObject
     prior_failures: tuple[JsonObject, ...]
     default: ErrorAction
+    aborted: bool = False
 
 
 @final
@@ -291,9 +350,10 @@ class RequestErrorContext:
 class ErrorDecision:
     action: ErrorAction
     drafts: tuple[Draft, ...] = ()
+    side_calls: tuple[SideCall, ...] = ()
 
 
-PostStepHook = Callable[[Sequence[Event], StepContext], tuple[Draft, ...]]
+PostStepHook = Callable[[Sequence[Event], StepContext], PostStepResult]
 RequestErrorHook = Callable[[Sequence[Event], RequestErrorContext], ErrorDecision]
 
 
@@ -305,6 +365,216 @@ class Hooks:
 
     post_step: PostStepHook | None = None
     request_error: RequestErrorHook | None = None
+
+
+# --------------------------------------------------------------------------- compact-basic on the loop
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionPlugin:
+    """compact-basic (CMP-3) and, optionally, the tool-result prune service
+    (PRN-1) mounted on the loop.  ``summarizer`` produces the summary (a fake in
+    tests: the model stays deterministic, CMP-18); ``instruction`` is the opaque
+    compaction instruction that ends every summarizer request (CMP-17; it is not
+    logged); ``context_window`` is the routed model's capacity (CMP-8)."""
+
+    summarizer: Summarizer
+    instruction: str
+    config: CompactConfig = CompactConfig()
+    context_window: int | None = None
+    prune: PruneConfig | None = None
+
+
+def _as_drafts(events: Sequence[Event]) -> tuple[Draft, ...]:
+    """Events a pure compaction function built, re-appended through the loop's
+    writer (which assigns the same seqs: they were built for this log length)."""
+    return tuple(Draft(type_name=e.type, data=e.data, source_event_seqs=e.source_event_seqs,
+                       surface_op=e.surface_op) for e in events)
+
+
+def _recording(plugin: CompactionPlugin) -> tuple[Summarizer, list[JsonObject]]:
+    """The plugin's summarizer, recording each summarizer request it is asked for (CMP-17)."""
+    sent: list[JsonObject] = []
+
+    def summarize(call: SummaryCall) -> SummarizerOutput | Rejected:
+        sent.append(summarizer_request(call, plugin.instruction))
+        return plugin.summarizer(call)
+
+    return summarize, sent
+
+
+def _side_calls(sent: Sequence[JsonObject], appended: Sequence[Event]) -> tuple[SideCall, ...]:
+    """Each summarizer request is dispatched right after its bracket's
+    ``compact/start`` (CMP-15: start, measure, then summarize)."""
+    starts = [e.seq for e in appended if e.type == "compact/start"]
+    return tuple(SideCall(request=r, dispatch_len=seq + 1) for r, seq in zip(sent, starts))
+
+
+def _broken(fault: Fault, events: Sequence[Event], appended: tuple[Event, ...]) -> tuple[Event, ...]:
+    """Only for the machines' mutant tests: what a broken compaction would have written."""
+    match fault:
+        case Fault.COMPACT_SPLITS_TOOL_PAIR:
+            return _split_tool_pair(events, appended)
+        case Fault.COMPACT_DROPS_PREFIX:
+            return _drop_prefix(events, appended)
+        case Fault.NONE | Fault.RECOMPOSE_EVERY_TURN | Fault.CACHE_INTERRUPTED | Fault.PREFIX_AFTER_HISTORY | \
+                Fault.PREFIX_IN_HISTORY | Fault.NO_CLONE | Fault.SNAPSHOT_AFTER_REQUEST | Fault.IGNORE_SCOPE:
+            return appended
+        case _:
+            assert_never(fault)
+
+
+def _with(data: Json | Absent, **changes: Json) -> JsonObject:
+    assert isinstance(data, JsonObject)
+    return JsonObject((k, changes.get(k, v)) for k, v in data.items())
+
+
+def _split_tool_pair(events: Sequence[Event], appended: tuple[Event, ...]) -> tuple[Event, ...]:
+    """Fault.COMPACT_SPLITS_TOOL_PAIR: the CMP-11 walk without its head-ward
+    rounding — the shadowed range of a (single) bracket grows by the next
+    surface node whenever that cut is unbalanced (CMP-10), i.e. it takes a tool
+    call and leaves its result behind (or the reverse)."""
+    summaries = [i for i, e in enumerate(appended) if e.type == "compact/summary"]
+    if len(summaries) != 1 or summaries[0] + 1 >= len(appended):
+        return appended
+    i = summaries[0]
+    summary, checkpoint = appended[i], appended[i + 1]
+    base = [*events, *appended[: i - 1]]
+    fold = fold_surface(base)
+    seqs = get(summary.data, "shadowedSeqs")
+    if isinstance(fold, Rejected) or not isinstance(seqs, tuple) or not seqs or seqs[-1] not in fold.state.nodes:
+        return appended
+    nodes = fold.state.nodes
+    end_idx = nodes.index(seqs[-1])
+    balanced = balanced_cuts(nodes, base)
+    if end_idx + 2 >= len(nodes) or isinstance(balanced, Rejected) or balanced[end_idx + 2]:
+        return appended
+    extra = nodes[end_idx + 1]
+    tokens = node_price(base[extra])
+    count = get(summary.data, "shadowedTokenCount")
+    if isinstance(tokens, Rejected) or not isinstance(count, int):
+        return appended
+    start = get(get(summary.data, "shadowedRange"), "start")
+    assert not isinstance(start, Absent)
+    new_summary = make_event(summary.type, seq=summary.seq, time=summary.time, data=_with(
+        summary.data, shadowedRange=_obj(("start", start), ("end", extra)), shadowedSeqs=(*seqs, extra),
+        shadowedTokenCount=count + tokens))
+    provenance = checkpoint.source_event_seqs
+    assert isinstance(provenance, tuple)
+    new_checkpoint = make_event(checkpoint.type, seq=checkpoint.seq, time=checkpoint.time, data=checkpoint.data,
+                                source_event_seqs=(*provenance, extra),
+                                surface_op=_with(checkpoint.surface_op, end=extra))
+    return (*appended[:i], new_summary, new_checkpoint, *appended[i + 2:])
+
+
+def _drop_prefix(events: Sequence[Event], appended: tuple[Event, ...]) -> tuple[Event, ...]:
+    """Fault.COMPACT_DROPS_PREFIX: a compaction that treats the prefix as part of
+    what it condenses and re-anchors the header without ``messagePrefix`` inside
+    its bracket (CMP-24 forbids any header event; PFX-9 keeps the prefix beside history)."""
+    ends = [i for i, e in enumerate(appended) if e.type == "compact/end" and get(e.data, "error") is ABSENT]
+    header = latest_header(events)
+    if not ends or not isinstance(header, EpochHeader) or isinstance(header.message_prefix, Absent):
+        return appended
+    i = ends[0]
+    dropped = replace(header, message_prefix=ABSENT)
+    event = make_event("request/header", seq=appended[i].seq, time=appended[i].time,
+                       data=_obj(("header", header_to_json(dropped)), ("reason", HeaderReason.CHANGE.value)))
+    shifted = tuple(make_event(e.type, seq=e.seq + 1, time=e.time, data=e.data,
+                               source_event_seqs=e.source_event_seqs, surface_op=e.surface_op) for e in appended[i:])
+    return (*appended[:i], event, *shifted)
+
+
+@implements("CMP-6")
+def pressure_listener(plugin: CompactionPlugin, fault: Fault = Fault.NONE) -> PostStepHook:
+    """CMP-6: "On every ``agent/post-step`` — inside the step, after the assistant
+    message, tool results, deferred context and the post-stream steering drain,
+    **before step/end** — run ``compactIfNeeded(pressure)`` unless the signal is
+    already aborted.  Its errors MUST NOT fail the turn": committed events stay,
+    a configuration error appends nothing."""
+
+    def post_step(events: Sequence[Event], ctx: StepContext) -> PostStepResult:
+        summarize, sent = _recording(plugin)
+        run = pressure_compaction(events, summarize, aborted=ctx.aborted, config=plugin.config,
+                                  context_window=plugin.context_window, prune=plugin.prune)
+        if isinstance(run, Rejected):
+            return PostStepResult()
+        appended = _broken(fault, events, run.events)
+        return PostStepResult(drafts=_as_drafts(appended), side_calls=_side_calls(sent, appended))
+
+    return post_step
+
+
+@implements("CMP-7")
+def overflow_listener(plugin: CompactionPlugin, fault: Fault = Fault.NONE) -> RequestErrorHook:
+    """CMP-7: in ``agent/request-error`` (after the failed step's ``step/end``),
+    recover only a ``CONTEXT_WINDOW_EXCEEDED`` failure with fewer earlier overflow
+    failures in ``priorFailures`` than ``maxOverflowRetries``; ``retry`` iff the
+    replace generation advanced and the signal is not aborted; otherwise
+    delegate to the default decision (events already committed stay)."""
+
+    def request_error(events: Sequence[Event], ctx: RequestErrorContext) -> ErrorDecision:
+        code = get(ctx.failure, "code")
+        overflows = sum(1 for f in ctx.prior_failures if get(f, "code") == CONTEXT_WINDOW_EXCEEDED)
+        summarize, sent = _recording(plugin)
+        decision = recover_overflow(events, summarize, failure_code=code if isinstance(code, str) else "",
+                                    prior_overflow_failures=overflows, aborted=ctx.aborted, config=plugin.config,
+                                    prune=plugin.prune)
+        action = ErrorAction.RETRY if decision.retry else ctx.default
+        appended = _broken(fault, events, decision.events)
+        return ErrorDecision(action=action, drafts=_as_drafts(appended), side_calls=_side_calls(sent, appended))
+
+    return request_error
+
+
+@implements("CMP-9")
+def manual_listener(plugin: CompactionPlugin, fault: Fault = Fault.NONE) -> PostStepHook:
+    """A compaction requested by hand (``compactIfNeeded(manual)``: the CMP-9
+    selection with ``retainTokens = 0``, one transaction, no prune).  A55 has no
+    idle compaction: CMP-14 requires an open turn (the ``turn: null`` bracket of
+    DIA-3 is D08 only), so the request is served in a step's post-step, inside
+    the turn, like a plugin calling ``compactRegion``.  Errors never fail the turn."""
+
+    def post_step(events: Sequence[Event], ctx: StepContext) -> PostStepResult:
+        summarize, sent = _recording(plugin)
+        run = compact_if_needed(events, summarize, trigger=Trigger.MANUAL, config=plugin.config)
+        if isinstance(run, Rejected):
+            return PostStepResult()
+        appended = _broken(fault, events, run.events)
+        return PostStepResult(drafts=_as_drafts(appended), side_calls=_side_calls(sent, appended))
+
+    return post_step
+
+
+def metered_pressure_listener(plugin: CompactionPlugin, fault: Fault = Fault.NONE) -> PostStepHook:
+    """:func:`pressure_listener` behind an incremental meter, for ONE append-only
+    log (a live log, or a driver's session): below the threshold
+    ``compactIfNeeded`` appends nothing (CMP-8: "if total < threshold return
+    none"), so the full run (which re-measures the whole log) is only needed at
+    or above it; the answer is the same.  The meter (MTR-5) folds each event once."""
+    full = pressure_listener(plugin, fault)
+    state = MeterState()
+    folded = 0
+    exact = True
+
+    def post_step(events: Sequence[Event], ctx: StepContext) -> PostStepResult:
+        nonlocal folded, exact
+        while exact and folded < len(events):
+            exact = fold_meter_event(state, events[folded], log_view(events, folded)) is None
+            folded += 1
+        provider, model = get(ctx.header.config, "provider"), get(ctx.header.config, "model")
+        if exact and isinstance(provider, str) and isinstance(model, str):
+            spec = compact_spec(target_policy(plugin.config, provider, model), plugin.context_window, model)
+            if not isinstance(spec, Rejected) and measure_state(state).total_tokens < spec.threshold_tokens:
+                return PostStepResult()
+        return full(events, ctx)
+
+    return post_step
+
+
+def compaction_hooks(plugin: CompactionPlugin, fault: Fault = Fault.NONE) -> Hooks:
+    """compact-basic's two listeners: pressure at post-step (CMP-6), overflow at request-error (CMP-7)."""
+    return Hooks(post_step=pressure_listener(plugin, fault), request_error=overflow_listener(plugin, fault))
 
 
 # --------------------------------------------------------------------------- outcome
@@ -334,6 +604,8 @@ class TurnOutcome:
     interrupted_composition: bool
     turn: int
     end_reason: JsonObject
+    # Listener model calls (summarizer requests), in dispatch order.
+    side_calls: tuple[SideCall, ...] = ()
 
 
 # --------------------------------------------------------------------------- internals
@@ -516,7 +788,7 @@ def _chunks(reply: Reply) -> tuple[JsonObject, ...]:
         index += 1
     if reply.usage is not None:
         chunks.append(_obj(("type", "usage"), ("usage", _usage(reply.usage))))
-    finish = "tool-calls" if reply.tool_calls else "stop"
+    finish = "max-tokens" if reply.max_tokens else "tool-calls" if reply.tool_calls else "stop"
     chunks.append(_obj(("type", "finish"), ("reason", _obj(("kind", finish)))))
     return tuple(chunks)
 
@@ -538,7 +810,7 @@ def _content(reply: Reply) -> tuple[Json, ...]:
         blocks.append(_obj(("type", "reasoning"), ("text", reply.reasoning)))
     if reply.text:
         blocks.append(_obj(("type", "text"), ("text", reply.text)))
-    for call in reply.tool_calls:
+    for call in reply.executed_calls:
         blocks.append(_obj(("type", "tool-call"), ("id", call.call_id), ("name", call.name), ("arguments", call.arguments)))
     return tuple(blocks)
 
@@ -561,8 +833,10 @@ class _Turn:
     open_step: int | None = None
     aborted: InterruptKind | None = None
     requests: list[SentRequest] = field(default_factory=list)
+    side_calls: list[SideCall] = field(default_factory=list)
     compositions: int = 0
     interrupted_composition: bool = False
+    max_tokens: bool = False
 
     def signal(self, window: Window, chunk: int = 0) -> None:
         """The scripted cancel/dispose fires when the loop passes ``window``."""
@@ -608,15 +882,47 @@ def run_turn(
     ``Rejected``."""
     if dialect is not Dialect.A55:
         return Rejected(rule="DIA-8", reason="the loop model covers the A55 dialect only")
-    if instance.disposed:
-        return Rejected(rule="LOOP-1", reason="the loop instance was disposed; start a new instance")
     w = _writer(log, dialect)
     if isinstance(w, Rejected):
         return w
+    return _run_on(w, instance, agent, script, hooks, fault)
+
+
+@final
+@dataclass(slots=True)
+class LiveLog:
+    """A session log kept open across turns: its derivation and header fold
+    advance with every append instead of being rebuilt from the whole log for
+    each turn (what :func:`run_turn` does).  Mutable on purpose and owned by one
+    driver (the simulator); each turn still returns its outcome as values."""
+
+    writer: _Writer
+
+    @property
+    def events(self) -> Sequence[Event]:
+        return self.writer.events
+
+
+def open_log(log: Sequence[Event] = ()) -> LiveLog | Rejected:
+    """A :class:`LiveLog` over ``log`` (validated once, like :func:`run_turn` does per turn)."""
+    w = _writer(log, Dialect.A55)
+    return w if isinstance(w, Rejected) else LiveLog(writer=w)
+
+
+def run_turn_live(live: LiveLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript, *,
+                  hooks: Hooks = Hooks(), fault: Fault = Fault.NONE) -> TurnOutcome | Rejected:
+    """:func:`run_turn` on a :class:`LiveLog` (same transitions; the live log grows in place)."""
+    return _run_on(live.writer, instance, agent, script, hooks, fault)
+
+
+def _run_on(w: _Writer, instance: LoopInstance, agent: AgentConfig, script: TurnScript, hooks: Hooks,
+            fault: Fault) -> TurnOutcome | Rejected:
+    if instance.disposed:
+        return Rejected(rule="LOOP-1", reason="the loop instance was disposed; start a new instance")
     if fault is Fault.RECOMPOSE_EVERY_TURN:
         instance = replace(instance, prefix=NOT_COMPOSED, live_prefix=None)
     t = _Turn(w=w, instance=instance, agent=agent, script=script, hooks=hooks, fault=fault,
-              turn=next_turn_number(log))
+              turn=next_turn_number(w.events))
     try:
         reason = _play(t)
     except _AppendRejected as failed:
@@ -634,6 +940,7 @@ def run_turn(
         interrupted_composition=t.interrupted_composition,
         turn=t.turn,
         end_reason=reason,
+        side_calls=tuple(t.side_calls),
     )
 
 
@@ -704,23 +1011,33 @@ def _body(t: _Turn) -> JsonObject:
             continue
         # LOOP-13: drain, post-step, check, step/end, continuation, turn-stop.
         _drain(t, pending)
+        # A cancel that lands while the tools run is already visible to the
+        # post-step listeners (CMP-6 skips when aborted); the checkpoint after
+        # post-step then ends the turn.
+        t.signal(Window.AFTER_POST_STEP)
         if t.hooks.post_step is not None:
             header = t.w.header
             assert isinstance(header, EpochHeader)
-            for draft in t.hooks.post_step(tuple(t.w.events), StepContext(
-                    turn=t.turn, step=t.step, header=header, had_tool_calls=bool(reply.tool_calls))):
+            # The live log is passed read-only (no copy per step: the simulator runs long logs).
+            listened = t.hooks.post_step(t.w.events, StepContext(
+                turn=t.turn, step=t.step, header=header, had_tool_calls=bool(reply.executed_calls),
+                aborted=t.aborted is not None))
+            for draft in listened.drafts:
                 t.append(draft)
+            t.side_calls.extend(listened.side_calls)
         t.checkpoint(Window.AFTER_POST_STEP)
         t.append(Draft(type_name="step/end", data=_obj(("turn", t.turn), ("step", t.step))))
         t.open_step = None
         prior_failures.clear()
         if reply.continue_with is not None:
             pending.append(Steering(content=text_content(reply.continue_with), source=GOAL_SOURCE))
-        go_on = bool(reply.tool_calls) or bool(pending)
+        go_on = bool(reply.executed_calls) or bool(pending)
+        t.max_tokens = t.max_tokens or reply.max_tokens
         t.checkpoint(Window.AFTER_CONTINUATION)
         if not go_on:
             t.checkpoint(Window.AFTER_TURN_STOP)
-            return _obj(("kind", "completed"))
+            # LOG-11: "max-tokens takes precedence over completed only".
+            return _obj(("kind", "max-tokens" if t.max_tokens else "completed"))
 
 
 @implements("LOOP-13")
@@ -738,7 +1055,10 @@ def _compose_if_needed(t: _Turn) -> None:
     boundary (PFX-8); the checkpoint sits between the waterfall and the cache write."""
     if not isinstance(t.instance.prefix, NotComposed):
         return
-    comp = compose(t.agent.contributors)
+    contributors = t.agent.contributors
+    if t.fault is Fault.IGNORE_SCOPE:
+        contributors = tuple(replace(c, scope=None) for c in contributors)
+    comp = compose(contributors, t.agent.agent_id)
     for inject in comp.injects:
         t.append(Draft(type_name="user/message", data=inject, surface_op=APPEND))
     t.signal(Window.IN_COMPOSITION)
@@ -766,7 +1086,8 @@ def _write_cache(t: _Turn, comp: Composition) -> None:
         case Fault.NO_CLONE:
             t.instance = replace(t.instance, prefix=freeze_prefix(comp.held), live_prefix=comp.held)
         case Fault.NONE | Fault.RECOMPOSE_EVERY_TURN | Fault.CACHE_INTERRUPTED | Fault.PREFIX_AFTER_HISTORY | \
-                Fault.SNAPSHOT_AFTER_REQUEST:
+                Fault.SNAPSHOT_AFTER_REQUEST | Fault.COMPACT_SPLITS_TOOL_PAIR | Fault.COMPACT_DROPS_PREFIX | \
+                Fault.IGNORE_SCOPE:
             t.instance = replace(t.instance, prefix=freeze_prefix(comp.held))
         case _:
             assert_never(t.fault)
@@ -821,13 +1142,18 @@ def _run_step(t: _Turn, reply: Reply, prior_failures: list[JsonObject]) -> _Step
     request = build_request(header, boundary)
     if t.fault is Fault.PREFIX_AFTER_HISTORY:
         request = replace(request, messages=tuple(boundary) + _cached_prefix(t))
+    if reply.mutation_error is not None:
+        _mutation_attempt(t, request, reply.mutation_error)
     t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.w.events),
                                   turn=t.turn, step=t.step))
     return _stream(t, reply, header, prior_failures)
 
 
+@implements("LOOP-10", "LOOP-12")
 def _stream(t: _Turn, reply: Reply, header: EpochHeader, prior_failures: list[JsonObject]) -> _StepEnd:
-    """LOOP-10..LOOP-12 and the LOOP-14 request-error path."""
+    """LOOP-10..LOOP-12 and the LOOP-14 request-error path.  LOOP-12: "For each
+    tool-call block ... append tool/call ..., then tool/result ... Results keep
+    model order; context that tools defer is appended after **all** results of the batch"."""
     chunk_seqs: list[Json] = []
     chunks = () if reply.kind is ReplyKind.ERROR_THROWN else _chunks(reply)
     for index, chunk in enumerate(chunks):
@@ -837,15 +1163,14 @@ def _stream(t: _Turn, reply: Reply, header: EpochHeader, prior_failures: list[Js
     t.checkpoint(Window.AFTER_STREAM)
     if reply.kind in (ReplyKind.ERROR_THROWN, ReplyKind.ERROR_IN_BAND):
         return _request_error(t, reply, prior_failures)
+    if reply.step_result_error is not None:
+        # LOOP-11: "If agent/step-result throws, an assistant/message with
+        # content: [] and no replayState is recorded, and the turn then fails."
+        _record_assistant(t, header, reply, (), chunk_seqs)
+        raise _TurnFailed(_obj(("kind", "error"), ("step", t.step), ("message", reply.step_result_error)))
     t.checkpoint(Window.AFTER_STEP_RESULT)
-    config = header.config
-    provenance = _obj(("provider", get(config, "provider")), ("model", get(config, "model")))
-    usage: Json | Absent = ABSENT if reply.usage is None or reply.kind is ReplyKind.EMPTY else _usage(reply.usage)
-    t.append(Draft(type_name="assistant/message",
-                   data=_obj(("turn", t.turn), ("step", t.step), ("content", _content(reply)),
-                             ("provenance", provenance), ("usage", usage)),
-                   source_event_seqs=tuple(chunk_seqs), surface_op=APPEND))
-    for call in reply.tool_calls:
+    _record_assistant(t, header, reply, _content(reply), chunk_seqs)
+    for call in reply.executed_calls:
         call_seq = t.append(Draft(type_name="tool/call",
                                   data=_obj(("turn", t.turn), ("step", t.step), ("callId", call.call_id),
                                             ("name", call.name), ("arguments", call.arguments))))
@@ -853,11 +1178,44 @@ def _stream(t: _Turn, reply: Reply, header: EpochHeader, prior_failures: list[Js
                        data=_obj(("turn", t.turn), ("step", t.step), ("callId", call.call_id),
                                  ("content", text_content(call.result)), ("isError", call.is_error)),
                        source_event_seqs=(call_seq,), surface_op=APPEND))
+    for call in reply.executed_calls:
+        for context in call.deferred:
+            t.append(Draft(type_name="user/message", data=context, surface_op=APPEND))
     if reply.system_after is not None:
         t.agent = replace(t.agent, system=reply.system_after)
     if reply.tools_after is not None:
         t.agent = replace(t.agent, tools=reply.tools_after)
     return _StepEnd.DONE
+
+
+@implements("WIRE-3")
+def _mutation_attempt(t: _Turn, request: Request, message: str) -> None:
+    """WIRE-3: "The request MUST be deeply immutable, except for signal.  Any
+    attempt to mutate it (for example by a stream listener) raises into the
+    step, which becomes a turn error."  The attempt is made for real on the
+    model's value (a frozen dataclass of tuples and :class:`JsonObject`), so a
+    mutable request would let it pass and this step would go on."""
+    for value in request.messages:
+        if isinstance(value, JsonObject):
+            try:
+                value["content"] = ()  # the immutability under test
+            except TypeError:
+                raise _TurnFailed(_obj(("kind", "error"), ("step", t.step), ("message", message))) from None
+            return
+
+
+@implements("LOOP-11")
+def _record_assistant(t: _Turn, header: EpochHeader, reply: Reply, content: tuple[Json, ...],
+                      chunk_seqs: Sequence[Json]) -> None:
+    """LOOP-11: ``assistant/message {turn, step, content, provenance:{provider, model}, usage?}``
+    citing every chunk seq of the step, ``surfaceOp:"append"``."""
+    config = header.config
+    provenance = _obj(("provider", get(config, "provider")), ("model", get(config, "model")))
+    usage: Json | Absent = ABSENT if reply.usage is None or reply.kind is ReplyKind.EMPTY else _usage(reply.usage)
+    t.append(Draft(type_name="assistant/message",
+                   data=_obj(("turn", t.turn), ("step", t.step), ("content", content),
+                             ("provenance", provenance), ("usage", usage)),
+                   source_event_seqs=tuple(chunk_seqs), surface_op=APPEND))
 
 
 @implements("LOOP-14")
@@ -870,10 +1228,12 @@ def _request_error(t: _Turn, reply: Reply, prior_failures: list[JsonObject]) -> 
     default = ErrorAction.RETRY if reply.retry else ErrorAction.FAIL
     decision = ErrorDecision(action=default)
     if t.hooks.request_error is not None:
-        decision = t.hooks.request_error(tuple(t.w.events), RequestErrorContext(
-            turn=t.turn, step=t.step, failure=failure, prior_failures=tuple(prior_failures), default=default))
+        decision = t.hooks.request_error(t.w.events, RequestErrorContext(
+            turn=t.turn, step=t.step, failure=failure, prior_failures=tuple(prior_failures), default=default,
+            aborted=t.aborted is not None))
     for draft in decision.drafts:
         t.append(draft)
+    t.side_calls.extend(decision.side_calls)
     if t.aborted is not None:
         raise _Interrupted(t.aborted)
     match decision.action:
@@ -961,52 +1321,6 @@ def _tools_or_empty(request: JsonObject) -> str:
 ECHO_TOOL: Final = freeze({"name": "echo", "description": "echo back the text argument",
                            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
 PERSONA: Final = "You are an AI agent powered by the DeepSeek Harness SDK.\n\nYou are the ground-truth test agent."
-
-
-def simulate(seed: int, turns: int, *, contributors: int = 1, resume_every: int = 4,
-             fault: Fault = Fault.NONE) -> tuple[Event, ...]:
-    """A realistic, valid A55 log: text and tool rounds, a prefix, request-error
-    retries, system/tool changes, cancels and resumes (a new instance every
-    ``resume_every`` turns, recomposing with a drifted prefix).  Deterministic in ``seed``."""
-    rng = random.Random(seed)
-    log: tuple[Event, ...] = ()
-    generation = 0
-
-    def agent_for(gen: int, system: str, tools: tuple[Json, ...]) -> AgentConfig:
-        return AgentConfig(system=system, tools=tools, contributors=tuple(
-            Contributor(idiom=Idiom.PREPEND if i % 2 == 0 else Idiom.APPEND,
-                        content=(prefix_message(f"<pfx {i} gen {gen}>"),))
-            for i in range(contributors)))
-
-    system, tools = PERSONA, (ECHO_TOOL,)
-    agent = agent_for(generation, system, tools)
-    instance = new_instance()
-    for n in range(turns):
-        if n and resume_every and n % resume_every == 0:
-            generation += 1
-            agent, instance = agent_for(generation, agent.system, agent.tools), new_instance()
-        roll = rng.random()
-        replies: list[Reply] = []
-        interrupt: Interrupt | None = None
-        if roll < 0.3:
-            replies.append(Reply(kind=ReplyKind.TOOL_CALLS, text="let me echo", tool_calls=(
-                ToolCallSpec(call_id=f"call-{n}", name="echo", arguments='{"text":"ping"}', result="echo:ping"),),
-                system_after=agent.system + f"\n\nsection {n}" if rng.random() < 0.3 else None))
-            replies.append(Reply(text="echo done"))
-        elif roll < 0.4:
-            replies.append(Reply(kind=ReplyKind.ERROR_THROWN, retry=True))
-            replies.append(Reply(text="retried"))
-        elif roll < 0.5:
-            interrupt = Interrupt(window=rng.choice([Window.AFTER_STEP_START, Window.AFTER_STREAM, Window.AFTER_PRE_STEP]))
-        else:
-            replies.append(Reply(text=f"answer {n}", reasoning="thinking" if rng.random() < 0.2 else None))
-        script = TurnScript(prompt=Prompt(content=text_content(f"prompt {n}")), replies=tuple(replies),
-                            interrupt=interrupt)
-        outcome = run_turn(log, instance, agent, script, fault=fault)
-        # The model's own loop only writes valid logs; a Rejected here is a model bug.
-        assert not isinstance(outcome, Rejected), outcome
-        log, instance, agent = outcome.log, outcome.instance, outcome.agent
-    return log
 
 
 def to_jsonl(events: Sequence[Event]) -> str:

@@ -56,6 +56,8 @@ class Contributor:
     # Q-3 / PFX-13: the contribution also holds a clonable non-JSON value
     # (``undefined``, a Date, ``-0``); composition does not validate it.
     lossy: bool = False
+    # PFX-4: None for a global listener, else the id of the agent whose scoped listener it is.
+    scope: str | None = None
 
 
 @final
@@ -84,13 +86,21 @@ class Composition:
 
 
 @implements("PFX-3", "PFX-4", "PFX-12", "PFX-13")
-def compose(contributors: Sequence[Contributor]) -> Composition:
+def compose(contributors: Sequence[Contributor], agent_id: str | None = None) -> Composition:
     """PFX-3/PFX-4: run the waterfall over the frozen empty seed in registration
-    order.  "Contributors MUST *return* their contribution" and "the model MUST
+    order.  "Dispatch goes to global listeners and to the composing agent's own
+    scoped listeners, never to other agents' scoped listeners": a contributor
+    scoped to another agent than ``agent_id`` is not invoked at all.  "Contributors MUST *return* their contribution" and "the model MUST
     represent a contributor as a function ``(seed, next) → list`` and evaluate
     the chain innermost-first."  A contributor that throws fails the whole
     waterfall (PFX-12); injects made before the throw stay durable.  Content is
-    not validated (PFX-13)."""
+    not validated (PFX-13).
+
+    post: __return__.failure is None or __return__.held == []
+    post: __return__.failure is not None or len(__return__.held) == sum(len(c.content) for c in contributors if c.scope is None or c.scope == agent_id)
+    post: len(__return__.injects) <= sum(1 for c in contributors if c.inject is not None)
+    """
+    contributors = [c for c in contributors if c.scope is None or c.scope == agent_id]
     injects: list[JsonObject] = []
     owned: list[list[object]] = []
 

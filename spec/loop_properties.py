@@ -51,24 +51,33 @@ def p_inv_1(log: Sequence[Event], requests: Sequence[SentRequest]) -> str | None
 
 
 @implements("P-INV-1", "INV-7")
-def p_inv_checker_agrees(log: Sequence[Event], requests: Sequence[SentRequest], first_live_seq: int = 0) -> str | None:
+def p_inv_checker_agrees(log: Sequence[Event], requests: Sequence[SentRequest], first_live_seq: int = 0,
+                         since: int = 0) -> str | None:
     """P-INV-1 via the real-log checker (INV-7, ``model.reconstruct.request_points``):
     every request point the checker finds is a request the loop sent, equal in
-    every field; every sent request whose stream left a chunk is such a point."""
+    every field; every sent request whose stream left a chunk is such a point.
+    Points and requests whose ``step/start`` precedes ``since`` were compared
+    by an earlier call on the same (append-only) log and are only matched up."""
     points = request_points(log, first_live_seq=first_live_seq)
     if isinstance(points, Rejected):
         return f"P-INV-1: the checker rejects the loop's log: {points}"
     sent = {r.step_start_seq: r for r in requests}
     found = set()
     for point in points:
-        request = point.request()
         loop_request = sent.get(point.step_start_seq)
-        if loop_request is None or request is None:
+        if loop_request is None:
+            return f"P-INV-1: the checker sees a request at seq {point.step_start_seq} the loop did not send"
+        found.add(point.step_start_seq)
+        if point.step_start_seq < since:
+            continue
+        request = point.request()
+        if request is None:
             return f"P-INV-1: the checker sees a request at seq {point.step_start_seq} the loop did not send"
         if js_stringify(request_to_json(request)) != js_stringify(request_to_json(loop_request.request)):
             return f"P-INV-1: the checker's request at seq {point.step_start_seq} differs from the loop's"
-        found.add(point.step_start_seq)
     for r in requests:
+        if r.step_start_seq < since:
+            continue
         chunked = any(e.type == "assistant/chunk" for e in log[r.step_start_seq:r.dispatch_len + 1])
         if chunked and r.step_start_seq not in found:
             return f"P-INV-1: the checker misses the request of turn {r.turn} step {r.step}"
@@ -181,6 +190,18 @@ def _content_of(message: Json) -> Json:
     return None if isinstance(content, Absent) else content
 
 
+@implements("P-PFX-4")
+def p_pfx_4(requests: Sequence[SentRequest], foreign: Sequence[Json]) -> str | None:
+    """P-PFX-4 (PFX-4): "dispatch reaches global + own-agent listeners only": no
+    request carries a message that only another agent's scoped session-prefix
+    listener contributed (``foreign``, known to the driver)."""
+    texts = {js_stringify(m) for m in foreign}
+    for sent in requests:
+        if any(js_stringify(m) in texts for m in sent.request.messages):
+            return f"P-PFX-4: request of turn {sent.turn} step {sent.step} carries another agent's contribution"
+    return None
+
+
 @implements("P-LOOP-1")
 def p_loop_1(log: Sequence[Event], instance_starts: Sequence[int], first_live_seq: int = 0) -> str | None:
     """P-LOOP-1 (LOOP-9): an instance's first header is ``initial`` iff the log had
@@ -256,6 +277,7 @@ PROPERTY_PREDICATES: Final[dict[str, Callable[..., str | None]]] = {
     "P-INV-2": p_inv_1,
     "P-INV-4": p_inv_4,
     "P-PFX-1": p_pfx_1,
+    "P-PFX-4": p_pfx_4,
     "P-PFX-6": p_pfx_6,
     "P-PFX-7": p_pfx_7,
     "P-PFX-8": p_pfx_8,

@@ -12,7 +12,24 @@ every step the invariants of ``spec/loop_properties.py``:
 - DISCARD      P-PFX-6: an interrupted composition leaves nothing behind;
 - CACHE        P-INV-4: requests of an instance append-extend each other;
 - HISTORY      P-PFX-8: the prefix is never history;
-- HEADERS      P-LOOP-1 and P-LOOP-4/P-LOOP-7 shape checks.
+- HEADERS      P-LOOP-1 and P-LOOP-4/P-LOOP-7 shape checks;
+- DISPATCH     P-PFX-4: another agent's scoped listeners never contribute.
+
+With compact-basic mounted (an ``initialize`` rule draws a small context window,
+with or without the prune service), pressure compaction at post-step, overflow
+compaction after a request error (with retry), manual compaction and prunes
+happen as the log grows, and the compaction invariants of
+``spec/compaction_properties.py`` hold too:
+
+- ENVELOPE     P-CMP-5: no header in a bracket; history ``[checkpoint, retained…]``;
+               every later request is ``prefix ++ [checkpoint, …]``;
+- PAIRS        P-CMP-3: no compacted range splits a tool call from its result;
+- RESUMMARIZE  P-CMP-4: ranges are the surface head, so re-compaction
+               re-summarises the previous checkpoint; summarizer input is
+               ``prefix ++ shadowed``;
+- OVERFLOW     P-CMP-10: out-of-step compaction only after a failed step; retry iff a replace landed;
+- PRESSURE     P-CMP-11: in-step compaction after the step's results, before ``step/end``;
+- PRUNE        P-PRN-3: prunes inside a turn, content-only.
 
 ``fault`` selects a deliberately broken model (``tests/test_machine_mutants.py``
 proves each invariant catches one).
@@ -20,6 +37,7 @@ proves each invariant catches one).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Final
@@ -27,18 +45,22 @@ from typing import Final
 from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from model.compaction import CONTEXT_WINDOW_EXCEEDED, CompactConfig, SummarizerOutput, SummaryCall, Trigger, compact_if_needed
 from model.jsonval import Json, JsonObject, freeze, js_stringify
 from model.log import Event
 from model.loop import (
     ECHO_TOOL,
     PERSONA,
     AgentConfig,
+    CompactionPlugin,
     Fault,
+    Hooks,
     Interrupt,
     InterruptKind,
     LoopInstance,
+    PostStepHook,
     Prompt,
     Reply,
     ReplyKind,
@@ -49,13 +71,29 @@ from model.loop import (
     TurnScript,
     Window,
     fork_seed,
+    manual_listener,
+    metered_pressure_listener,
     new_instance,
+    overflow_listener,
     run_turn,
     text_content,
 )
 from model.prefix import Contributor, Idiom, prefix_message
+from model.prune import PruneConfig
 from model.rejected import Rejected
-from spec.loop_properties import p_inv_1, p_inv_4, p_inv_checker_agrees, p_loop_1, p_loop_4, p_loop_7, p_pfx_1, p_pfx_6, p_pfx_8
+from spec.compaction_properties import p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
+from spec.loop_properties import (
+    p_inv_1,
+    p_inv_4,
+    p_inv_checker_agrees,
+    p_loop_1,
+    p_loop_4,
+    p_loop_7,
+    p_pfx_1,
+    p_pfx_4,
+    p_pfx_6,
+    p_pfx_8,
+)
 
 
 class Check(Enum):
@@ -65,6 +103,13 @@ class Check(Enum):
     CACHE = "P-INV-4"
     HISTORY = "P-PFX-8"
     HEADERS = "P-LOOP-1"
+    DISPATCH = "P-PFX-4"
+    ENVELOPE = "P-CMP-5"
+    PAIRS = "P-CMP-3"
+    RESUMMARIZE = "P-CMP-4"
+    OVERFLOW = "P-CMP-10"
+    PRESSURE = "P-CMP-11"
+    PRUNE = "P-PRN-3"
 
 
 ALL_CHECKS: Final = frozenset(Check)
@@ -83,6 +128,7 @@ class _Source:
     inject: bool = False
     mutate_after: bool = False
     lossy: bool = False
+    scope: str | None = None
 
     def contributor(self) -> Contributor:
         inject = None
@@ -90,7 +136,7 @@ class _Source:
             inject = JsonObject((("content", text_content(f"injected by c{self.ident}")),
                                  ("source", JsonObject((("kind", "plugin"), ("plugin", f"c{self.ident}"))))))
         return Contributor(idiom=self.idiom, content=(prefix_message(f"<pfx c{self.ident} v{self.version}>"),),
-                           inject=inject, mutate_after=self.mutate_after, lossy=self.lossy)
+                           inject=inject, mutate_after=self.mutate_after, lossy=self.lossy, scope=self.scope)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -101,7 +147,18 @@ class _Session:
     instance_starts: list[int] = field(default_factory=lambda: [0])
     requests: list[list[SentRequest]] = field(default_factory=lambda: [[]])
     compositions: list[int] = field(default_factory=lambda: [0])
-    checked: int = 0
+    # Summarizer requests as (dispatch length, request), CMP-17.
+    summaries: list[tuple[int, JsonObject]] = field(default_factory=list)
+    # Successful compositions that followed an interrupted one in the same instance.
+    recompositions: int = 0
+    interrupted_pending: bool = False
+    # Per invariant: the log length at its last run, and how many requests it has seen.
+    checked_at: dict[Check, int] = field(default_factory=dict)
+    requests_checked: dict[Check, int] = field(default_factory=dict)
+    # The instance (count of instances) whose requests CACHE is part-way through.
+    cache_instance: int = 0
+    # compact-basic's pressure listener with its running meter (one per session log).
+    pressure: PostStepHook | None = None
 
 
 REPLY_KINDS: Final = st.sampled_from(["text", "reasoning", "empty", "tools", "continue", "inject"])
@@ -128,6 +185,25 @@ def _replies(kind: str, turn: int) -> tuple[Reply, ...]:
             return (Reply(text=f"answer {turn}"),)
 
 
+# A fake summarizer (CMP-18: the summary comes from outside the model): short,
+# and naming how many messages it saw, so a re-summarisation is visible.
+def summarize(call: SummaryCall) -> SummarizerOutput:
+    text = f"summary of {len(call.input.messages)} messages"
+    return SummarizerOutput(summary=text_content(text), provider=call.provider, model=call.model,
+                            max_tokens=call.max_tokens)
+
+
+INSTRUCTION: Final = "Condense the conversation above into a checkpoint."
+BIG_PRUNE: Final = PruneConfig(threshold_chars=400, head_chars=100, tail_chars=50)
+
+
+def compaction_plugin(window: int, prune: bool) -> CompactionPlugin:
+    """compact-basic with a small context window (threshold half of it) so compactions happen regularly."""
+    return CompactionPlugin(summarizer=summarize, instruction=INSTRUCTION, context_window=window,
+                            config=CompactConfig(threshold_ratio=0.5, retain_tokens=window // 8, max_tokens=128),
+                            prune=BIG_PRUNE if prune else None)
+
+
 def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECKS) -> type[RuleBasedStateMachine]:
     """The loop machine class for a model variant and a set of invariants."""
 
@@ -140,6 +216,9 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
             self.next_ident = 0
             self.turns_sent = 0
             self.contributed: set[Json] = set()
+            self.plugin: CompactionPlugin | None = None
+            # Contributions of listeners scoped to another agent (PFX-4: never dispatched here).
+            self.foreign: set[Json] = set()
 
         # ------------------------------------------------------------ helpers
 
@@ -147,22 +226,31 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
             contributors = tuple(s.contributor() for s in self.sources) + extra
             for c in contributors:
                 self.contributed.update(c.content)
+                if c.scope is not None and c.scope != self.agent.agent_id:
+                    self.foreign.update(c.content)
             return replace(self.agent, contributors=contributors)
 
         def _new_instance(self) -> None:
             s = self.session
             s.instance = new_instance()
             s.instance_starts.append(len(s.log))
+            s.interrupted_pending = False
             s.requests.append([])
             s.compositions.append(0)
 
-        def _turn(self, script: TurnScript, extra: tuple[Contributor, ...] = ()) -> None:
+        def _turn(self, script: TurnScript, extra: tuple[Contributor, ...] = (), manual: bool = False) -> None:
             s = self.session
             if s.instance.disposed:
                 # Disposal ended the instance: the next send is a new instance.
                 self._new_instance()
             before = len(s.log)
-            outcome = run_turn(s.log, s.instance, self._agent(extra), script, fault=fault)
+            hooks = Hooks()
+            if self.plugin is not None:
+                if s.pressure is None:
+                    s.pressure = metered_pressure_listener(self.plugin, fault)
+                hooks = Hooks(post_step=manual_listener(self.plugin, fault) if manual else s.pressure,
+                              request_error=overflow_listener(self.plugin, fault))
+            outcome = run_turn(s.log, s.instance, self._agent(extra), script, hooks=hooks, fault=fault)
             assert not isinstance(outcome, Rejected), f"the loop model rejected its own turn: {outcome}"
             self._absorb(outcome, before)
 
@@ -171,7 +259,12 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
             s.log, s.instance = outcome.log, outcome.instance
             self.agent = replace(outcome.agent, contributors=())
             s.requests[-1].extend(outcome.requests)
+            s.summaries.extend((c.dispatch_len, c.request) for c in outcome.side_calls)
             s.compositions[-1] += outcome.compositions
+            if outcome.compositions and s.interrupted_pending:
+                s.recompositions += 1
+            s.interrupted_pending = outcome.interrupted_composition or (
+                s.interrupted_pending and not outcome.compositions)
             self.turns_sent += 1
             if Check.DISCARD in checks:
                 problem = p_pfx_6(outcome, before)
@@ -190,9 +283,102 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
                 return
             target(float(max(len(r) for r in s.requests)), label="requests in one instance")
             target(float(len(s.instance_starts)), label="instances")
+            target(float(len(s.summaries)), label="compactions")
+            # Recompositions after an interrupted composition (PFX-5's stale-cache guard).
+            target(float(s.recompositions), label="recompositions after interruption")
+            target(float(len(s.log)), label="history length")
             super().teardown()
 
         # ------------------------------------------------------------ rules
+
+        @initialize(window=st.sampled_from([0, 700, 1200]), prune=st.booleans())
+        def mount_compaction(self, window: int, prune: bool) -> None:
+            """compact-basic (and maybe the prune service) on the agent; 0: not mounted."""
+            self.plugin = compaction_plugin(window, prune) if window else None
+
+        @initialize(cancelled=st.sampled_from([False, False, False, True]))
+        def first_send_cancelled_in_composition(self, cancelled: bool) -> None:
+            """Sometimes the very first send is cancelled inside the waterfall, so the
+            stale-cache guard (PFX-5: the next turn recomposes) is exercised early."""
+            if cancelled:
+                self.interrupt_in_composition(kind=InterruptKind.CANCEL)
+
+        @initialize(kind=st.sampled_from(["none", "global", "mutating", "own", "another-agent"]))
+        def register_initial_contributor(self, kind: str) -> None:
+            """A contributor registered before the first send (the usual case): global,
+            one that edits its object after composition (PFX-6), scoped to this
+            agent, or scoped to another agent (PFX-4)."""
+            match kind:
+                case "global" | "mutating":
+                    self.add_contributor(idiom=Idiom.PREPEND, inject=False, mutate_after=kind == "mutating")
+                case "own" | "another-agent":
+                    self.add_scoped_contributor(own=kind == "own")
+
+        @rule(size=st.sampled_from([300, 900, 2000]))
+        def big_tool_turn(self, size: int) -> None:
+            """A tool round with a large result: pressure compaction and prunes."""
+            n = self.turns_sent
+            call = ToolCallSpec(call_id=f"call-big-{n}", name="echo", arguments='{"text":"dump"}',
+                                result=f"dump {n}: " + "lorem ipsum " * (size // 12))
+            self._turn(TurnScript(prompt=Prompt(content=text_content(f"dump {n}")), replies=(
+                Reply(kind=ReplyKind.TOOL_CALLS, text="dumping", tool_calls=(call,)), Reply(text=f"dumped {n}"))))
+
+        @rule(twice=st.booleans())
+        def overflow_turn(self, twice: bool) -> None:
+            """CONTEXT_WINDOW_EXCEEDED (CMP-7): recovery compacts outside the step and retries;
+            a second overflow exceeds maxOverflowRetries (1) and fails the turn."""
+            n = self.turns_sent
+            overflow = Reply(kind=ReplyKind.ERROR_THROWN, error_code=CONTEXT_WINDOW_EXCEEDED,
+                             error_message="context window exceeded")
+            replies = (overflow, overflow) if twice else (overflow,)
+            self._turn(TurnScript(prompt=Prompt(content=text_content(f"prompt {n} " + "long " * 40)),
+                                  replies=(*replies, Reply(text=f"recovered {n}"))))
+
+        @rule(throw=st.booleans())
+        def truncated_or_throwing_step_result(self, throw: bool) -> None:
+            """LOOP-11 (rare, own rule): a ``max-tokens`` finish drops the tool calls and
+            runs no tools (the turn ends ``max-tokens``); or ``agent/step-result``
+            throws: an empty assistant message, then a turn error."""
+            n = self.turns_sent
+            call = ToolCallSpec(call_id=f"call-{n}", name="echo", arguments='{"text":"x"}', result="echo:x")
+            reply = Reply(kind=ReplyKind.TOOL_CALLS, text="cut", tool_calls=(call,), max_tokens=not throw,
+                          step_result_error="step-result threw" if throw else None)
+            self._turn(TurnScript(prompt=Prompt(content=text_content(f"prompt {n}")), replies=(reply,)))
+
+        @rule()
+        def request_mutating_listener_turn(self) -> None:
+            """WIRE-3 (rare, own rule): a stream listener mutates the frozen request; the step fails."""
+            n = self.turns_sent
+            self._turn(TurnScript(prompt=Prompt(content=text_content(f"prompt {n}")),
+                                  replies=(Reply(text="never", mutation_error="request is read-only"),)))
+
+        @rule()
+        def parallel_tools_with_deferred_context(self) -> None:
+            """LOOP-12: two results in model order, then the context one tool deferred."""
+            n = self.turns_sent
+            deferred = JsonObject((("content", text_content(f"deferred {n}")),
+                                   ("source", JsonObject((("kind", "plugin"), ("plugin", "tool"))))))
+            calls = (ToolCallSpec(call_id=f"call-{n}-a", name="echo", arguments="{}", result="a", deferred=(deferred,)),
+                     ToolCallSpec(call_id=f"call-{n}-b", name="echo", arguments="{}", result="b"))
+            self._turn(TurnScript(prompt=Prompt(content=text_content(f"prompt {n}")), replies=(
+                Reply(kind=ReplyKind.TOOL_CALLS, text="both", tool_calls=calls), Reply(text=f"done {n}"))))
+
+        @rule()
+        def manual_compaction_turn(self) -> None:
+            """A compaction requested by hand, served at post-step (retain 0, CMP-9)."""
+            n = self.turns_sent
+            self._turn(TurnScript(prompt=Prompt(content=text_content(f"compact now {n}")),
+                                  replies=(Reply(text=f"compacted {n}"),)), manual=True)
+
+        @precondition(lambda self: self.plugin is not None)
+        @rule()
+        def manual_compaction_between_turns(self) -> None:
+            """CMP-14: in A55 a compaction needs an open turn; between turns it is
+            refused and writes nothing (the idle ``turn: null`` bracket is D08, DIA-3)."""
+            s = self.session
+            run = compact_if_needed(s.log, summarize, trigger=Trigger.MANUAL)
+            assert not isinstance(run, Rejected) and run.events == (), "CMP-14: an idle A55 compaction wrote events"
+            assert run.error is None or run.error.rule == "CMP-14", run.error
 
         @rule(kind=REPLY_KINDS)
         def send_turn(self, kind: str) -> None:
@@ -210,6 +396,13 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
         def add_lossy_contributor(self) -> None:
             """Q-3 (rare, own rule): a contribution holding a non-JSON value."""
             self.sources.append(_Source(ident=self.next_ident, idiom=Idiom.PREPEND, lossy=True))
+            self.next_ident += 1
+
+        @rule(own=st.booleans())
+        def add_scoped_contributor(self, own: bool) -> None:
+            """PFX-4 (rare, own rule): a listener scoped to this agent (runs) or to another agent (never runs)."""
+            scope = self.agent.agent_id if own else "another-agent"
+            self.sources.append(_Source(ident=self.next_ident, idiom=Idiom.PREPEND, scope=scope))
             self.next_ident += 1
 
         @precondition(lambda self: bool(self.sources))
@@ -287,41 +480,91 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
 
         # ------------------------------------------------------------ invariants
 
-        @invariant()
-        def reconstructable(self) -> None:
-            if Check.RECONSTRUCT not in checks:
+        def _when_grown(self, check: Check, predicate: Callable[[int], str | None]) -> None:
+            """Run an enabled invariant when the log grew since its last run (nothing it
+            reads changes otherwise); ``predicate`` gets the log length it last saw."""
+            s = self.session
+            seen = s.checked_at.get(check)
+            if check not in checks or seen == len(s.log):
                 return
+            problem = predicate(seen or 0)
+            s.checked_at[check] = len(s.log)
+            assert problem is None, problem
+
+        def _new_requests(self, check: Check) -> list[SentRequest]:
+            """The requests this invariant has not seen yet (all instances, in order)."""
             s = self.session
             flat = [r for rs in s.requests for r in rs]
-            problem = p_inv_1(s.log, flat[s.checked:]) or p_inv_checker_agrees(s.log, flat, s.first_live_seq)
-            s.checked = len(flat)
-            assert problem is None, problem
+            done = s.requests_checked.get(check, 0)
+            s.requests_checked[check] = len(flat)
+            return flat[done:]
+
+        @invariant()
+        def reconstructable(self) -> None:
+            s = self.session
+            self._when_grown(Check.RECONSTRUCT, lambda since: p_inv_1(s.log, self._new_requests(Check.RECONSTRUCT)) or
+                             p_inv_checker_agrees(s.log, [r for rs in s.requests for r in rs], s.first_live_seq, since))
 
         @invariant()
         def frozen_prefix(self) -> None:
-            if Check.FREEZE in checks:
-                s = self.session
-                problem = p_pfx_1(s.log, s.requests, s.compositions)
-                assert problem is None, problem
+            s = self.session
+            self._when_grown(Check.FREEZE, lambda _: p_pfx_1(s.log, s.requests, s.compositions))
 
         @invariant()
         def cache_stable(self) -> None:
-            if Check.CACHE in checks:
-                problem = p_inv_4(self.session.log, self.session.requests)
-                assert problem is None, problem
+            # Earlier instances were checked while they were current; the current one
+            # from its last checked request on (the pair it forms with the next one).
+            s = self.session
+
+            def check(_: int) -> str | None:
+                current = s.requests[-1]
+                done = s.requests_checked.get(Check.CACHE, 0) if s.cache_instance == len(s.requests) else 0
+                s.requests_checked[Check.CACHE], s.cache_instance = len(current), len(s.requests)
+                return p_inv_4(s.log, [current[max(0, done - 1):]])
+
+            self._when_grown(Check.CACHE, check)
 
         @invariant()
         def prefix_not_history(self) -> None:
-            if Check.HISTORY in checks:
-                problem = p_pfx_8(self.session.log, sorted(self.contributed, key=js_stringify))
-                assert problem is None, problem
+            s = self.session
+            self._when_grown(Check.HISTORY, lambda _: p_pfx_8(s.log, sorted(self.contributed, key=js_stringify)))
+
+        @invariant()
+        def compaction_envelope(self) -> None:
+            s = self.session
+            self._when_grown(Check.ENVELOPE, lambda since: p_cmp_5(s.log, self._new_requests(Check.ENVELOPE), since))
+
+        @invariant()
+        def compaction_keeps_tool_pairs(self) -> None:
+            self._when_grown(Check.PAIRS, lambda since: p_cmp_3(self.session.log, since))
+
+        @invariant()
+        def compaction_resummarizes(self) -> None:
+            s = self.session
+            self._when_grown(Check.RESUMMARIZE, lambda since: p_cmp_4_resummarizes(s.log, s.summaries, since))
+
+        @invariant()
+        def overflow_compaction_placed(self) -> None:
+            self._when_grown(Check.OVERFLOW, lambda _: p_cmp_10(self.session.log))
+
+        @invariant()
+        def pressure_compaction_placed(self) -> None:
+            self._when_grown(Check.PRESSURE, lambda _: p_cmp_11(self.session.log))
+
+        @invariant()
+        def prune_content_only(self) -> None:
+            self._when_grown(Check.PRUNE, lambda since: p_prn_3(self.session.log, since))
+
+        @invariant()
+        def dispatch_scoped(self) -> None:
+            self._when_grown(Check.DISPATCH, lambda _: p_pfx_4(self._new_requests(Check.DISPATCH),
+                                                               sorted(self.foreign, key=js_stringify)))
 
         @invariant()
         def header_reasons(self) -> None:
-            if Check.HEADERS in checks:
-                s = self.session
-                problem = p_loop_1(s.log, s.instance_starts, s.first_live_seq) or p_loop_7(s.log, s.first_live_seq)
-                assert problem is None, problem
+            s = self.session
+            self._when_grown(Check.HEADERS, lambda _: p_loop_1(s.log, s.instance_starts, s.first_live_seq) or
+                             p_loop_7(s.log, s.first_live_seq))
 
     LoopMachine.__name__ = f"LoopMachine_{fault.name}"
     LoopMachine.__qualname__ = LoopMachine.__name__

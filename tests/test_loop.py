@@ -24,6 +24,7 @@ from model.loop import (
     LoopInstance,
     Mismatch,
     Placement,
+    PostStepResult,
     Prompt,
     PromptContext,
     Reply,
@@ -41,13 +42,13 @@ from model.loop import (
     reconstruction_mismatch,
     run_turn,
     seed_config,
-    simulate,
     text_content,
     to_jsonl,
 )
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
 from model.reconstruct import reconstruct_requests
 from model.rejected import Rejected
+from model.simulate import simulate
 from spec.loop_properties import PROPERTY_PREDICATES, p_inv_1, p_loop_4, p_pfx_6, p_pfx_7
 
 PFX = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<pfx>"),))
@@ -323,9 +324,9 @@ def test_Q_3_lossy_prefix_fails_every_later_header_of_the_instance() -> None:
 def test_hooks_post_step_appends_before_step_end_and_request_error_decides() -> None:
     seen: list[StepContext] = []
 
-    def post_step(log: object, ctx: StepContext) -> tuple[Draft, ...]:
+    def post_step(log: object, ctx: StepContext) -> PostStepResult:
         seen.append(ctx)
-        return (Draft(type_name="compact/probe", data=JsonObject((("step", ctx.step),))),)
+        return PostStepResult(drafts=(Draft(type_name="compact/probe", data=JsonObject((("step", ctx.step),))),))
 
     def on_error(log: object, ctx: RequestErrorContext) -> ErrorDecision:
         return ErrorDecision(action=ErrorAction.RETRY if not ctx.prior_failures else ErrorAction.FAIL)
@@ -397,3 +398,93 @@ def test_INV_7_the_one_pass_checker_agrees_with_the_loop_and_sees_tampering() ->
     tampered = replace(first.requests[1], request=replace(first.requests[1].request, system="forged"))
     problem = p_inv_checker_agrees(first.log, (first.requests[0], tampered))
     assert problem is not None and problem.startswith("P-INV-1")
+
+
+# ----------------------------------------------------------------- LOOP-11 / LOOP-12
+
+
+def _two_calls(**kw: object) -> Reply:
+    deferred = JsonObject((("content", text_content("deferred by a")), ("source", freeze({"kind": "plugin", "plugin": "t"}))))
+    calls = (ToolCallSpec(call_id="a", name="echo", arguments="{}", result="ra", deferred=(deferred,)),
+             ToolCallSpec(call_id="b", name="echo", arguments="{}", result="rb"))
+    return Reply(kind=ReplyKind.TOOL_CALLS, text="two", tool_calls=calls, **kw)  # type: ignore[arg-type]
+
+
+def test_LOOP_11_max_tokens_drops_tool_calls_runs_no_tools_and_ends_max_tokens() -> None:
+    out = _turn(replies=(_two_calls(max_tokens=True),))
+    types = _types(out.log)
+    assert "tool/call" not in types and "tool/result" not in types
+    message = next(e for e in out.log if e.type == "assistant/message")
+    assert [get(b, "type") for b in get(message.data, "content")] == ["text"]  # type: ignore[union-attr]
+    # The streamed chunks stay as the adapter sent them (tool-call blocks included).
+    assert any(get(get(e.data, "chunk"), "blockType") == "tool-call" for e in out.log if e.type == "assistant/chunk")
+    finish = [get(e.data, "chunk") for e in out.log if e.type == "assistant/chunk"][-1]
+    assert get(get(finish, "reason"), "kind") == "max-tokens"
+    # No tool calls ran, so the turn stops after one step; LOG-11: max-tokens takes precedence over completed.
+    assert types.count("step/start") == 1 and out.end_reason == JsonObject((("kind", "max-tokens"),))
+    assert p_inv_1(out.log, out.requests) is None
+
+
+def test_LOOP_11_a_throwing_step_result_records_an_empty_message_and_fails_the_turn() -> None:
+    out = _turn(replies=(_two_calls(step_result_error="step-result listener exploded"),))
+    types = _types(out.log)
+    message = next(e for e in out.log if e.type == "assistant/message")
+    assert get(message.data, "content") == () and "replayState" not in js_stringify(message.data)
+    assert "tool/call" not in types and types[-2:] == ["step/end", "turn/end"]
+    assert out.end_reason == JsonObject((("kind", "error"), ("step", 1), ("message", "step-result listener exploded")))
+
+
+def test_LOOP_12_results_keep_model_order_and_deferred_context_follows_all_results() -> None:
+    out = _turn(replies=(_two_calls(), Reply(text="done")))
+    types = _types(out.log)
+    first = types.index("tool/call")
+    assert types[first:first + 5] == ["tool/call", "tool/result", "tool/call", "tool/result", "user/message"]
+    results = [get(e.data, "callId") for e in out.log if e.type == "tool/result"]
+    assert results == ["a", "b"]
+    deferred = out.log[first + 4]
+    assert js_stringify(get(deferred.data, "content")) == '[{"type":"text","text":"deferred by a"}]'
+    # The deferred context joins the next request, after both results.
+    second = out.requests[1].request.messages
+    tail = [get(get(m, "content")[0], "toolCallId") for m in second[-3:-1]]  # type: ignore[index]
+    assert tail == ["a", "b"] and js_stringify(second[-1]) == '{"role":"user","content":[{"type":"text","text":"deferred by a"}]}'
+    assert p_inv_1(out.log, out.requests) is None
+
+
+def test_WIRE_3_a_stream_listener_mutating_the_request_fails_the_turn() -> None:
+    out = _turn(replies=(Reply(text="never", mutation_error="Cannot assign to read only property 'content'"),))
+    types = _types(out.log)
+    # The request was built and frozen (header logged), the mutation raised into the step: no model output.
+    assert types == ["turn/start", "user/message", "step/start", "request/header", "step/end", "turn/end"]
+    assert out.end_reason == JsonObject((("kind", "error"), ("step", 1),
+                                         ("message", "Cannot assign to read only property 'content'")))
+    assert out.requests == ()
+
+
+def test_WIRE_3_requests_are_deeply_immutable_values() -> None:
+    import dataclasses
+
+    request = _turn().requests[0].request
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.messages = ()  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        request.messages[0]["role"] = "system"  # type: ignore[index]
+    assert isinstance(request.messages, tuple) and isinstance(get(request.messages[0], "content"), tuple)
+
+
+def test_PFX_4_another_agents_scoped_listener_never_contributes() -> None:
+    from model.loop import Fault
+    from spec.loop_properties import p_pfx_4
+
+    theirs = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<theirs>"),), scope="other")
+    mine = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<mine>"),), scope="me")
+    agent = replace(AGENT, contributors=(PFX, theirs, mine), agent_id="me")
+    out = run_turn((), new_instance(), agent, TurnScript(prompt=Prompt(content=text_content("hi"))))
+    assert not isinstance(out, Rejected)
+    assert [js_stringify(m) for m in out.requests[0].request.messages[:2]] == [
+        js_stringify(prefix_message("<pfx>")), js_stringify(prefix_message("<mine>"))]
+    assert p_pfx_4(out.requests, theirs.content) is None
+    broken = run_turn((), new_instance(), agent, TurnScript(prompt=Prompt(content=text_content("hi"))),
+                      fault=Fault.IGNORE_SCOPE)
+    assert not isinstance(broken, Rejected)
+    problem = p_pfx_4(broken.requests, theirs.content)
+    assert problem is not None and problem.startswith("P-PFX-4")

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from model.codec import parse_event_line, serialize_event
-from model.jsonval import JsonObject, freeze, thaw
+from model.compaction import CompactConfig, Summarizer, SummarizerOutput, SummaryCall
+from model.jsonval import Json, JsonObject, freeze, get, thaw
 from model.log import Event
 from model.loop import (
     ECHO_TOOL,
     PERSONA,
     AgentConfig,
+    CompactionPlugin,
     Interrupt,
     InterruptKind,
     LoopInstance,
@@ -33,11 +35,13 @@ from model.loop import (
     ToolCallSpec,
     TurnScript,
     Window,
+    compaction_hooks,
     new_instance,
     run_turn,
     text_content,
 )
 from model.prefix import Contributor, Idiom, prefix_message
+from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.wire import request_to_json
 from tests.conftest import GROUNDTRUTH
@@ -300,3 +304,132 @@ def test_gt_h1_resume_without_drift() -> None:
     log, sent2 = _run([_t(agent, "generation two prompt", _text("gen2 answer"))], log=gen1)
     _assert_log(name, log)
     _assert_requests(name, sent1 + sent2)
+
+
+# ----------------------------------------------------------------- j*: compaction and prune on the loop
+
+
+def _logged_summaries(name: str) -> list[SummarizerOutput]:
+    """The fake summarizer's outputs: what the scenario's log recorded, in order."""
+    outputs = []
+    for event in _seed(name, 10_000):
+        if event.type == "compact/summary":
+            summary, provider, model = get(event.data, "summary"), get(event.data, "provider"), get(event.data, "model")
+            cap = get(event.data, "maxTokens")
+            assert isinstance(summary, tuple) and isinstance(provider, str) and isinstance(model, str)
+            outputs.append(SummarizerOutput(summary=summary, provider=provider, model=model,
+                                            max_tokens=cap if isinstance(cap, int) else None))
+    return outputs
+
+
+def _fake_summarizer(name: str) -> tuple[Summarizer, list[SummaryCall]]:
+    outputs, calls = _logged_summaries(name), []
+
+    def summarize(call: SummaryCall) -> SummarizerOutput | Rejected:
+        calls.append(call)
+        return outputs[len(calls) - 1]
+
+    return summarize, calls
+
+
+def _instruction(name: str) -> str:
+    recorded = json.loads((GROUNDTRUTH / name / "requests.json").read_text())
+    text = next(r for r in recorded if r.get("purpose") == "compaction")["messages"][-1]["content"][0]["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def _run_plugged(turns: Sequence[Turn], plugin: CompactionPlugin) -> tuple[tuple[Event, ...], list[JsonObject]]:
+    """Run the turns with compact-basic mounted; all model calls (loop and
+    summarizer requests) in dispatch order, as ``requests.json`` lists them."""
+    log: tuple[Event, ...] = ()
+    instance = new_instance()
+    calls: list[tuple[int, JsonObject]] = []
+    for turn in turns:
+        outcome = run_turn(log, instance, turn.agent, turn.script, hooks=compaction_hooks(plugin))
+        assert not isinstance(outcome, Rejected), outcome
+        log, instance = outcome.log, outcome.instance
+        calls.extend((s.dispatch_len, request_to_json(s.request)) for s in outcome.requests)
+        calls.extend((c.dispatch_len, c.request) for c in outcome.side_calls)
+    return log, [request for _, request in sorted(calls, key=lambda call: call[0])]
+
+
+def _assert_all_requests(name: str, calls: Sequence[JsonObject]) -> None:
+    recorded = json.loads((GROUNDTRUTH / name / "requests.json").read_text())
+    expected = [{k: v for k, v in r.items() if k != "sessionId"} for r in recorded]
+    actual = [thaw(c) for c in calls]
+    assert len(actual) == len(expected)
+    for index, (got, want) in enumerate(zip(actual, expected)):
+        assert got == want, f"{name}: request {index} differs"
+        assert list(got) == list(want), f"{name}: request {index} key order differs"
+
+
+def _tool(name: str, description: str, param: str, kind: str) -> Json:
+    return freeze({"name": name, "description": description,
+                   "parameters": {"type": "object", "properties": {param: {"type": kind}}}})
+
+
+def _call(call_id: str, name: str, arguments: str, split: int, result: str, text: str = "") -> Reply:
+    call = ToolCallSpec(call_id=call_id, name=name, arguments=arguments, result=result,
+                        arguments_chunks=(arguments[:split], arguments[split:]))
+    return Reply(kind=ReplyKind.TOOL_CALLS, text=text, text_chunks=(text,) if text else None, tool_calls=(call,),
+                 usage=(10, 5))
+
+
+def test_gt_j1_pressure_compaction_at_post_step() -> None:
+    """CMP-6: two pressure compactions inside steps 4 and 6 (before step/end);
+    the second re-summarises the first checkpoint at the surface head.  WIRE-4:
+    the summarizer requests are side calls of the listener, not loop requests."""
+    name = "j1-pressure-compaction"
+    agent = AgentConfig(system=PERSONA, tools=(_tool("work", "does work", "i", "number"),),
+                        contributors=(_pre("<system-reminder>prefix that must survive compaction</system-reminder>"),))
+    summarize, calls = _fake_summarizer(name)
+    plugin = CompactionPlugin(summarizer=summarize, instruction=_instruction(name), context_window=2000,
+                              config=CompactConfig(threshold_ratio=0.5, retain_tokens=250, max_tokens=256,
+                                                   compaction_retries=1))
+    work = tuple(_call(f"call-j{i}", "work", f'{{"i":{i}}}', 5, f"result {i + 1}: " + "lorem ipsum dolor sit amet " * 30,
+                       text=f"step {i} text") for i in range(6))
+    log, requests = _run_plugged([_t(agent, "do a long multi-step task", *work, _text("all work done")),
+                                  _t(agent, "anything else?", _text("follow-up turn answer"))], plugin)
+    _assert_log(name, log)
+    _assert_all_requests(name, requests)
+    assert len(calls) == 2
+
+
+def test_gt_j2_tool_result_prune_inside_pressure_compaction() -> None:
+    """PRN-6/CMP-8: pressure after step 1 prunes the dump result; pruning alone
+    clears pressure, so no summary compaction (and no summarizer call)."""
+    name = "j2-tool-result-prune"
+    agent = AgentConfig(system=PERSONA, tools=(_tool("dump", "dumps a large log", "what", "string"),),
+                        contributors=(_pre("<system-reminder>prefix</system-reminder>"),))
+    summarize, calls = _fake_summarizer(name)
+    plugin = CompactionPlugin(summarizer=summarize, instruction="unused", context_window=800,
+                              config=CompactConfig(threshold_ratio=0.25, retain_tokens=100),
+                              prune=PruneConfig(threshold_chars=200, head_chars=60, tail_chars=30))
+    dump = _call("call-p1", "dump", '{"what":"log"}', 5, "HEAD-" + "x" * 900 + "-TAIL")
+    log, requests = _run_plugged([_t(agent, "dump the log", dump, _text("summarised the dump")),
+                                  _t(agent, "thanks", _text("second turn answer"))], plugin)
+    _assert_log(name, log)
+    _assert_all_requests(name, requests)
+    assert calls == []
+
+
+def test_gt_j3_overflow_compaction_between_failed_step_and_retry() -> None:
+    """CMP-7/LOOP-14: a thrown CONTEXT_WINDOW_EXCEEDED closes step 1; the
+    request-error listener compacts outside any step and retries as step 2."""
+    name = "j3-overflow-compaction-retry"
+    agent = AgentConfig(system=PERSONA, contributors=(_pre("<system-reminder>overflow prefix</system-reminder>"),))
+    summarize, calls = _fake_summarizer(name)
+    plugin = CompactionPlugin(summarizer=summarize, instruction=_instruction(name), context_window=10**9,
+                              config=CompactConfig(threshold_ratio=1, retain_tokens=30, max_tokens=64,
+                                                   compaction_retries=0, max_overflow_retries=1))
+    answer = "old answer " + "detail " * 60
+    overflow = Reply(kind=ReplyKind.ERROR_THROWN, error_code="CONTEXT_WINDOW_EXCEEDED",
+                     error_message="context window exceeded")
+    log, requests = _run_plugged([
+        _t(agent, "old question " + "context " * 60, Reply(text=answer, text_chunks=(answer,), usage=(10, 5))),
+        _t(agent, "new question", overflow, _text("recovered after overflow compaction")),
+    ], plugin)
+    _assert_log(name, log)
+    _assert_all_requests(name, requests)
+    assert len(calls) == 1

@@ -33,6 +33,12 @@ CASES = [
     (Fault.PREFIX_AFTER_HISTORY, Check.CACHE),
     # the prefix appended to history becomes history
     (Fault.PREFIX_IN_HISTORY, Check.HISTORY),
+    # compaction: a retention walk without head-ward rounding splits a tool call from its result
+    (Fault.COMPACT_SPLITS_TOOL_PAIR, Check.PAIRS),
+    # compaction: a bracket that re-anchors the header without the prefix touches the envelope
+    (Fault.COMPACT_DROPS_PREFIX, Check.ENVELOPE),
+    # dispatch: a waterfall that reaches other agents' scoped listeners
+    (Fault.IGNORE_SCOPE, Check.DISPATCH),
 ]
 
 

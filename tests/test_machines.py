@@ -17,7 +17,9 @@ TestLoopMachine.settings = settings(settings(), stateful_step_count=25)
 
 
 def _check(machine: RuleBasedStateMachine) -> None:
-    for name in ("reconstructable", "frozen_prefix", "cache_stable", "prefix_not_history", "header_reasons"):
+    for name in ("reconstructable", "frozen_prefix", "cache_stable", "prefix_not_history", "header_reasons",
+                 "compaction_envelope", "compaction_keeps_tool_pairs", "compaction_resummarizes",
+                 "overflow_compaction_placed", "pressure_compaction_placed", "prune_content_only", "dispatch_scoped"):
         getattr(machine, name)()
 
 
@@ -73,4 +75,41 @@ def test_every_kind_of_turn_in_one_sequence() -> None:
     # After the fork the child's instance has already composed, so the
     # "inside the waterfall" dispose never fires (no waterfall runs): 3 requests.
     assert [len(r) for r in machine.session.requests] == [3]
+    machine.teardown()
+
+
+def test_P_CMP_5_P_CMP_3_P_CMP_4_P_CMP_10_P_CMP_11_P_PRN_3_compaction_rules_in_one_sequence() -> None:
+    """A hand-picked sequence through the compaction rules (pressure with
+    prunes, overflow recovery, a second overflow failing, manual compaction,
+    the refused idle compaction) and the LOOP-11/12 rules keeps every invariant."""
+    from spec.compaction_properties import brackets
+
+    machine = LoopMachine()
+    machine.mount_compaction(window=700, prune=True)
+    machine.add_contributor(idiom=Idiom.PREPEND, inject=False, mutate_after=False)
+    for step in (
+        lambda: machine.big_tool_turn(size=900),
+        lambda: machine.send_turn(kind="tools"),
+        lambda: machine.big_tool_turn(size=2000),
+        lambda: machine.overflow_turn(twice=False),
+        machine.parallel_tools_with_deferred_context,
+        lambda: machine.truncated_or_throwing_step_result(throw=False),
+        lambda: machine.truncated_or_throwing_step_result(throw=True),
+        machine.manual_compaction_turn,
+        machine.manual_compaction_between_turns,
+        lambda: machine.overflow_turn(twice=True),
+        machine.resume,
+        lambda: machine.interrupt_in_composition(kind=InterruptKind.CANCEL),
+        lambda: machine.big_tool_turn(size=900),
+        lambda: machine.big_tool_turn(size=300),
+    ):
+        step()
+        _check(machine)
+    log = machine.session.log
+    committed = [b for b in brackets(log) if b.checkpoint is not None]
+    assert len(committed) >= 4 and len(machine.session.summaries) >= len(committed)
+    assert any(e.type == "tool/result" and e.surface_op != "append" for e in log)
+    ends = [e.data["reason"]["kind"] for e in log if e.type == "turn/end"]  # type: ignore[index]
+    assert "max-tokens" in ends and "error" in ends
+    assert machine.session.recompositions == 1
     machine.teardown()

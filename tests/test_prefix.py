@@ -86,3 +86,22 @@ def test_PFX_6_the_frozen_copy_ignores_a_contributor_mutating_its_reference() ->
     # The contributor's own object did change: an aliasing cache would see it.
     assert MUTATION_MARK in js_stringify(freeze_prefix(result.held))
     assert MUTATION_MARK not in before
+
+
+def test_PFX_4_dispatch_reaches_global_and_own_agent_listeners_only() -> None:
+    cs = (_c("global"), Contributor(idiom=Idiom.PREPEND, content=(prefix_message("mine"),), scope="a"),
+          Contributor(idiom=Idiom.PREPEND, content=(prefix_message("theirs"),), scope="b",
+                      inject=JsonObject((("content", ()),)), throws="never invoked"))
+    result = compose(cs, "a")
+    # The other agent's listener is not invoked: it neither contributes, injects nor throws.
+    assert result.failure is None and result.injects == ()
+    assert _texts(result.held) == ["global", "mine"]
+    assert _texts(compose(cs[:2], None).held) == ["global"]
+
+
+def test_PFX_3_the_seed_is_frozen_and_the_fallback_returns_it_empty() -> None:
+    from model.prefix import EMPTY_SEED
+
+    assert EMPTY_SEED == () and isinstance(EMPTY_SEED, tuple)  # no in-place mutation is possible
+    # Only returned contributions reach the result: a contributor of nothing adds nothing.
+    assert freeze_prefix(compose((Contributor(idiom=Idiom.PREPEND, content=()),)).held) == ()

@@ -1,0 +1,132 @@
+"""The simulator (model/simulate.py) and the machines write logs the checker accepts.
+
+Issue 5: "logs produced by the loop machine are all valid; logs from broken
+variants are invalid" — judged by ``spec.checker.check_path`` on files written
+to disk, exactly as ``sessionspec check`` judges a real log.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+
+from model.compaction import is_checkpoint_source
+from model.jsonval import JsonObject, get
+from model.log import Event
+from model.loop import Fault
+from model.reconstruct import reconstruct_requests
+from model.rejected import Rejected
+from model.simulate import simulate, to_jsonl
+from spec.checker import FileReport, Verdict, check_path
+from spec.compaction_properties import brackets, p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
+from spec.machines import Check, loop_machine
+
+
+def _check(log: Sequence[Event], directory: Path) -> FileReport:
+    path = directory / "session.jsonl"
+    path.write_text(to_jsonl(log), encoding="utf-8")
+    return check_path(str(path))
+
+
+def test_simulate_is_deterministic_in_the_seed() -> None:
+    assert simulate(3, 30, compaction=True) == simulate(3, 30, compaction=True)
+    assert simulate(3, 30) != simulate(4, 30)
+
+
+def test_simulate_has_a_realistic_shape() -> None:
+    log = simulate(1, 120, contributors=2)
+    types = Counter(e.type for e in log)
+    replies = types["assistant/message"]
+    # Streamed replies: many chunks per reply; tool rounds; retries; resumes with a drifted prefix.
+    assert types["assistant/chunk"] > 5 * replies
+    assert types["tool/call"] == types["tool/result"] > 10
+    assert types["step/start"] > types["turn/start"]
+    reasons = [get(e.data, "reason") for e in log if e.type == "request/header"]
+    assert reasons[0] == "initial" and reasons.count("resume") >= 20
+    ends = Counter(get(get(e.data, "reason"), "kind") for e in log if e.type == "turn/end")
+    assert ends["completed"] > 60 and ends["aborted"] > 0 and ends["max-tokens"] > 0
+    requests = reconstruct_requests(log)
+    assert not isinstance(requests, Rejected) and all(r is not None for r in requests)
+
+
+def test_CMP_6_CMP_7_PRN_6_simulate_with_compaction_compacts_prunes_and_recovers(tmp_path: Path) -> None:
+    log = simulate(2, 150, contributors=2, compaction=True)
+    committed = [b for b in brackets(log) if b.checkpoint is not None and b.summary is not None]
+    assert len(committed) >= 5
+    # Re-compaction re-summarises the previous checkpoint (head-anchored ranges, CMP-12).
+    assert any(get(log[b.summary].data, "shadowedSeqs")[0] == a.checkpoint  # type: ignore[index]
+               for a, b in zip(committed, committed[1:]))
+    assert any(e.type == "tool/result" and isinstance(e.surface_op, JsonObject) for e in log)
+    # An overflow recovery: a bracket right after a failed step's step/end, then the retry step.
+    assert any(log[b.start - 1].type == "step/end" and b.end is not None and log[b.end + 1].type == "step/start"
+               for b in committed)
+    for predicate in (p_cmp_3, p_cmp_10, p_cmp_11, p_prn_3, p_cmp_5, p_cmp_4_resummarizes):
+        assert predicate(log) is None, predicate.__name__
+    assert all(is_checkpoint_source(get(log[b.checkpoint].data, "source")) for b in committed)  # type: ignore[index]
+    requests = reconstruct_requests(log)
+    assert not isinstance(requests, Rejected) and all(r is not None for r in requests)
+    report = _check(log, tmp_path)
+    assert report.verdict is Verdict.VALID, report.findings
+
+
+def test_FMT_7_simulated_logs_are_valid_under_the_checker(tmp_path: Path) -> None:
+    for seed, compaction in ((5, False), (6, True)):
+        report = _check(simulate(seed, 60, contributors=2, compaction=compaction), tmp_path)
+        assert report.verdict is Verdict.VALID, (seed, report.findings)
+
+
+@pytest.mark.parametrize(("fault", "rule"), [(Fault.COMPACT_SPLITS_TOOL_PAIR, "CMP-10"),
+                                             (Fault.COMPACT_DROPS_PREFIX, "PFX-15")])
+def test_CMP_10_PFX_15_logs_of_broken_compaction_are_invalid(tmp_path: Path, fault: Fault, rule: str) -> None:
+    report = _check(simulate(11, 60, contributors=2, compaction=True, fault=fault), tmp_path)
+    assert report.verdict is Verdict.INVALID
+    assert rule in {f.rule for f in report.findings}
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**16), compaction=st.booleans())
+def test_FMT_7_any_seed_gives_a_valid_log(seed: int, compaction: bool) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        report = _check(simulate(seed, 25, contributors=2, compaction=compaction, context_window=2000), Path(directory))
+        assert report.verdict is Verdict.VALID, report.findings
+
+
+# ----------------------------------------------------------------- the machines' logs
+
+
+def _checked_machine(fault: Fault) -> type[RuleBasedStateMachine]:
+    """The loop machine (no in-run invariants) whose teardown judges the log with the checker."""
+    base = loop_machine(fault, frozenset[Check]())
+
+    class Checked(base):  # type: ignore[misc, valid-type]
+        def teardown(self) -> None:
+            log = self.session.log
+            if log:
+                with tempfile.TemporaryDirectory() as directory:
+                    report = _check(log, Path(directory))
+                assert report.verdict in (Verdict.VALID, Verdict.UNKNOWN), \
+                    f"checker: {report.verdict.value} {[f.rule for f in report.findings]}"
+            super().teardown()
+
+    return Checked
+
+
+CHECKED = settings(max_examples=25, stateful_step_count=20, deadline=None, derandomize=True, database=None,
+                   phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck), print_blob=False)
+
+
+def test_FMT_7_logs_of_the_loop_machine_are_valid() -> None:
+    run_state_machine_as_test(_checked_machine(Fault.NONE), settings=CHECKED)
+
+
+def test_CMP_10_a_broken_compaction_in_the_machine_writes_an_invalid_log() -> None:
+    with pytest.raises(AssertionError, match="checker: invalid"):
+        run_state_machine_as_test(_checked_machine(Fault.COMPACT_SPLITS_TOOL_PAIR),
+                                  settings=settings(CHECKED, max_examples=300))

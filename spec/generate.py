@@ -1,0 +1,289 @@
+"""``sessionspec generate``: a valid synthetic A55 session log of about N events.
+
+The events come from the model's own loop simulator (``model.simulate``,
+with compaction mounted: text and tool rounds, request-error retries and
+overflow recoveries, system/tool changes, cancels, steering, pressure
+compactions and prunes, a session prefix from two contributors, a resume every
+four turns).  They are written as the real writer writes them: chunk runs
+packed into rows (:func:`model.codec.pack_chunk_runs`, CHK-3/4), everything
+else one event per line in the harness key order (FMT-3).
+
+Large logs are built from *blocks*: the simulator re-folds the meter over the
+whole log at every step (quadratic in the log), so it is run for at most
+:data:`BLOCK_TURNS` turns at a time and the blocks are appended one after the
+other as new loop instances, i.e. as resumes (PFX-1, HDR-7): every seq,
+provenance seq, replace endpoint, compaction seq, turn number and tool-call id
+of a later block is renumbered to follow the earlier ones, the block's first
+``initial`` header becomes ``resume``, and its first compaction is extended
+over what earlier blocks left on the surface (see :class:`_BlockStitch`).  A
+log of at most one block is the simulator's output unchanged.  Deterministic
+in ``--seed``; ``sessionspec check`` judges the output valid
+(tests/test_generate.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import random
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, TextIO, cast
+
+from model.codec import pack_chunk_runs
+from model.jsonval import Json, JsonObject, get, js_stringify
+from model.log import Event, make_event
+from model.meter import node_price
+from model.rejected import Rejected
+from model.surface import OpKind, SurfaceOp, replacement_range, surface_op_of
+
+HELP: Final = "write a valid synthetic session log of about N events from the model's loop simulator"
+BLOCK_TURNS: Final = 50
+EVENTS_PER_TURN: Final = 28  # the first block's guess; later blocks use the measured average
+CONTRIBUTORS: Final = 2
+RESUME_EVERY: Final = 4
+# ``call-<turn index>`` and ``call-<turn index>-<round>-<call>``.
+_CALL_ID: Final = re.compile(r"call-(\d+)((?:-\d+)*)")
+# Data keys that hold seqs of the same log (A55 compaction records, CMP-22).
+_SEQ_LIST_KEYS: Final = frozenset({"shadowedSeqs", "messageSeqs"})
+_SEQ_RANGE_KEYS: Final = frozenset({"shadowedRange"})
+
+Simulate = Callable[..., tuple[Event, ...]]
+
+
+def simulated_log(seed: int, turns: int) -> tuple[Event, ...]:
+    """One simulator run: ``turns`` turns, deterministic in ``seed``; with
+    compactions, prunes and overflow recoveries where the simulator offers them."""
+    try:
+        simulator = importlib.import_module("model.simulate")
+    except ImportError:
+        # Before the simulator moved to model/simulate.py it lived in model/loop.py, without compaction.
+        legacy = cast(Simulate, importlib.import_module("model.loop").simulate)
+        return legacy(seed, turns, contributors=CONTRIBUTORS, resume_every=RESUME_EVERY)
+    simulate = cast(Simulate, simulator.simulate)
+    return simulate(seed, turns, contributors=CONTRIBUTORS, resume_every=RESUME_EVERY, compaction=True)
+
+
+def _shift_call_ids(value: Json, turn_offset: int) -> Json:
+    """The simulator names tool calls after the turn index (``call-<n>``,
+    ``call-<n>-<round>-<call>``); a later block's ids move by the turns before
+    it so ids stay unique in the whole log."""
+    if isinstance(value, str):
+        match = _CALL_ID.fullmatch(value)
+        return f"call-{int(match.group(1)) + turn_offset}{match.group(2)}" if match else value
+    if isinstance(value, tuple):
+        return tuple(_shift_call_ids(v, turn_offset) for v in value)
+    if isinstance(value, JsonObject):
+        return JsonObject((k, _shift_call_ids(v, turn_offset)) for k, v in value.items())
+    return value
+
+
+def _shift_seq_range(value: Json, offset: int) -> Json:
+    if not isinstance(value, JsonObject):
+        return value
+    return JsonObject((k, v + offset if k in ("start", "end") and isinstance(v, int) else v) for k, v in value.items())
+
+
+def _shift_data(data: Json, offset: int, turn_offset: int) -> Json:
+    if not isinstance(data, JsonObject):
+        return data
+    pairs: list[tuple[str, Json]] = []
+    for key, value in data.items():
+        if key == "turn" and isinstance(value, int) and not isinstance(value, bool):
+            value = value + turn_offset
+        elif key in _SEQ_LIST_KEYS and isinstance(value, tuple):
+            value = tuple(v + offset if isinstance(v, int) else v for v in value)
+        elif key in _SEQ_RANGE_KEYS:
+            value = _shift_seq_range(value, offset)
+        pairs.append((key, value))
+    return _shift_call_ids(JsonObject(pairs), turn_offset)
+
+
+def _as_resume(data: Json) -> Json:
+    """HDR-7: the first header of a later block is that instance's anchor, ``resume``."""
+    if not isinstance(data, JsonObject) or get(data, "reason") != "initial":
+        return data
+    return JsonObject((k, "resume" if k == "reason" else v) for k, v in data.items())
+
+
+def _renumbered(event: Event, offset: int, turn_offset: int, data: Json) -> Event:
+    provenance = event.source_event_seqs
+    if isinstance(provenance, tuple):
+        provenance = tuple(s + offset if isinstance(s, int) else s for s in provenance)
+    op = event.surface_op
+    return make_event(
+        event.type,
+        seq=event.seq + offset,
+        time=event.time + offset,
+        data=data,
+        source_event_seqs=provenance,
+        surface_op=_shift_seq_range(op, offset) if isinstance(op, JsonObject) else op,
+        op_first=event.op_first,
+    )
+
+
+@dataclass(slots=True)
+class PricedSurface:
+    """The surface of the log written so far (SURF-5/SURF-8 on a local list,
+    as ``fold_surface`` keeps it), each node priced by the meter (MTR-7)."""
+
+    seqs: list[int] = field(default_factory=list)
+    prices: list[int] = field(default_factory=list)
+
+    def add(self, event: Event) -> None:
+        op = surface_op_of(event)
+        if op is None or isinstance(op, Rejected):
+            return
+        price = node_price(event)
+        # The simulator writes valid logs only: a failure here is a generator bug.
+        assert not isinstance(price, Rejected), price
+        if op.kind is OpKind.APPEND:
+            self.seqs.append(event.seq)
+            self.prices.append(price)
+            return
+        found = replacement_range(self.seqs, op, event.seq)
+        assert not isinstance(found, Rejected), found
+        first, last = found
+        self.seqs[first : last + 1] = [event.seq]
+        self.prices[first : last + 1] = [price]
+
+    def tokens(self, start: int, end: int) -> int | None:
+        """CMP-15: the priced total of the surface range ``start..end`` (seqs)."""
+        if start not in self.seqs or end not in self.seqs:
+            return None
+        return sum(self.prices[self.seqs.index(start) : self.seqs.index(end) + 1])
+
+
+def _with(data: JsonObject, **changes: Json) -> JsonObject:
+    return JsonObject((k, changes.get(k, v)) for k, v in data.items())
+
+
+@dataclass(slots=True)
+class _BlockStitch:
+    """What a later block changes beyond renumbering: its first header becomes
+    ``resume``, and its first compaction is extended over the nodes earlier
+    blocks left on the surface (they run from the head up to the block's
+    first node), so the surface stays as small as one simulated session
+    keeps it instead of growing by every block's retained tail."""
+
+    surface: PricedSurface
+    block_head: int | None = None
+    leftovers: tuple[int, ...] = ()
+    header_seen: bool = False
+    extended_start: int | None = None
+
+    def event(self, event: Event) -> Event:
+        data = event.data
+        if event.type == "request/header" and not self.header_seen:
+            data, self.header_seen = _as_resume(data), True
+        elif event.type == "compact/summary" and isinstance(data, JsonObject):
+            data = self._summary(data)
+        elif self.extended_start is not None and _is_checkpoint_of(event, self.extended_start):
+            event = _extended_checkpoint(event, self.leftovers)
+            self.extended_start, self.leftovers = None, ()
+        if data is not event.data:
+            event = make_event(event.type, seq=event.seq, time=event.time, data=data,
+                               source_event_seqs=event.source_event_seqs, surface_op=event.surface_op, op_first=event.op_first)
+        if self.block_head is None and isinstance(surface_op_of(event), SurfaceOp):
+            self.block_head = event.seq
+            if self.surface.seqs:
+                self.leftovers = tuple(self.surface.seqs)
+        self.surface.add(event)
+        return event
+
+    def _summary(self, data: JsonObject) -> JsonObject:
+        shadowed_range, shadowed = get(data, "shadowedRange"), get(data, "shadowedSeqs")
+        start, end = get(shadowed_range, "start"), get(shadowed_range, "end")
+        if not (isinstance(shadowed_range, JsonObject) and isinstance(shadowed, tuple) and isinstance(start, int) and isinstance(end, int)):
+            return data
+        if self.leftovers and start == self.block_head and self.extended_start is None:
+            self.extended_start = start
+            start = self.leftovers[0]
+            shadowed = self.leftovers + shadowed
+            data = _with(data, shadowedRange=_with(shadowed_range, start=start), shadowedSeqs=shadowed)
+        # Renamed call ids change prices: recount as the audit will (CMP-15).
+        tokens = self.surface.tokens(start, end)
+        return data if tokens is None else _with(data, shadowedTokenCount=tokens)
+
+
+def _is_checkpoint_of(event: Event, start: int) -> bool:
+    return event.type == "user/message" and isinstance(event.surface_op, JsonObject) and get(event.surface_op, "start") == start
+
+
+def _extended_checkpoint(event: Event, leftovers: tuple[int, ...]) -> Event:
+    """CMP-22: the checkpoint replaces ``shadowedRange`` with provenance ``[start, summary] ++ shadowed``."""
+    op, provenance = event.surface_op, event.source_event_seqs
+    assert isinstance(op, JsonObject) and isinstance(provenance, tuple)
+    return make_event(event.type, seq=event.seq, time=event.time, data=event.data,
+                      source_event_seqs=(*provenance[:2], *leftovers, *provenance[2:]),
+                      surface_op=_with(op, start=leftovers[0]), op_first=event.op_first)
+
+
+def append_block(block: tuple[Event, ...], offset: int, turn_offset: int, surface: PricedSurface) -> Iterator[Event]:
+    """``block`` renumbered to follow ``offset`` events and ``turn_offset``
+    turns, as a new loop instance (a resume) of the log whose surface is ``surface``."""
+    stitch = _BlockStitch(surface=surface)
+    for event in block:
+        yield stitch.event(_renumbered(event, offset, turn_offset, _shift_data(event.data, offset, turn_offset)))
+
+
+def generate_events(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS) -> Iterator[tuple[Event, ...]]:
+    """Blocks of at most ``block_turns`` turns, together about ``events`` long (at least one turn)."""
+    rng = random.Random(seed)
+    surface = PricedSurface()
+    total = turns_done = 0
+    while total < events or turns_done == 0:
+        per_turn = total / turns_done if turns_done else EVENTS_PER_TURN
+        turns = max(1, min(block_turns, math.ceil((events - total) / max(per_turn, 1))))
+        block = simulated_log(rng.getrandbits(32), turns)
+        if turns_done:
+            block = tuple(append_block(block, total, turns_done, surface))
+        else:
+            for event in block:
+                surface.add(event)
+        yield block
+        total += len(block)
+        turns_done += turns
+
+
+def generate_lines(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS) -> Iterator[str]:
+    """The log's storage lines (no newline): chunk runs packed as rows (CHK-3/4)."""
+    for block in generate_events(events, seed, block_turns):
+        for record in pack_chunk_runs(block):
+            yield js_stringify(record)
+
+
+def write_log(out: TextIO, events: int, seed: int) -> int:
+    """Write the log; the number of lines written."""
+    lines = 0
+    for line in generate_lines(events, seed):
+        out.write(line + "\n")
+        lines += 1
+    return lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--events", type=int, required=True, metavar="N", help="about how many events to write (at least one turn)")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the .jsonl file to write (- for stdout)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0); the same seed gives the same bytes")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.events < 1:
+        print("sessionspec generate: --events must be at least 1", file=sys.stderr)
+        return 2
+    if args.out == "-":
+        write_log(sys.stdout, args.events, args.seed)
+        sys.stdout.flush()
+        return 0
+    try:
+        with Path(args.out).open("w", encoding="utf-8", newline="\n") as out:
+            write_log(out, args.events, args.seed)
+    except OSError as error:
+        print(f"sessionspec generate: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    return 0

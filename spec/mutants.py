@@ -1,0 +1,243 @@
+"""``sessionspec mutants``: the model with one rule broken, to prove the kit can fail.
+
+Each mutant is served by ``sessionspec serve-model --mutant NAME``: the adapter
+process either runs the loop with one of :class:`model.loop.Fault`'s broken
+variants, sets one of :class:`~spec.adapter.ModelSession`'s mutant switches, or
+replaces ONE model function *in that adapter process only* (never in the
+oracle's process).  ``sessionspec mutants`` runs the committed vectors and a
+small ``conform`` budget against every mutant and prints the kill table: the
+first vector that fails and its rules, and the rule ``conform`` reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final, final
+
+from model.jsonval import ABSENT, Absent, Json, JsonObject
+from model.log import Dialect, Event
+from model.loop import Fault
+from model.rejected import Rejected
+from spec.adapter import ModelSession
+
+HELP: Final = "run the vectors and conform against every mutant adapter and print the kill table"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mutant:
+    name: str
+    rule: str  # the rule the mutant breaks
+    description: str
+    install: Callable[[ModelSession], ModelSession]
+
+
+def _fault(fault: Fault) -> Callable[[ModelSession], ModelSession]:
+    def install(session: ModelSession) -> ModelSession:
+        session.fault = fault
+        return session
+
+    return install
+
+
+def _change_every_step(session: ModelSession) -> ModelSession:
+    """LOOP-9 broken: a ``change`` header is written before every request."""
+    import model.loop as loop
+    from model.header import EpochHeader, HeaderReason
+
+    original = loop.header_record
+
+    def header_record(instance: loop.LoopInstance, logged: EpochHeader | Absent, header: EpochHeader) -> HeaderReason | None:
+        reason = original(instance, logged, header)
+        return HeaderReason.CHANGE if reason is None else reason
+
+    setattr(loop, "header_record", header_record)  # noqa: B010 (the patch is the point)
+    return session
+
+
+def _drop_prefix_on_resume(session: ModelSession) -> ModelSession:
+    session.resume_drops_prefix = True
+    return session
+
+
+def _off_by_one_range(session: ModelSession) -> ModelSession:
+    """CMP-11 broken: the replaced range ends one node early (the last shadowed node survives)."""
+    import model.compaction as compaction
+
+    original = compaction.select_range
+
+    def select_range(priced: Sequence[tuple[int, int]], nodes: Sequence[int], events: Sequence[Event], retain_tokens: int,
+                     dialect: Dialect = Dialect.A55) -> compaction.Range | None | Rejected:
+        chosen = original(priced, nodes, events, retain_tokens, dialect)
+        if isinstance(chosen, compaction.Range):
+            index = list(nodes).index(chosen.end)
+            if index > 0:
+                return compaction.Range(start=chosen.start, end=nodes[index - 1])
+        return chosen
+
+    setattr(compaction, "select_range", select_range)  # noqa: B010
+    return session
+
+
+def _keep_empty_assistant(session: ModelSession) -> ModelSession:
+    """DER-5 broken: an assistant message with empty content is kept in the derivation."""
+    import model.derive as derive
+
+    original = derive.project
+
+    def project(event: Event, dialect: Dialect = Dialect.A55) -> JsonObject | None | Rejected:
+        message = original(event, dialect)
+        if message is None and event.type == "assistant/message":
+            return JsonObject((("role", "assistant"), ("content", ())))
+        return message
+
+    setattr(derive, "project", project)  # noqa: B010
+    return session
+
+
+def _keep_empty_tools(session: ModelSession) -> ModelSession:
+    """HDR-2 broken: the canonical header keeps ``tools: []``."""
+    import model.header as header
+    import model.loop as loop
+
+    original = header.canonical
+
+    def canonical(h: header.EpochHeader, dialect: Dialect = Dialect.A55) -> header.EpochHeader:
+        result = original(h, dialect)
+        if h.tools == () and result.tools is ABSENT:
+            return replace(result, tools=())
+        return result
+
+    setattr(loop, "canonical", canonical)  # noqa: B010
+    return session
+
+
+def _accept_larger_summary(session: ModelSession) -> ModelSession:
+    """CMP-21 broken: a summary that is not smaller than what it shadows is accepted."""
+    import model.compaction as compaction
+
+    def check_summary_smaller(framed: Sequence[Json], shadowed_tokens: int) -> int | Rejected:
+        return 0
+
+    setattr(compaction, "check_summary_smaller", check_summary_smaller)  # noqa: B010
+    return session
+
+
+MUTANTS: Final = (
+    Mutant(name="recompose-every-turn", rule="PFX-2", description="recompose the session prefix at every turn",
+           install=_fault(Fault.RECOMPOSE_EVERY_TURN)),
+    Mutant(name="cache-interrupted", rule="PFX-5", description="cache the prefix of an interrupted composition",
+           install=_fault(Fault.CACHE_INTERRUPTED)),
+    Mutant(name="prefix-after-history", rule="PFX-11", description="put the prefix after the history in the request",
+           install=_fault(Fault.PREFIX_AFTER_HISTORY)),
+    Mutant(name="prefix-in-history", rule="PFX-9", description="write the messagePrefix into the history",
+           install=_fault(Fault.PREFIX_IN_HISTORY)),
+    Mutant(name="no-clone", rule="PFX-6", description="cache the contributors' objects without a deep copy",
+           install=_fault(Fault.NO_CLONE)),
+    Mutant(name="snapshot-after-request", rule="LOOP-6", description="take the boundary after agent/request",
+           install=_fault(Fault.SNAPSHOT_AFTER_REQUEST)),
+    Mutant(name="change-every-step", rule="LOOP-9", description="write a change header before every request",
+           install=_change_every_step),
+    Mutant(name="drop-prefix-on-resume", rule="PFX-1", description="a resumed instance starts with an empty prefix",
+           install=_drop_prefix_on_resume),
+    Mutant(name="compaction-drops-prefix", rule="CMP-24",
+           description="a compaction folds the prefix away (re-anchors a header without it)",
+           install=_fault(Fault.COMPACT_DROPS_PREFIX)),
+    Mutant(name="split-tool-pair", rule="CMP-10", description="the retention walk may cut inside a tool pair",
+           install=_fault(Fault.COMPACT_SPLITS_TOOL_PAIR)),
+    Mutant(name="off-by-one-range", rule="CMP-11", description="the replaced range ends one node early",
+           install=_off_by_one_range),
+    Mutant(name="keep-empty-assistant", rule="DER-5", description="derivation keeps empty assistant messages",
+           install=_keep_empty_assistant),
+    Mutant(name="keep-empty-tools", rule="HDR-2", description="the header keeps an empty tools list",
+           install=_keep_empty_tools),
+    Mutant(name="accept-larger-summary", rule="CMP-21", description="a summary not smaller than its region is accepted",
+           install=_accept_larger_summary),
+)
+
+BY_NAME: Final = {m.name: m for m in MUTANTS}
+
+
+def mutant_session(name: str) -> ModelSession:
+    """A session with mutant ``name`` installed (patches this process: call only in an adapter process)."""
+    return BY_NAME[name].install(ModelSession())
+
+
+# --------------------------------------------------------------------------- the kill table
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Kill:
+    mutant: Mutant
+    vector: str | None  # the first vector that failed
+    vector_rules: tuple[str, ...]
+    conform_rule: str | None  # the rule conform's first divergence maps to
+    conform_trace: int | None  # its length (operations)
+
+
+def adapter_command(name: str) -> str:
+    return f"{sys.executable} -m spec.serve_model --mutant {name}"
+
+
+def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None) -> tuple[Kill, ...]:
+    from spec.conform import run_conform
+    from spec.vectors import load_dir, run_vectors
+
+    files = load_dir(vectors_dir)
+    out: list[Kill] = []
+    for mutant in MUTANTS:
+        if names is not None and mutant.name not in names:
+            continue
+        command = adapter_command(mutant.name)
+        results = run_vectors(files, command, stop_at_first=True)
+        failed = next((r for r in results if not r.passed), None)
+        divergence = run_conform(command, examples=examples)
+        out.append(Kill(mutant=mutant, vector=None if failed is None else failed.vector_id,
+                        vector_rules=() if failed is None else failed.rules,
+                        conform_rule=None if divergence is None else divergence.rule,
+                        conform_trace=None if divergence is None else len(divergence.trace)))
+    return tuple(out)
+
+
+def table_text(kills: tuple[Kill, ...]) -> str:
+    lines = [f"{'mutant':28} {'breaks':8} {'vectors: first failing vector (rules)':60} conform"]
+    for k in kills:
+        shown = ", ".join(k.vector_rules[:3]) + (", …" if len(k.vector_rules) > 3 else "")
+        by_vector = "SURVIVED" if k.vector is None else f"{k.vector} ({shown})"
+        by_conform = "SURVIVED" if k.conform_rule is None else f"{k.conform_rule} ({k.conform_trace} ops)"
+        lines.append(f"{k.mutant.name:28} {k.mutant.rule:8} {by_vector:60} {by_conform}")
+    killed = sum(1 for k in kills if k.vector is not None and k.conform_rule is not None)
+    lines.append(f"{killed}/{len(kills)} mutants killed by both the vectors and conform")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vectors", default=None, help="vector directory (default: the committed vectors/)")
+    parser.add_argument("--examples", type=int, default=200, help="conform examples per mutant (default 200)")
+    parser.add_argument("--only", action="append", default=None, metavar="NAME", help="run only this mutant (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from spec.vectors import VECTORS_DIR
+
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.name:28} {m.rule:8} {m.description}")
+        return 0
+    unknown = [n for n in args.only or [] if n not in BY_NAME]
+    if unknown:
+        print(f"sessionspec mutants: unknown mutant {unknown[0]} (see --list)", file=sys.stderr)
+        return 2
+    directory = Path(args.vectors) if args.vectors else VECTORS_DIR
+    if not directory.is_dir():
+        print(f"sessionspec mutants: no vector directory {directory}", file=sys.stderr)
+        return 2
+    kills = kill_table(directory, examples=args.examples, names=tuple(args.only) if args.only else None)
+    print(table_text(kills))
+    return 0 if all(k.vector is not None and k.conform_rule is not None for k in kills) else 1

@@ -1,0 +1,416 @@
+"""``sessionspec-vectors/1``: canonical JSON, expectation patterns, the schema.
+
+A vector file is language-neutral JSON.  *Canonical* here means: object keys
+sorted, UTF-8 text (non-ASCII written literally), integers only.  A JSON number
+that is not an integer (a temperature, a compaction ratio) is written as the
+one-key object ``{"$number": "<JS number text>"}`` (``"0.7"``), so every
+implementation reads it back exactly; an object with the single key
+``$number`` is reserved for this escape.
+
+Expectations are *patterns* (docs/conformance.md):
+
+``{"eq": V}``           the actual value is V (canonical JSON equality)
+``{"one_of": [V, …]}``  the actual value is one of the Vs
+``{"any": {}}``         any value (the key must be present)
+``{"reject": {"rule": R}}``  the operation was rejected and R is among the rule IDs it names
+``{"object": {k: P}}``  an object with exactly these keys, each matching its pattern
+``{"fields": {k: P}}``  an object with at least these keys, each matching
+``{"array": [P, …]}``   an array of exactly this length, element-wise
+
+Errors are compared by rule ID only, never by message text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from model.jsonval import ABSENT, Absent, Json, JsonObject, js_number
+
+FORMAT: Final = "sessionspec-vectors/1"
+NUMBER_ESCAPE: Final = "$number"
+
+PlainJson = None | bool | int | str | list["PlainJson"] | dict[str, "PlainJson"]
+
+
+class FormatError(Exception):
+    """A vector document that does not follow the format (a bug in the vector or its generator)."""
+
+
+# --------------------------------------------------------------------------- canonical JSON
+
+
+def to_plain(value: object) -> PlainJson:
+    """Model JSON (``JsonObject``, tuples, floats) or plain Python JSON -> the
+    canonical plain form: lists, dicts, integers; a non-integer number becomes
+    ``{"$number": text}``."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and abs(value) <= 2**53:
+            return int(value)
+        if not math.isfinite(value):
+            raise FormatError(f"not a JSON number: {value!r}")
+        return {NUMBER_ESCAPE: js_number(value)}
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    raise FormatError(f"not JSON: {type(value).__name__}")
+
+
+def to_model(value: object) -> Json:
+    """Plain canonical JSON -> the model's immutable JSON (``$number`` decoded)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, Mapping):
+        if set(value) == {NUMBER_ESCAPE} and isinstance(value[NUMBER_ESCAPE], str):
+            number = float(value[NUMBER_ESCAPE])
+            return int(number) if number.is_integer() else number
+        return JsonObject((str(k), to_model(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(to_model(v) for v in value)
+    raise FormatError(f"not JSON: {type(value).__name__}")
+
+
+def canonical_text(value: object) -> str:
+    """Compact canonical text (sorted keys, UTF-8, ``,``/``:`` separators)."""
+    return json.dumps(to_plain(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def file_text(document: object) -> str:
+    """How a vector file is written (deterministic, so regeneration is byte-stable):
+    canonical JSON with one vector per line (compact, sorted keys), a final
+    newline.  Any other document (the schema) is one-space indented."""
+    plain = to_plain(document)
+    if isinstance(plain, dict) and isinstance(plain.get("vectors"), list):
+        head = canonical_text({k: v for k, v in plain.items() if k != "vectors"})[:-1]
+        vectors = plain["vectors"]
+        assert isinstance(vectors, list)
+        body = ",\n".join(canonical_text(v) for v in vectors)
+        return f'{head},"vectors":[\n{body}\n]}}\n' if vectors else f'{head},"vectors":[]}}\n'
+    return json.dumps(plain, sort_keys=True, ensure_ascii=False, indent=1) + "\n"
+
+
+def reject_plain(value: object) -> bool:
+    """Whether a plain value carries a float (forbidden in canonical files)."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(reject_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return any(reject_plain(v) for v in value)
+    return False
+
+
+# --------------------------------------------------------------------------- patterns
+
+
+def eq(value: object) -> PlainJson:
+    return {"eq": to_plain(value)}
+
+
+def one_of(*values: object) -> PlainJson:
+    return {"one_of": [to_plain(v) for v in values]}
+
+
+def any_value() -> PlainJson:
+    return {"any": {}}
+
+
+def reject(rule: str) -> PlainJson:
+    return {"reject": {"rule": rule}}
+
+
+def exact_object(fields: Mapping[str, PlainJson]) -> PlainJson:
+    return {"object": dict(fields)}
+
+
+def some_fields(fields: Mapping[str, PlainJson]) -> PlainJson:
+    return {"fields": dict(fields)}
+
+
+def array(items: Sequence[PlainJson]) -> PlainJson:
+    return {"array": list(items)}
+
+
+PATTERN_KINDS: Final = ("eq", "one_of", "any", "reject", "object", "fields", "array")
+
+
+def rejection_rules(actual: object) -> list[str] | None:
+    """The rule IDs of a rejection response ``{"reject": {"rules": [...]}}``, else None."""
+    if isinstance(actual, dict) and set(actual) == {"reject"} and isinstance(actual["reject"], dict):
+        rules = actual["reject"].get("rules")
+        if isinstance(rules, list) and all(isinstance(r, str) for r in rules):
+            return list(rules)
+    return None
+
+
+def match(pattern: object, actual: object | Absent, path: str = "$") -> list[str]:
+    """Every mismatch of ``actual`` (plain canonical JSON, ``ABSENT`` for a
+    missing key) against ``pattern``, as ``path: what`` lines; empty when it matches."""
+    if not isinstance(pattern, dict) or len(pattern) != 1:
+        raise FormatError(f"{path}: a pattern is a one-key object, got {pattern!r}")
+    (kind, arg), = pattern.items()
+    if kind != "reject" and rejection_rules(actual) is not None:
+        return [f"{path}: rejected ({', '.join(rejection_rules(actual) or [])}) but a value was expected"]
+    match kind:
+        case "eq":
+            if isinstance(actual, Absent) or canonical_text(actual) != canonical_text(arg):
+                return [f"{path}: expected {_short(arg)}, got {_short(actual)}"]
+            return []
+        case "one_of":
+            if not isinstance(arg, list):
+                raise FormatError(f"{path}: one_of takes an array")
+            if isinstance(actual, Absent) or canonical_text(actual) not in {canonical_text(v) for v in arg}:
+                return [f"{path}: expected one of {_short(arg)}, got {_short(actual)}"]
+            return []
+        case "any":
+            return [f"{path}: missing"] if isinstance(actual, Absent) else []
+        case "reject":
+            if not isinstance(arg, dict) or not isinstance(arg.get("rule"), str):
+                raise FormatError(f"{path}: reject takes {{rule}}")
+            rules = rejection_rules(actual)
+            if rules is None:
+                return [f"{path}: expected a rejection by {arg['rule']}, got {_short(actual)}"]
+            if arg["rule"] not in rules:
+                return [f"{path}: expected a rejection by {arg['rule']}, got one by {', '.join(rules) or '(no rule)'}"]
+            return []
+        case "object" | "fields":
+            if not isinstance(arg, dict):
+                raise FormatError(f"{path}: {kind} takes an object of patterns")
+            if not isinstance(actual, dict):
+                return [f"{path}: expected an object, got {_short(actual)}"]
+            out: list[str] = []
+            if kind == "object":
+                extra = sorted(set(actual) - set(arg))
+                if extra:
+                    out.append(f"{path}: unexpected keys {', '.join(extra)}")
+            for key in sorted(arg):
+                out += match(arg[key], actual.get(key, ABSENT), f"{path}.{key}")
+            return out
+        case "array":
+            if not isinstance(arg, list):
+                raise FormatError(f"{path}: array takes an array of patterns")
+            if not isinstance(actual, list):
+                return [f"{path}: expected an array, got {_short(actual)}"]
+            out = []
+            if len(actual) != len(arg):
+                out.append(f"{path}: expected {len(arg)} items, got {len(actual)}")
+            for index, (p, a) in enumerate(zip(arg, actual)):
+                out += match(p, a, f"{path}[{index}]")
+            return out
+        case _:
+            raise FormatError(f"{path}: unknown pattern kind {kind!r}")
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = "(absent)" if isinstance(value, Absent) else canonical_text(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- a small JSON Schema validator
+
+# The subset of JSON Schema (2020-12) that vectors/schema.json uses: type,
+# const, enum, properties, required, additionalProperties, items, minItems,
+# minLength, pattern, oneOf, anyOf and local $ref ("#/$defs/name").
+_TYPES: Final = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def validate(schema: Mapping[str, object], value: object) -> list[str]:
+    """Every violation of ``schema`` by ``value`` (the subset above), as ``path: what``."""
+    root = schema
+    out: list[str] = []
+
+    def check(s: Mapping[str, object], v: object, path: str) -> None:
+        ref = s.get("$ref")
+        if isinstance(ref, str):
+            name = ref.removeprefix("#/$defs/")
+            defs = root.get("$defs")
+            assert isinstance(defs, dict) and name in defs, ref
+            check(defs[name], v, path)
+        kind = s.get("type")
+        if isinstance(kind, str) and not _TYPES[kind](v):
+            out.append(f"{path}: expected {kind}")
+            return
+        if "const" in s and v != s["const"]:
+            out.append(f"{path}: expected {s['const']!r}")
+        enum = s.get("enum")
+        if isinstance(enum, list) and v not in enum:
+            out.append(f"{path}: {v!r} is not one of {enum}")
+        if isinstance(v, str):
+            min_length = s.get("minLength")
+            if isinstance(min_length, int) and len(v) < min_length:
+                out.append(f"{path}: shorter than {min_length}")
+            pattern = s.get("pattern")
+            if isinstance(pattern, str) and not re.search(pattern, v):
+                out.append(f"{path}: does not match {pattern}")
+        if isinstance(v, dict):
+            props = s.get("properties")
+            props = props if isinstance(props, dict) else {}
+            required = s.get("required")
+            for key in required if isinstance(required, list) else []:
+                if key not in v:
+                    out.append(f"{path}: missing {key}")
+            extra = s.get("additionalProperties", True)
+            for key, item in v.items():
+                if key in props:
+                    check(props[key], item, f"{path}.{key}")
+                elif extra is False:
+                    out.append(f"{path}: unexpected key {key}")
+                elif isinstance(extra, dict):
+                    check(extra, item, f"{path}.{key}")
+        if isinstance(v, list):
+            min_items = s.get("minItems")
+            if isinstance(min_items, int) and len(v) < min_items:
+                out.append(f"{path}: fewer than {min_items} items")
+            items = s.get("items")
+            if isinstance(items, dict):
+                for index, item in enumerate(v):
+                    check(items, item, f"{path}[{index}]")
+        for combinator in ("oneOf", "anyOf"):
+            options = s.get(combinator)
+            if isinstance(options, list):
+                passing = 0
+                for option in options:
+                    saved = len(out)
+                    check(option, v, path)
+                    if len(out) == saved:
+                        passing += 1
+                    del out[saved:]
+                if passing == 0 or (combinator == "oneOf" and passing > 1):
+                    out.append(f"{path}: matches {passing} of the {combinator} alternatives")
+
+    check(schema, value, "$")
+    return out
+
+
+# --------------------------------------------------------------------------- the schema of a vector file
+
+_PATTERN_REF: Final = {"$ref": "#/$defs/pattern"}
+
+SCHEMA: Final[dict[str, object]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://sessionspec.invalid/vectors/schema.json",
+    "title": FORMAT,
+    "description": "A file of sessionspec conformance vectors (docs/conformance.md).",
+    "type": "object",
+    "required": ["format", "registry", "group", "vectors"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"const": FORMAT},
+        "registry": {"type": "string", "pattern": "^[0-9a-f]{16}$",
+                     "description": "spec.registry.registry_digest() of the rule registry the vectors were generated from"},
+        "group": {"type": "string", "minLength": 1},
+        "vectors": {"type": "array", "items": {"$ref": "#/$defs/vector"}},
+    },
+    "$defs": {
+        "vector": {
+            "type": "object",
+            "required": ["id", "rules", "description", "initial", "steps"],
+            "additionalProperties": False,
+            "properties": {
+                "id": {"type": "string", "minLength": 1},
+                "rules": {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]+-[0-9]+$"}},
+                "description": {"type": "string"},
+                "initial": {"$ref": "#/$defs/initial"},
+                "steps": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}},
+            },
+        },
+        "initial": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "log": {"type": "array", "items": {"type": "string"}, "description": "seed log: JSONL lines"},
+                "agent": {"$ref": "#/$defs/agent"},
+            },
+        },
+        "agent": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "provider": {"type": "string"},
+                "model": {"type": "string"},
+                "system": {"type": "string"},
+                "tools": {"type": "array"},
+                "contributors": {"type": "array", "items": {"$ref": "#/$defs/contributor"}},
+                "requestConfig": {"type": "object"},
+                "compaction": {"type": "object"},
+                "agentId": {"type": "string"},
+            },
+        },
+        "contributor": {
+            "type": "object",
+            "required": ["idiom", "content"],
+            "additionalProperties": False,
+            "properties": {
+                "idiom": {"enum": ["prepend", "append"]},
+                "content": {"type": "array"},
+                "throws": {"type": "string"},
+                "inject": {"type": "object"},
+                "mutateAfter": {"type": "boolean"},
+                "lossy": {"type": "boolean"},
+                "scope": {"type": "string"},
+            },
+        },
+        "step": {
+            "type": "object",
+            "required": ["op"],
+            "additionalProperties": False,
+            "properties": {"op": {"$ref": "#/$defs/operation"}, "expect": _PATTERN_REF},
+        },
+        "operation": {
+            "type": "object",
+            "required": ["op"],
+            "properties": {
+                "op": {"enum": ["send", "configure", "resume", "dispose", "fork", "log", "check", "replay", "init", "pack",
+                                "repair", "append-out-of-band", "measure", "compact"]},
+                "prompt": {"type": "object", "required": ["content"]},
+                "replies": {"type": "array", "items": {"type": "object"}},
+                "interrupt": {
+                    "type": "object",
+                    "required": ["window"],
+                    "properties": {"window": {"type": "string"}, "kind": {"enum": ["cancel", "dispose", "foreign"]},
+                                   "step": {"type": "integer"}, "chunk": {"type": "integer"}},
+                },
+                "steering": {"type": "array"},
+                "preStepError": {"type": "string"},
+                "agent": {"$ref": "#/$defs/agent"},
+                "log": {"type": "array", "items": {"type": "string"}},
+                "dialect": {"enum": ["A55", "D08"]},
+            },
+        },
+        "pattern": {
+            "oneOf": [
+                {"type": "object", "required": ["eq"], "additionalProperties": False, "properties": {"eq": {}}},
+                {"type": "object", "required": ["one_of"], "additionalProperties": False,
+                 "properties": {"one_of": {"type": "array"}}},
+                {"type": "object", "required": ["any"], "additionalProperties": False,
+                 "properties": {"any": {"type": "object", "additionalProperties": False}}},
+                {"type": "object", "required": ["reject"], "additionalProperties": False,
+                 "properties": {"reject": {"type": "object", "required": ["rule"], "additionalProperties": False,
+                                           "properties": {"rule": {"type": "string", "pattern": "^[A-Z]+-[0-9]+$"}}}}},
+                {"type": "object", "required": ["object"], "additionalProperties": False,
+                 "properties": {"object": {"type": "object", "additionalProperties": _PATTERN_REF}}},
+                {"type": "object", "required": ["fields"], "additionalProperties": False,
+                 "properties": {"fields": {"type": "object", "additionalProperties": _PATTERN_REF}}},
+                {"type": "object", "required": ["array"], "additionalProperties": False,
+                 "properties": {"array": {"type": "array", "items": _PATTERN_REF}}},
+            ],
+        },
+    },
+}

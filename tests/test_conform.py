@@ -1,0 +1,106 @@
+"""``sessionspec conform``: differential testing against the model, with a
+shrunk, replayable divergence mapped to a rule."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spec.adapter import InProcessAdapter, ProcessAdapter
+from spec.cli import main
+from spec.conform import compare_trace, divergence_rule, run_conform
+from spec.mutants import adapter_command
+from spec.vectors import load_dir, run_vectors
+
+SERVE = f"{sys.executable} -m spec.serve_model"
+
+
+def _text(t: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": t}]
+
+
+PREFIX = {"role": "user", "content": _text("<p>")}
+AGENT: dict[str, Any] = {"agent": {"system": "S", "contributors": [{"idiom": "prepend", "content": [PREFIX]}]}}
+SEND: dict[str, Any] = {"op": "send", "prompt": {"content": _text("hi")}, "replies": [{"text": "a"}]}
+
+
+def test_the_model_never_diverges_from_itself() -> None:
+    assert run_conform(None, examples=30) is None
+
+
+def test_serve_model_never_diverges_from_the_model() -> None:
+    assert run_conform(SERVE, examples=30) is None
+
+
+def test_PFX_11_a_prefix_after_history_diverges_with_its_rule() -> None:
+    target = ProcessAdapter(adapter_command("prefix-after-history"))
+    try:
+        divergence = compare_trace(target, AGENT, [SEND])
+    finally:
+        target.close()
+    assert divergence is not None
+    assert divergence.rule == "PFX-11"
+    assert divergence.mismatches[0].startswith("$.requests[0].messages")
+
+
+def test_PFX_2_the_shrunk_divergence_is_a_minimal_replayable_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    command = adapter_command("recompose-every-turn")
+    code = main(["conform", "--adapter", command, "--examples", "60", "--out", str(tmp_path / "divergence.json")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.startswith("DIVERGENCE (PFX-2)")
+    # Recomposition is only visible from the second turn on: the shrunk trace is two sends.
+    document = json.loads((tmp_path / "divergence.json").read_text(encoding="utf-8"))
+    (vector,) = document["vectors"]
+    assert [s["op"]["op"] for s in vector["steps"]] == ["send", "send"]
+    # Replayable: the model passes the vector, the mutant fails it.
+    files = load_dir(tmp_path)
+    assert all(r.passed for r in run_vectors(files, None))
+    assert not any(r.passed for r in run_vectors(files, command))
+
+
+def test_divergence_rule_names_the_rejecting_rule() -> None:
+    assert divergence_rule({"appended": []}, {"reject": {"rules": ["LOOP-1"], "reason": ""}}, ["$: rejected"]) == "LOOP-1"
+
+
+def test_LOOP_9_an_extra_header_maps_to_header_recording() -> None:
+    header = {"type": "request/header", "seq": 3, "time": 3, "data": {"header": {}, "reason": "change"}}
+    step = {"type": "step/start", "seq": 3, "time": 3, "data": {"turn": 1, "step": 2}}
+    rule = divergence_rule({"appended": [step]}, {"appended": [header, step]},
+                           ["$.appended: expected 1 items, got 2", "$.appended[0].type: differs"])
+    assert rule == "LOOP-9"
+
+
+def test_PFX_9_a_prefix_message_in_history_maps_to_PFX_9() -> None:
+    header = {"type": "request/header", "data": {"header": {"messagePrefix": [PREFIX]}, "reason": "initial"}}
+    history = {"type": "user/message", "data": {"content": PREFIX["content"], "source": {"kind": "user"}}, "surfaceOp": "append"}
+    rule = divergence_rule({"appended": [{"type": "step/start"}, header]}, {"appended": [history, {"type": "step/start"}, header]},
+                           ["$.appended: expected 2 items, got 3", "$.appended[0].type: differs"])
+    assert rule == "PFX-9"
+
+
+def test_conform_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conform", "--adapter", SERVE, "--examples", "0"]) == 2
+    assert main(["conform", "--adapter", "/nonexistent/adapter"]) == 2
+    # An adapter that exits at once is reported, not mistaken for agreement.
+    assert main(["conform", "--adapter", f"{sys.executable} -c pass"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot start" in err and "closed its output" in err and "Traceback" not in err
+
+
+def test_conform_cli_reports_agreement(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conform", "--adapter", SERVE, "--examples", "10"]) == 0
+    assert "no divergence in 10 generated traces" in capsys.readouterr().out
+
+
+def test_in_process_adapter_answers_like_the_server() -> None:
+    served, local = ProcessAdapter(SERVE), InProcessAdapter()
+    try:
+        for op in ({"op": "init", **AGENT}, SEND, SEND, {"op": "log"}):
+            assert served.call(op) == local.call(op)
+    finally:
+        served.close()

@@ -8,8 +8,8 @@ four turns).  They are written as the real writer writes them: chunk runs
 packed into rows (:func:`model.codec.pack_chunk_runs`, CHK-3/4), everything
 else one event per line in the harness key order (FMT-3).
 
-Large logs are built from *blocks*: the simulator re-folds the meter over the
-whole log at every step (quadratic in the log), so it is run for at most
+Large logs are built from *blocks*: each compaction of the simulator
+re-measures the whole log (quadratic in the log), so it is run for at most
 :data:`BLOCK_TURNS` turns at a time and the blocks are appended one after the
 other as new loop instances, i.e. as resumes (PFX-1, HDR-7): every seq,
 provenance seq, replace endpoint, compaction seq, turn number and tool-call id
@@ -24,21 +24,21 @@ in ``--seed``; ``sessionspec check`` judges the output valid
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import random
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, TextIO, cast
+from typing import Final, TextIO
 
 from model.codec import pack_chunk_runs
 from model.jsonval import Json, JsonObject, get, js_stringify
 from model.log import Event, make_event
 from model.meter import node_price
 from model.rejected import Rejected
+from model.simulate import simulate
 from model.surface import OpKind, SurfaceOp, replacement_range, surface_op_of
 
 HELP: Final = "write a valid synthetic session log of about N events from the model's loop simulator"
@@ -52,19 +52,11 @@ _CALL_ID: Final = re.compile(r"call-(\d+)((?:-\d+)*)")
 _SEQ_LIST_KEYS: Final = frozenset({"shadowedSeqs", "messageSeqs"})
 _SEQ_RANGE_KEYS: Final = frozenset({"shadowedRange"})
 
-Simulate = Callable[..., tuple[Event, ...]]
 
 
 def simulated_log(seed: int, turns: int) -> tuple[Event, ...]:
     """One simulator run: ``turns`` turns, deterministic in ``seed``; with
     compactions, prunes and overflow recoveries where the simulator offers them."""
-    try:
-        simulator = importlib.import_module("model.simulate")
-    except ImportError:
-        # Before the simulator moved to model/simulate.py it lived in model/loop.py, without compaction.
-        legacy = cast(Simulate, importlib.import_module("model.loop").simulate)
-        return legacy(seed, turns, contributors=CONTRIBUTORS, resume_every=RESUME_EVERY)
-    simulate = cast(Simulate, simulator.simulate)
     return simulate(seed, turns, contributors=CONTRIBUTORS, resume_every=RESUME_EVERY, compaction=True)
 
 

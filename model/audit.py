@@ -56,6 +56,9 @@ class Audit:
     findings: tuple[Rejected, ...]
     notes: tuple[str, ...] = ()
     quirks: tuple[Rejected, ...] = ()
+    # Why the log is outside what the model decides (LEG-7): the verdict is
+    # ``unknown`` with this reason unless a finding makes it ``invalid``.
+    outside: tuple[str, ...] = ()
 
 
 def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
@@ -71,8 +74,10 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
 def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
     """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
     (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
-    LEG-5, LEG-6; D08 assistant provenance lives in ``message.source``), and
-    the A55 ``turn/end`` reason kinds (LOG-11)."""
+    LEG-5, LEG-6; D08 assistant provenance lives in ``message.source``,
+    checked with its shape by DIA-10), the header field types (HDR-1/DIA-8,
+    FMT-6), the A55 ``turn/end`` reason kinds (LOG-11) and the D08 aborted
+    reasons (DIA-14)."""
     found: list[Rejected] = []
     for event in events:
         data = event.data
@@ -83,6 +88,7 @@ def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejecte
                 shape = check_llm_shape(event)
                 if shape is not None:
                     found.append(shape)
+                found += check_header_types(event, dialect)
             case "mode/set":
                 found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
             case "assistant/message" if dialect is Dialect.A55:
@@ -96,9 +102,245 @@ def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejecte
                     found.append(Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format"))
                 elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
                     found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
+            case "turn/end":
+                aborted = check_d08_turn_end(event)
+                if aborted is not None:
+                    found.append(aborted)
             case _:
                 pass
     return found
+
+
+# --------------------------------------------------------------------------- HDR-1 / FMT-6 header types
+
+
+def _is_placeholder(v: Json | Absent) -> bool:
+    """FMT-6: a whole-field placeholder string such as ``{{system}}``."""
+    return isinstance(v, str) and v.startswith("{{") and v.endswith("}}")
+
+
+def _is_list_of_objects(v: Json, *, placeholders: bool = False) -> bool:
+    return isinstance(v, tuple) and all(isinstance(x, JsonObject) or (placeholders and _is_placeholder(x)) for x in v)
+
+
+@implements("HDR-1", "DIA-8", "FMT-6")
+def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
+    """HDR-1: an A55 ``EpochHeader`` is ``{config, system?, tools?,
+    messagePrefix?}`` with ``system`` a string, ``tools`` a list of
+    ``ToolSchema`` objects and ``messagePrefix`` a list of ``Message``
+    objects; ``config`` is ``{provider, model, reasoningEffort?,
+    temperature?, maxTokens?, stop?: string[]}``.  DIA-8: the D08 header is
+    ``{config, adapterDefaults?, system?, tools?}`` (a logged
+    ``messagePrefix`` is dropped, so it is not typed there).  FMT-6: "Fields
+    holding a placeholder skip type checks" -- every other field is checked.
+    A non-object header or config is reported by ``header_of_event``."""
+    header = get(event.data, "header")
+    config = get(header, "config")
+    rule = "HDR-1" if dialect is Dialect.A55 else "DIA-8"
+    wrong: list[str] = []
+
+    def expect(name: str, value: Json | Absent, ok: Callable[[Json], bool], what: str) -> None:
+        if value is ABSENT or _is_placeholder(value) or ok(value):
+            return
+        wrong.append(f"{name} is {js_stringify(value)[:40]}, not {what}")
+
+    expect("system", get(header, "system"), lambda v: isinstance(v, str), "a string")
+    expect("tools", get(header, "tools"), _is_list_of_objects, "a list of tool schemas")
+    if dialect is Dialect.A55:
+        # LEG-8: entries may each be the "{{messagePrefix}}" placeholder.
+        expect("messagePrefix", get(header, "messagePrefix"), lambda v: _is_list_of_objects(v, placeholders=True), "a list of messages")
+    else:
+        expect("adapterDefaults", get(header, "adapterDefaults"), lambda v: isinstance(v, JsonObject), "an object")
+    expect("config.temperature", get(config, "temperature"), lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number")
+    expect("config.maxTokens", get(config, "maxTokens"), lambda v: _int(v) is not None, "an integer")
+    expect("config.stop", get(config, "stop"), lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v), "a list of strings")
+    return [Rejected(rule=rule, seq=event.seq, reason=f"request/header {why} (FMT-6: only placeholder fields skip type checks)") for why in wrong]
+
+
+# --------------------------------------------------------------------------- DIA-10 / DIA-14 (D08 shapes)
+
+
+DIA14_ABORT_REASONS: Final = frozenset({"user", "parent", "hook", "disposed", "legacy"})
+
+
+@implements("DIA-14")
+def check_d08_turn_end(event: Event) -> Rejected | None:
+    """DIA-14: "``turn/end`` aborted MUST be ``{kind:"aborted",
+    reason:{kind:"user"|"parent"|"hook"|"disposed"}}``; disposal is aborted
+    with reason ``disposed``; coarse legacy records read as
+    ``reason:{kind:"legacy"}``" (the migration, run before this, writes
+    ``legacy``).  Other kinds are not constrained by DIA-14."""
+    reason = get(event.data, "reason")
+    if get(reason, "kind") != "aborted":
+        return None
+    why = get(reason, "reason")
+    inner = get(why, "kind")
+    if isinstance(inner, str) and inner in DIA14_ABORT_REASONS:
+        return None
+    shown = js_stringify(None if isinstance(why, Absent) else why)
+    return Rejected(rule="DIA-14", seq=event.seq, reason=f"aborted turn/end reason {shown[:60]} is not user, parent, hook or disposed")
+
+
+def _nonempty_str(v: Json | Absent) -> bool:
+    return isinstance(v, str) and bool(v)
+
+
+def _user_message_flaws(data: Json) -> list[str]:
+    flaws: list[str] = []
+    if not isinstance(get(data, "content"), tuple):
+        flaws.append("no content list")
+    if not isinstance(get(data, "source"), JsonObject):
+        flaws.append("no source")
+    if get(data, "role") != "user":
+        flaws.append('role is not "user"')
+    if not _nonempty_str(get(data, "id")):
+        flaws.append("no id")
+    return flaws
+
+
+def _assistant_message_flaws(data: Json) -> list[str]:
+    message = get(data, "message")
+    if not isinstance(message, JsonObject):
+        return ["no message object"]
+    flaws: list[str] = []
+    if not _nonempty_str(get(message, "id")):
+        flaws.append("no message.id")
+    if get(message, "role") != "assistant":
+        flaws.append('message.role is not "assistant"')
+    if not isinstance(get(message, "content"), tuple):
+        flaws.append("no message.content list")
+    source = get(message, "source")
+    if not isinstance(source, JsonObject):
+        flaws.append("no message.source")
+    elif get(source, "kind") != "model" or not (_nonempty_str(get(source, "provider")) and _nonempty_str(get(source, "model"))):
+        flaws.append('message.source is not {kind:"model", provider, model}')
+    return flaws
+
+
+def _tool_result_flaws(data: Json) -> list[str]:
+    message = get(data, "message")
+    if not isinstance(message, JsonObject):
+        return ["no message object"]
+    flaws: list[str] = []
+    if not _nonempty_str(get(message, "id")):
+        flaws.append("no message.id")
+    if get(message, "role") != "user":
+        flaws.append('message.role is not "user"')
+    content = get(message, "content")
+    if not (isinstance(content, tuple) and content and get(content[0], "type") == "tool-result"):
+        flaws.append("message.content is not [tool-result block]")
+    source = get(message, "source")
+    if get(source, "kind") != "tool" or not isinstance(get(source, "callId"), str):
+        flaws.append('message.source is not {kind:"tool", callId}')
+    return flaws
+
+
+@implements("DIA-10")
+def check_d08_message_shapes(events: Sequence[Event]) -> list[Rejected]:
+    """DIA-10: "Message shapes MUST carry identity: ``user/message.data`` =
+    ``{content, source, role:"user", id}``; ``assistant/message.data`` =
+    ``{turn, step, message:{id, role:"assistant", content,
+    source:{kind:"model", provider, model, …}}, usage?, interrupted?}``;
+    ``tool/result.data`` = ``{turn, step, message:{id, role:"user",
+    content:[tool-result block], source:{kind:"tool", callId}}, error?,
+    meta?}``."  Run on the migrated events (DIA-13 gives legacy shapes their
+    identity first), seed included (LOG-8 validates the whole list)."""
+    found: list[Rejected] = []
+    for event in events:
+        match event.type:
+            case "user/message":
+                flaws = _user_message_flaws(event.data)
+            case "assistant/message":
+                flaws = _assistant_message_flaws(event.data)
+            case "tool/result":
+                flaws = _tool_result_flaws(event.data)
+            case _:
+                flaws = []
+        if flaws:
+            found.append(Rejected(rule="DIA-10", seq=event.seq, reason=f"{event.type} lacks its D08 identity shape: {', '.join(flaws)}"))
+    return found
+
+
+# --------------------------------------------------------------------------- DIA-7 (D08 retries)
+
+
+def _finish_kind(event: Event) -> Json | Absent | None:
+    """The finish reason kind of a ``finish`` chunk; None for any other chunk."""
+    chunk = get(event.data, "chunk")
+    if get(chunk, "type") != "finish":
+        return None
+    return get(get(chunk, "reason"), "kind")
+
+
+@implements("DIA-7")
+def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:
+    """DIA-7: "Overflow recovery MUST retry inside the same step: failed
+    attempt's chunks (error finish) stay, no ``assistant/message``, [...] the
+    retry streams again and its ``assistant/message`` cites only the retry's
+    chunks."  An attempt is the chunks since ``step/start`` or the previous
+    ``finish``; an attempt whose finish is ``error`` has failed.  Vetoed: an
+    ``assistant/message`` right after a failed attempt (before any chunk of
+    the next one), and any ``assistant/message`` citing a failed attempt's
+    chunk.  The transient LLM-layer retry (``llm/retry``) follows the same
+    shape in the real logs.  An ``interrupted`` message (DIA-15, a cancelled
+    stream) is governed by DIA-15, not here."""
+    found: list[Rejected] = []
+    failed: set[int] = set()
+    attempt: list[int] = []
+    failed_finish: int | None = None
+    for event in events:
+        match event.type:
+            case "step/start":
+                failed.clear()
+                attempt.clear()
+                failed_finish = None
+            case "assistant/chunk":
+                attempt.append(event.seq)
+                failed_finish = None
+                kind = _finish_kind(event)
+                if kind == "error":
+                    failed.update(attempt)
+                    failed_finish = event.seq
+                if kind is not None:
+                    attempt.clear()
+            case "assistant/message" if get(event.data, "interrupted") is not True and not _is_replace(event):
+                if failed_finish is not None:
+                    found.append(Rejected(rule="DIA-7", seq=event.seq, reason=f"assistant/message for the failed attempt ending at seq {failed_finish} (a failed attempt writes none)"))
+                cited = event.source_event_seqs
+                stale = sorted(s for s in cited if isinstance(s, int) and s in failed) if isinstance(cited, tuple) else []
+                if stale:
+                    found.append(Rejected(rule="DIA-7", seq=event.seq, reason=f"assistant/message cites chunks {stale[:5]} of a failed attempt (it cites only the retry's chunks)"))
+            case _:
+                pass
+    return found
+
+
+# --------------------------------------------------------------------------- LEG-7
+
+
+@implements("LEG-7")
+def pre_a55_designs(events: Sequence[Event]) -> list[str]:
+    """LEG-7: "Pre-A55 designs MUST be recognized only for diagnostics, never
+    produced: per-step ``agent/request-advice {before, after}`` and
+    ``EpochHeader.messageSuffix`` [...]".  Unlike LEG-1..LEG-6 ("MUST be
+    rejected") the rule rejects nothing: the real loader takes
+    ``agent/request-advice`` as a plugin type (LOG-8) and canonicalization
+    drops ``messageSuffix`` (HDR-2), yet both changed the request of the
+    design that wrote them, so the model cannot decide such a log's
+    requests.  The result names what was recognized; the checker's verdict
+    is ``unknown`` with it as the reason (unless a rule makes the log
+    invalid).  ``request/header-delta`` and ``fallback`` are rejected by
+    LEG-1/LEG-2 and not repeated here."""
+    advice = next((e.seq for e in events if e.type == "agent/request-advice"), None)
+    suffix = next((e.seq for e in events if e.type == "request/header" and get(get(e.data, "header"), "messageSuffix") is not ABSENT), None)
+    found: list[str] = []
+    if advice is not None:
+        found.append(f"agent/request-advice at seq {advice}")
+    if suffix is not None:
+        found.append(f"a request/header with messageSuffix at seq {suffix}")
+    if not found:
+        return []
+    return [f"a pre-A55 design (LEG-7, recognized for diagnostics only): {' and '.join(found)}; the model does not decide its requests"]
 
 
 # --------------------------------------------------------------------------- LOG-13
@@ -259,11 +501,9 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
 def _has_placeholder(v: Json | Absent) -> bool:
     """FMT-6: a whole-field placeholder string such as ``{{tools}}`` (or a
     prefix whose entries are ``{{messagePrefix}}``)."""
-    if isinstance(v, str):
-        return v.startswith("{{") and v.endswith("}}")
     if isinstance(v, tuple):
-        return any(isinstance(x, str) and x.startswith("{{") and x.endswith("}}") for x in v)
-    return False
+        return any(_is_placeholder(x) for x in v)
+    return _is_placeholder(v)
 
 
 def _opaque_header(h: EpochHeader) -> bool:
@@ -500,11 +740,16 @@ def _compaction_audit() -> CompactionAudit | None:
 
 @implements("FMT-7")
 def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Audit:
-    """FMT-7 (after decoding/migration): load shapes, surface, nesting, header
-    reasons, request points, compaction — every finding, in a stable order."""
+    """FMT-7 (after decoding/migration): load shapes, D08 message shapes and
+    retries (DIA-10, DIA-7), surface, nesting, header reasons, request
+    points, compaction — every finding, in a stable order; pre-A55 designs
+    (LEG-7) as the reason the log is outside the model."""
     found: list[Rejected] = []
     notes: list[str] = []
     found += check_load_shapes(events, dialect)
+    if dialect is Dialect.D08:
+        found += check_d08_message_shapes(events)
+        found += check_retry_attempts(events)
     notes += placeholder_notes(events)
     fold = fold_surface(events, dialect)
     surface_ok = not isinstance(fold, Rejected)
@@ -522,7 +767,12 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
                 found += audit(events, dialect)
             except Exception as bug:  # noqa: BLE001 - a bug of that module must not crash the checker
                 found.append(Rejected(rule="CMP-1", reason=f"compaction audit failed: {type(bug).__name__}: {bug}", kind=FailureKind.BUG))
-    return Audit(findings=_sorted(found), notes=tuple(notes), quirks=_sorted(quirk_observations(events, first_live_seq)))
+    return Audit(
+        findings=_sorted(found),
+        notes=tuple(notes),
+        quirks=_sorted(quirk_observations(events, first_live_seq)),
+        outside=tuple(pre_a55_designs(events)),
+    )
 
 
 def audit_log(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> tuple[Rejected, ...]:

@@ -192,9 +192,11 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
         [_finding(log, q.rejected, q.line) for q in log.quirks] + [_finding(log, r) for r in audit.quirks],
         key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule),
     )
+    # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
+    outside = "; ".join(audit.outside) or None
     if strict_quirks:
-        return _verdict(log, dialect, source, live, findings + quirks, audit.notes + fork_notes)
-    return _verdict(log, dialect, source, live, findings, audit.notes + fork_notes + _quirk_notes(quirks))
+        return _verdict(log, dialect, source, live, findings + quirks, audit.notes + fork_notes, unknown=outside)
+    return _verdict(log, dialect, source, live, findings, audit.notes + fork_notes + _quirk_notes(quirks), unknown=outside)
 
 
 def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect) -> tuple[list[Rejected], tuple[str, ...]]:
@@ -236,6 +238,9 @@ def _verdict(
         verdict, reason = Verdict.UNKNOWN, unknown
     else:
         verdict = Verdict.VALID
+    if unknown is not None and reason != unknown:
+        # A finding decided the verdict; why the log is outside the model stays visible as a note.
+        notes = (*notes, unknown)
     return FileReport(
         path=log.name,
         verdict=verdict,

@@ -8,16 +8,21 @@ from typing import Any
 from model.audit import (
     audit_events,
     audit_log,
+    check_d08_message_shapes,
     check_fork_seed,
     check_header_reasons,
+    check_header_types,
     check_nesting,
+    check_retry_attempts,
     headers_equal,
+    pre_a55_designs,
     quirk_observations,
 )
 from model.codec import event_from_json
 from model.header import EpochHeader
 from model.jsonval import freeze
 from model.log import Dialect, Event, with_seq
+from model.migrate import migrate_legacy
 from model.rejected import Rejected
 
 USER = {"kind": "user"}
@@ -357,3 +362,67 @@ def test_Q_17_time_going_back_is_a_quirk_for_live_events_only() -> None:
     # In a seed (seq < first_live_seq) the clock is the source session's: not reported.
     assert quirk_observations(live, first_live_seq=4) == []
     assert audit_events(live, Dialect.A55).findings == ()
+
+
+# --------------------------------------------------------------------------- issue 5: HDR-1, DIA-7, DIA-10, LEG-7
+
+
+def _d08_attempts(*, finish: str, interrupted: bool = False, cite_failed: bool = False) -> list[Event]:
+    """A D08 step whose first attempt ends with a ``finish`` of kind ``finish``,
+    then an assistant/message (``interrupted`` or not) citing that attempt (or
+    only a second attempt's chunk)."""
+    source = {"kind": "model", "provider": "p", "model": "m"}
+    message: dict[str, Any] = {"turn": 1, "step": 1, "message": {"id": "m1", "role": "assistant", "content": [], "source": source}}
+    if interrupted:
+        message["interrupted"] = True
+    rows: list[dict[str, Any]] = [
+        {"type": "step/start", "data": {"turn": 1, "step": 1}},
+        {"type": "assistant/chunk", "data": {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": finish}}}},
+    ]
+    if not cite_failed:
+        rows.append({"type": "assistant/chunk", "data": {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}})
+    rows.append({"type": "assistant/message", "data": message, "sourceEventSeqs": ["CHUNK"], "surfaceOp": "append"})
+    return _events(rows)
+
+
+def test_DIA_7_message_after_a_failed_attempt() -> None:
+    assert _rules(check_retry_attempts(_d08_attempts(finish="error", cite_failed=True))) == {"DIA-7"}
+    # The retry's own message (citing only the retry's chunk) is fine.
+    assert check_retry_attempts(_d08_attempts(finish="error")) == []
+    # A successful attempt's message is what the step writes.
+    assert check_retry_attempts(_d08_attempts(finish="stop", cite_failed=True)) == []
+
+
+def test_DIA_7_leaves_interrupted_messages_to_DIA_15() -> None:
+    assert check_retry_attempts(_d08_attempts(finish="error", interrupted=True, cite_failed=True)) == []
+
+
+def test_DIA_10_migrated_a55_log_has_the_identity_shapes() -> None:
+    """DIA-13 gives every legacy message its identity, so an A55 log read in
+    D08 mode passes DIA-10; the unmigrated A55 shapes do not."""
+    events = _events(_valid_log())
+    assert check_d08_message_shapes(migrate_legacy(events, "s")) == []
+    assert _rules(check_d08_message_shapes(events)) == {"DIA-10"}
+
+
+def test_HDR_1_header_field_types_unless_placeholder() -> None:
+    def header_event(**fields: Any) -> Event:
+        header = {"config": {"provider": "p", "model": "m"}, **fields}
+        return _events([{"type": "request/header", "data": {"header": header, "reason": "initial"}}])[0]
+
+    assert check_header_types(header_event(system="S", tools=[], messagePrefix=PREFIX), Dialect.A55) == []
+    assert check_header_types(header_event(system="{{system}}", tools="{{tools}}", messagePrefix=["{{messagePrefix}}"]), Dialect.A55) == []
+    assert _rules(check_header_types(header_event(system=5), Dialect.A55)) == {"HDR-1"}
+    assert _rules(check_header_types(header_event(tools="read"), Dialect.A55)) == {"HDR-1"}
+    assert _rules(check_header_types(header_event(messagePrefix="opener"), Dialect.A55)) == {"HDR-1"}
+    # D08 drops a logged messagePrefix (DIA-8): not typed there.
+    assert check_header_types(header_event(messagePrefix="opener"), Dialect.D08) == []
+    assert _rules(check_header_types(header_event(adapterDefaults=True), Dialect.D08)) == {"DIA-8"}
+
+
+def test_LEG_7_pre_a55_designs_make_the_audit_outside_the_model() -> None:
+    events = _events(_valid_log())
+    assert pre_a55_designs(events) == [] and audit_events(events, Dialect.A55).outside == ()
+    advice = _events(_valid_log()[:3] + [{"type": "agent/request-advice", "data": {"before": [], "after": []}}] + _valid_log()[3:])
+    audit = audit_events(advice, Dialect.A55)
+    assert audit.findings == () and len(audit.outside) == 1 and "agent/request-advice at seq 3" in audit.outside[0]

@@ -337,3 +337,180 @@ def test_FMT_11_corpus_fork_child_seed_must_equal_parent(tmp_path: Path) -> None
     (tmp_path / "session.jsonl").unlink()
     report = check_path(str(child))
     assert report.verdict is Verdict.VALID and any("not found" in n for n in report.notes)
+
+
+# --------------------------------------------------------------------------- checker blind spots (issue 5)
+
+D08_HEADLESS = REAL / "611615650f" / "examples" / "headless-agent" / "tests" / "snapshots"
+
+
+def _insert(rows: list[Row], index: int, new: Row) -> list[Row]:
+    """Insert ``new`` before ``rows[index]`` (an event) with that event's seq,
+    renumbering the later events and every seq reference to them."""
+    at = rows[index]["seq"]
+
+    def shift(s: int) -> int:
+        return s + 1 if s >= at else s
+
+    out: list[Row] = []
+    for i, row in enumerate(rows):
+        if i == index:
+            out.append({**copy.deepcopy(new), "seq": at})
+        row = copy.deepcopy(row)
+        if "seq" in row:
+            row["seq"] = shift(row["seq"])
+        if "sourceEventSeqs" in row:
+            row["sourceEventSeqs"] = [shift(s) for s in row["sourceEventSeqs"]]
+        op = row.get("surfaceOp")
+        if isinstance(op, dict):
+            op["start"], op["end"] = shift(op["start"]), shift(op["end"])
+        out.append(row)
+    return out
+
+
+def _error_finish(rows: list[Row]) -> int:
+    return next(i for i, r in enumerate(rows) if r.get("type") == "assistant/chunk"
+                and r["data"]["chunk"].get("type") == "finish" and r["data"]["chunk"]["reason"]["kind"] == "error")
+
+
+def _recovery() -> list[Row]:
+    """The real D08 overflow recovery: step 2's first attempt ends with an
+    error finish (CONTEXT_WINDOW_EXCEEDED), a compaction bracket follows, and
+    the retry streams again inside the same step (DIA-7)."""
+    rows = _load(D08_HEADLESS / "compaction-recovery" / "session.jsonl")
+    _assert_valid(rows)
+    return rows
+
+
+def test_DIA_7_retry_message_cites_the_failed_attempts_chunks() -> None:
+    rows = _recovery()
+    failed_finish = rows[_error_finish(rows)]["seq"]
+    retry_message = rows[_index(rows, "assistant/message", step=2)]
+    retry_message["sourceEventSeqs"] = [failed_finish, *retry_message["sourceEventSeqs"]]
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID
+    assert any(f.rule == "DIA-7" and f.seq == retry_message["seq"] and "failed attempt" in f.reason for f in report.findings)
+
+
+def test_DIA_7_extra_assistant_message_for_the_failed_attempt() -> None:
+    rows = _recovery()
+    finish = _error_finish(rows)
+    failed_finish = rows[finish]["seq"]
+    retry_message = rows[_index(rows, "assistant/message", step=2)]
+    extra = copy.deepcopy(retry_message)
+    extra["data"]["message"]["id"] = "extra-message-for-the-failed-attempt"
+    extra["data"]["message"]["content"] = [{"type": "text", "text": "failed"}]
+    extra["sourceEventSeqs"] = [failed_finish]
+    rows = _insert(rows, finish + 1, extra)
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID
+    dia7 = [f for f in report.findings if f.rule == "DIA-7"]
+    assert {f.seq for f in dia7} == {failed_finish + 1}, [f.text("mutant") for f in report.findings]
+
+
+def test_DIA_7_transient_retry_keeps_its_failed_attempt_out_of_the_message() -> None:
+    """The LLM-layer retry (llm/retry) of a real D08 log has the same shape:
+    citing the failed empty-response attempt is a DIA-7 finding too."""
+    rows = _load(D08_CORPUS / "empty-response-retry" / "session.jsonl")
+    _assert_valid(rows)
+    failed_finish = rows[_error_finish(rows)]["seq"]
+    message = rows[_index(rows, "assistant/message")]
+    message["sourceEventSeqs"] = [failed_finish - 1, failed_finish, *message["sourceEventSeqs"]]
+    assert "DIA-7" in _rules(_check(rows))
+
+
+def _d08_tool_turn() -> list[Row]:
+    rows = _load(D08_CORPUS / "tool-call-turn" / "session.jsonl")
+    _assert_valid(rows)
+    return rows
+
+
+def _drop_message_id(rows: list[Row]) -> None:
+    del rows[_index(rows, "assistant/message")]["data"]["message"]["id"]
+
+
+def _drop_message_source(rows: list[Row]) -> None:
+    del rows[_index(rows, "assistant/message")]["data"]["message"]["source"]
+
+
+def _assistant_role_user(rows: list[Row]) -> None:
+    rows[_index(rows, "assistant/message")]["data"]["message"]["role"] = "user"
+
+
+def _user_message_without_content(rows: list[Row]) -> None:
+    del rows[_index(rows, "user/message")]["data"]["content"]
+
+
+@pytest.mark.parametrize("mutate", [_drop_message_id, _drop_message_source, _assistant_role_user, _user_message_without_content],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_DIA_10_d08_message_without_its_identity_shape(mutate: Any) -> None:
+    rows = _d08_tool_turn()
+    mutate(rows)
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID and "DIA-10" in _rules(report), [f.text("mutant") for f in report.findings]
+
+
+def test_DIA_14_d08_aborted_turn_end_with_a_bogus_reason() -> None:
+    rows = _load(D08_CORPUS / "cancel" / "session.jsonl")
+    _assert_valid(rows)
+    end = rows[_index(rows, "turn/end")]
+    assert end["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "user"}}
+    end["data"]["reason"]["reason"] = {"kind": "bogus"}
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID
+    assert [(f.rule, f.seq) for f in report.findings] == [("DIA-14", end["seq"])]
+
+
+def test_DIA_14_d08_aborted_turn_end_without_a_reason_reads_as_legacy() -> None:
+    """DIA-14: "coarse legacy records read as reason:{kind:"legacy"}" -- valid."""
+    rows = _load(D08_CORPUS / "cancel" / "session.jsonl")
+    rows[_index(rows, "turn/end")]["data"]["reason"] = {"kind": "aborted"}
+    _assert_valid(rows)
+
+
+def test_HDR_1_a55_header_system_that_is_a_number() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    header = rows[_index(rows, "request/header")]
+    header["data"]["header"]["system"] = 5
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID
+    assert [(f.rule, f.seq) for f in report.findings] == [("HDR-1", header["seq"])]
+
+
+def test_FMT_6_placeholder_header_fields_skip_type_checks() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    header = rows[_index(rows, "request/header")]["data"]["header"]
+    header["system"], header["tools"] = "{{system}}", "{{tools}}"
+    _assert_valid(rows)
+
+
+def test_DIA_8_d08_header_tools_that_are_not_a_list() -> None:
+    rows = _d08_tool_turn()
+    rows[_index(rows, "request/header")]["data"]["header"]["tools"] = {"name": "read"}
+    assert "DIA-8" in _rules(_check(rows))
+
+
+def test_LEG_7_request_advice_is_recognized_as_a_pre_a55_design() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    start = _index(rows, "step/start")
+    advice = {"type": "agent/request-advice", "time": rows[start]["time"], "data": {"before": [], "after": []}}
+    report = _check(_insert(rows, start + 1, advice))
+    assert report.verdict is Verdict.UNKNOWN and report.findings == ()
+    assert report.reason is not None and "LEG-7" in report.reason and "agent/request-advice" in report.reason
+
+
+def test_LEG_7_message_suffix_header_is_recognized_as_a_pre_a55_design() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    rows[_index(rows, "request/header")]["data"]["header"]["messageSuffix"] = [{"role": "user", "content": [{"type": "text", "text": "x"}]}]
+    report = _check(rows)
+    assert report.verdict is Verdict.UNKNOWN and report.reason is not None and "messageSuffix" in report.reason
+
+
+def test_LEG_7_a_rejected_pre_a55_log_stays_invalid() -> None:
+    rows = _gt("a-single-turn-no-prefix")
+    header = rows[_index(rows, "request/header")]["data"]
+    header["header"]["messageSuffix"] = []
+    header["reason"] = "fallback"
+    report = _check(rows)
+    assert report.verdict is Verdict.INVALID and "LEG-2" in _rules(report)
+    assert any("LEG-7" in note and "messageSuffix" in note for note in report.notes)

@@ -1073,6 +1073,15 @@ RULE_CHECKS: Final[tuple[RuleCheck, ...]] = (
      _second_header_from_first(lambda h: h), "D08", "FMT-9"),
     # INV-2 (5): a request with no request/header in force cannot be reconstructed; the checker names FMT-9(g).
     ("a55/request-without-header", ("INV-2", "FMT-9"), _gt("a-single-turn-no-prefix"), _drop_type("request/header"), None, "FMT-9"),
+    # HDR-1 / FMT-6: a header field that holds no placeholder must have its type (system is a string).
+    ("a55/header-system-not-a-string", ("HDR-1", "FMT-6"), _gt("a-single-turn-no-prefix"),
+     _in_type("request/header", lambda r: r["data"]["header"].__setitem__("system", 5)), None, "HDR-1"),
+    # DIA-10: D08 messages carry their identity (message.id).
+    ("d08/assistant-message-without-id", ("DIA-10",), _real(f"611615650f/{SNAPSHOTS}/text-turn/session.jsonl"),
+     _in_type("assistant/message", lambda r: r["data"]["message"].pop("id")), None, "DIA-10"),
+    # DIA-14: an aborted turn/end names who aborted (user, parent, hook, disposed).
+    ("d08/aborted-turn-end-with-a-bogus-reason", ("DIA-14",), _real(f"611615650f/{SNAPSHOTS}/text-turn/session.jsonl"),
+     _in_type("turn/end", lambda r: r["data"].__setitem__("reason", {"kind": "aborted", "reason": {"kind": "bogus"}})), None, "DIA-14"),
 )
 
 

@@ -198,3 +198,25 @@ def test_LOOP_1_replay_skips_the_seed_given_by_the_session_header() -> None:
     assert value["requests"][0]["meta"]["headerReason"] == "resume"
     unseeded = json.loads(_cli(str(path), "--format", "json", "--seed-length", "0").stdout)
     assert len(unseeded["requests"]) > 1  # the seed's own requests are there when not skipped
+
+
+def test_INV_5_replay_of_simulated_logs_with_compactions_matches_the_simulators_requests() -> None:
+    """On a log written by the model's own loop (compactions, prunes, resumes),
+    every request replay prints equals the executable definition: a fresh
+    derivation before its step/start and the header at its first chunk."""
+    from model.loop import to_jsonl
+    from model.simulate import simulate
+
+    events = simulate(7, 40, contributors=2, compaction=True)
+    loaded = load_log_text(to_jsonl(events))
+    assert isinstance(loaded, LoadedLog)
+    value = report_to_json(_report(loaded.events))
+    requests = value["requests"]
+    assert len(requests) > 40 and any(e.type == "compact/start" for e in events)
+    for request in requests:
+        step_start = request["meta"]["stepStartSeq"]
+        first_chunk = next((e.seq for e in events[step_start:] if e.type == "assistant/chunk"), None)
+        end = next((e.seq for e in events[step_start:] if e.type == "step/end"), len(events))
+        rebuilt = rebuild_request_at(events[: end + 1], step_start, first_chunk if first_chunk is not None and first_chunk < end else None)
+        assert isinstance(rebuilt, Request)
+        assert json.loads(js_stringify(request_to_json(rebuilt))) == {k: v for k, v in request.items() if k != "meta"}

@@ -282,20 +282,37 @@ def select_range(
     balanced = balanced_cuts(nodes, events, dialect)
     if isinstance(balanced, Rejected):
         return balanced
-    total = 0
-    keep = len(nodes) - 1
-    for i in range(len(nodes) - 1, -1, -1):
-        keep = i
-        total += priced[i][1]
-        if total >= retain_tokens:
-            break
-    if keep == 0:
-        return None
-    while keep > 0 and not balanced[keep]:
-        keep -= 1
+    keep = retention_cut(tuple(tokens for _, tokens in priced), balanced, retain_tokens)
     if keep == 0:
         return None
     return Range(start=nodes[0], end=nodes[keep - 1])
+
+
+@implements("CMP-11")
+def retention_cut(tokens: Sequence[int], balanced: Sequence[bool], retain_tokens: int) -> int:
+    """CMP-11, the retention walk on prices alone: the index of the first
+    retained node (0: nothing to compact).  Walk from the tail accumulating
+    tokens until ``>= retain`` (at least one node is retained), then move the
+    cut head-ward while it is unbalanced.
+
+    pre: len(balanced) == len(tokens) + 1
+    pre: all(t >= 0 for t in tokens)
+    post: 0 <= __return__ < max(len(tokens), 1)
+    post: __return__ == 0 or balanced[__return__]
+    post: __return__ == 0 or sum(tokens[__return__:]) >= retain_tokens
+    """
+    total = 0
+    keep = len(tokens) - 1
+    for i in range(len(tokens) - 1, -1, -1):
+        keep = i
+        total += tokens[i]
+        if total >= retain_tokens:
+            break
+    if keep <= 0:
+        return 0
+    while keep > 0 and not balanced[keep]:
+        keep -= 1
+    return keep
 
 
 # ---------------------------------------------------------------- lock
@@ -448,7 +465,11 @@ def summary_text_blocks(summary: Sequence[Json]) -> tuple[Json, ...] | Rejected:
 
 @implements("CMP-20")
 def frame_summary(summary: Sequence[Json]) -> tuple[Json, ...]:
-    """CMP-20: ``[PREAMBLE + "\\n\\n<compacted-summary>"] ++ summary ++ ["</compacted-summary>"]``."""
+    """CMP-20: ``[PREAMBLE + "\\n\\n<compacted-summary>"] ++ summary ++ ["</compacted-summary>"]``.
+
+    post: len(__return__) == len(summary) + 2
+    post: __return__[1:-1] == tuple(summary)
+    """
     head = JsonObject((("type", "text"), ("text", CHECKPOINT_PREAMBLE + "\n\n" + SUMMARY_OPEN)))
     tail = JsonObject((("type", "text"), ("text", SUMMARY_CLOSE)))
     return (head, *summary, tail)
@@ -456,7 +477,10 @@ def frame_summary(summary: Sequence[Json]) -> tuple[Json, ...]:
 
 @implements("CMP-21")
 def check_summary_smaller(framed: Sequence[Json], shadowed_tokens: int) -> int | Rejected:
-    """CMP-21: ``estimateMessage({role:"user", content: framed}) < shadowedTokenCount``."""
+    """CMP-21: ``estimateMessage({role:"user", content: framed}) < shadowedTokenCount``.
+
+    post: isinstance(__return__, Rejected) or 0 <= __return__ < shadowed_tokens
+    """
     tokens = estimate_message(JsonObject((("role", "user"), ("content", tuple(framed)))))
     if tokens >= shadowed_tokens:
         return Rejected(
@@ -973,9 +997,11 @@ class _PricedSurface:
     dialect: Dialect
     nodes: list[PricedNode] = field(default_factory=list)
     header: EpochHeader | Absent = ABSENT
+    # The node seqs, kept beside ``nodes`` so no event rebuilds the list (linear audit).
+    seqs: list[int] = field(default_factory=list)
 
     def fold(self, event: Event, events: Sequence[Event]) -> Rejected | None:
-        plan = plan_surface_event([n.seq for n in self.nodes], event, events, self.dialect)
+        plan = plan_surface_event(self.seqs, event, events, self.dialect)
         if isinstance(plan, Rejected):
             return plan
         if event.type == "request/header":
@@ -991,8 +1017,10 @@ class _PricedSurface:
         node = PricedNode(seq=event.seq, tokens=tokens)
         if plan.is_replace:
             self.nodes[plan.start_idx : plan.end_idx + 1] = [node]
+            self.seqs[plan.start_idx : plan.end_idx + 1] = [node.seq]
         else:
             self.nodes.append(node)
+            self.seqs.append(node.seq)
         return None
 
 
@@ -1015,7 +1043,6 @@ def audit_compactions(events: Sequence[Event], dialect: Dialect) -> tuple[Reject
     pending_prune: Event | None = None
     for index, event in enumerate(events):
         before = log_view(events, index)
-        nodes = [n.seq for n in state.nodes]
         kind = event.type
         if kind == "turn/start":
             if bracket is not None and dialect is Dialect.D08:
@@ -1033,7 +1060,8 @@ def audit_compactions(events: Sequence[Event], dialect: Dialect) -> tuple[Reject
             _audit_start(audit, event, bracket, open_turn)
             bracket = _Bracket(start=event, turn=get(event.data, "turn"), compaction_id=get(event.data, "compactionId"))
         elif kind == summary_t and bracket is not None:
-            _audit_summary(audit, event, bracket, nodes, before, state)
+            # The surface before this event: state.fold runs only after the audit.
+            _audit_summary(audit, event, bracket, state.seqs, before, state)
         elif kind == summary_t:
             audit.report("CMP-25", event, "summary without an open compaction start")
         elif kind == end_t:

@@ -29,7 +29,11 @@ ROLE_OVERHEAD: Final = 4
 
 @implements("MTR-1")
 def ceil4(n: int) -> int:
-    """MTR-1: ``ceil(n / CHARS_PER_TOKEN)`` for a non-negative length."""
+    """MTR-1: ``ceil(n / CHARS_PER_TOKEN)`` for a non-negative length.
+
+    pre: n >= 0
+    post: CHARS_PER_TOKEN * (__return__ - 1) < n <= CHARS_PER_TOKEN * __return__
+    """
     return -(-n // CHARS_PER_TOKEN)
 
 
@@ -45,6 +49,10 @@ def price(blocks: Json | Absent) -> int:
     -> ``ceil4(U16(name)) + ceil4(U16(arguments)) + 4``; ``tool-result`` ->
     ``price(block.content) + 4``; any other block -> ``4 + ceil4(U16(JS(block)))``.
     A string content (legacy shorthand) is priced as one text block.
+
+    post: __return__ >= 0
+    post: not isinstance(blocks, str) or __return__ == ceil4(u16(blocks)) + BLOCK_OVERHEAD
+    post: isinstance(blocks, (str, tuple)) or __return__ == 0
     """
     if isinstance(blocks, str):
         return ceil4(u16(blocks)) + BLOCK_OVERHEAD

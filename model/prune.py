@@ -57,7 +57,12 @@ def resolve_prune_config(raw: Json) -> PruneConfig | Rejected:
 
 
 def check_prune_config(config: PruneConfig) -> PruneConfig | Rejected:
-    """PRN-1 bounds on an already-typed config."""
+    """PRN-1 bounds on an already-typed config.
+
+    post: isinstance(__return__, Rejected) or __return__ is config
+    post: isinstance(__return__, Rejected) or config.head_chars + len(PRUNE_MARKER) + config.tail_chars <= config.threshold_chars
+    post: isinstance(__return__, Rejected) or min(config.head_chars, config.tail_chars) >= 0 < config.threshold_chars
+    """
     if config.threshold_chars <= 0 or config.head_chars < 0 or config.tail_chars < 0:
         return Rejected(rule="PRN-1", reason="thresholdChars must be > 0 and head/tail >= 0")
     if config.head_chars + len(PRUNE_MARKER) + config.tail_chars > config.threshold_chars:
@@ -89,7 +94,11 @@ def prune_content(blocks: Json, config: PruneConfig) -> tuple[Json, ...] | None 
     ``[head, total - tail)`` of the concatenated text, inserting the marker in
     the first text block that overlaps the removed span; empty text blocks are
     dropped, non-text blocks stay in place.  Post-conditions (else BUG): a
-    marker was inserted, ``CP(after) <= threshold`` and ``CP(after) < total``."""
+    marker was inserted, ``CP(after) <= threshold`` and ``CP(after) < total``.
+
+    post: __return__ is None or isinstance(__return__, Rejected) or content_chars(__return__) <= config.threshold_chars < content_chars(blocks)
+    post: __return__ is None or isinstance(__return__, Rejected) or any(PRUNE_MARKER in str(get(b, "text")) for b in __return__)
+    """
     if not isinstance(blocks, tuple):
         return None
     total = content_chars(blocks)

@@ -1,0 +1,91 @@
+"""The PEP 316 contracts CrossHair cannot analyse (docs/proofs.md rows marked
+``error``: JSON-typed arguments), checked by Hypothesis instead.
+
+Each contract is read from the function's docstring (``spec.render.contracts_of``,
+the same text proofs/run gives CrossHair) and evaluated as CrossHair would:
+``pre:`` filters the drawn inputs, every ``post:`` must hold, with the
+arguments, ``__return__`` and the module's globals in scope."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from model.compaction import check_summary_smaller, frame_summary
+from model.jsonval import freeze
+from model.meter import price
+from model.prefix import Contributor, Idiom, compose
+from model.prune import PruneConfig, prune_content
+from spec.render import contracts_of
+from spec.strategies import json_values, prefix_messages, texts
+
+
+def _holds(function: Callable[..., Any], **arguments: Any) -> None:
+    """Evaluate ``function``'s docstring contract on one call."""
+    scope = dict(vars(inspect.getmodule(function)))
+    scope.update(arguments)
+    conditions = contracts_of(function)
+    for condition in conditions:
+        kind, expression = condition.split(": ", 1)
+        if kind == "pre":
+            assume(eval(expression, scope))  # noqa: S307 - the contract text of our own docstring
+    scope["__return__"] = function(**arguments)
+    for condition in conditions:
+        kind, expression = condition.split(": ", 1)
+        if kind == "post":
+            assert eval(expression, scope), f"{function.__qualname__}: {condition} fails for {arguments!r}"  # noqa: S307
+
+
+_TEXT_BLOCKS = texts(40).map(lambda t: {"type": "text", "text": t})
+_BLOCKS = st.lists(st.one_of(json_values(6), _TEXT_BLOCKS.map(freeze)), max_size=5).map(tuple)
+
+
+@given(st.one_of(json_values(8), _BLOCKS))
+def test_MTR_2_price_contract(blocks: Any) -> None:
+    _holds(price, blocks=blocks)
+
+
+@given(_BLOCKS)
+def test_CMP_20_frame_summary_contract(summary: Any) -> None:
+    _holds(frame_summary, summary=summary)
+
+
+@given(_BLOCKS, st.integers(0, 400))
+def test_CMP_21_check_summary_smaller_contract(framed: Any, shadowed: int) -> None:
+    _holds(check_summary_smaller, framed=framed, shadowed_tokens=shadowed)
+
+
+@given(st.one_of(json_values(8), _BLOCKS), st.integers(1, 60), st.integers(0, 20), st.integers(0, 20))
+def test_PRN_3_prune_content_contract(blocks: Any, threshold: int, head: int, tail: int) -> None:
+    config = PruneConfig(threshold_chars=threshold + head + tail + 40, head_chars=head, tail_chars=tail)
+    _holds(prune_content, blocks=blocks, config=config)
+
+
+_CONTRIBUTORS = st.lists(
+    st.builds(Contributor, idiom=st.sampled_from(list(Idiom)), content=st.lists(prefix_messages(), max_size=3).map(tuple),
+              throws=st.one_of(st.none(), st.just("boom")), scope=st.one_of(st.none(), st.sampled_from(["a", "b"]))),
+    max_size=4).map(tuple)
+
+
+@given(_CONTRIBUTORS, st.one_of(st.none(), st.sampled_from(["a", "b"])))
+def test_PFX_3_compose_contract(contributors: Any, agent_id: str | None) -> None:
+    _holds(compose, contributors=contributors, agent_id=agent_id)
+
+
+def _planted(n: int) -> int:
+    """A contract the body breaks, to show the evaluator can fail.
+
+    post: __return__ > n
+    """
+    return n
+
+
+def test_the_contract_evaluator_refutes_a_planted_bug() -> None:
+    import pytest
+
+    with pytest.raises(AssertionError, match="post: __return__ > n"):
+        _holds(_planted, n=3)

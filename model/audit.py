@@ -26,24 +26,23 @@ string identity, never through HDR-4 (Q-15).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final, cast, final
+from typing import Final, final
 
 from model.codec import serialize_event
+from model.compaction import audit_compactions
 from model.header import EpochHeader, HeaderReason, check_llm_shape, header_eq, header_of_event, header_to_json
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
 from model.log import Dialect, Event
 from model.reconstruct import request_points
-from model.rejected import FailureKind, Rejected
+from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
 D08_TURN_BOUND_TYPES: Final = frozenset({"user/message", "prompt/blocked", "todo/write", "request/header", "request/context"})
-COMPACTION_UNAVAILABLE: Final = "compaction audit unavailable"
 
 
 @final
@@ -723,18 +722,6 @@ def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list
 # --------------------------------------------------------------------------- compaction
 
 
-CompactionAudit = Callable[[Sequence[Event], Dialect], tuple[Rejected, ...]]
-
-
-def _compaction_audit() -> CompactionAudit | None:
-    """``model.compaction.audit_compactions`` when that module provides it."""
-    try:
-        module = importlib.import_module("model.compaction")
-        return cast(CompactionAudit, module.audit_compactions)
-    except (ImportError, AttributeError):
-        return None
-
-
 # --------------------------------------------------------------------------- all
 
 
@@ -759,14 +746,7 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     found += check_header_reasons(events, dialect, first_live_seq)
     if surface_ok:
         found += check_request_points(events, dialect, first_live_seq)
-        audit = _compaction_audit()
-        if audit is None:
-            notes.append(COMPACTION_UNAVAILABLE)
-        else:
-            try:
-                found += audit(events, dialect)
-            except Exception as bug:  # noqa: BLE001 - a bug of that module must not crash the checker
-                found.append(Rejected(rule="CMP-1", reason=f"compaction audit failed: {type(bug).__name__}: {bug}", kind=FailureKind.BUG))
+        found += audit_compactions(events, dialect)
     return Audit(
         findings=_sorted(found),
         notes=tuple(notes),

@@ -68,6 +68,11 @@ def parse_session_header(value: JsonObject) -> SessionHeader | Rejected:
         return Rejected(rule="LOG-17", reason=f"session header version {js_stringify(value.get('version'))} is not 0")
     if not isinstance(get(value, "id"), str):
         return Rejected(rule="LOG-18", reason="session header has no string id")
+    seed = get(value, "seedLength")
+    if seed is not ABSENT and not is_safe_int(seed):
+        # seedLength is a count of events: a non-negative integer (a bad one
+        # would silently shift where the live session starts).
+        return Rejected(rule="LOG-18", reason=f"session header seedLength {js_stringify(seed)} is not a non-negative integer")
     return SessionHeader(value=value)
 
 

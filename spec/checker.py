@@ -200,7 +200,10 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
 
 
 def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect) -> tuple[list[Rejected], tuple[str, ...]]:
-    """FMT-11 for a seeded child whose parent file lies beside it."""
+    """FMT-11 for a seeded child whose parent file lies beside it; a seed
+    longer than the log is reported whether or not the parent is found."""
+    if log.seed_length > len(events):
+        return [Rejected(rule="FMT-11", reason=f"seedLength {log.seed_length} exceeds the log's {len(events)} events")], ()
     if log.parent_session is None or log.seed_length <= 0 or log.name == "<stdin>":
         return [], ()
     parent_path = find_parent_file(Path(log.name), log.parent_session)

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from conftest import GROUNDTRUTH, REAL
 
-from model.audit import _compaction_audit
 from spec.checker import FileReport, Verdict, check_log, check_path
 from spec.logfile import read_stream
 
@@ -230,13 +229,7 @@ def test_LEG_1_header_delta() -> None:
 # --------------------------------------------------------------------------- compaction
 
 
-def _needs_compaction_audit() -> None:
-    if _compaction_audit() is None:
-        pytest.skip("model.compaction.audit_compactions is not available")
-
-
 def test_CMP_shrink_a_compaction_range() -> None:
-    _needs_compaction_audit()
     rows = _gt("j1-pressure-compaction")
     _assert_valid(rows)
     summary = rows[_index(rows, "compact/summary")]
@@ -514,3 +507,22 @@ def test_LEG_7_a_rejected_pre_a55_log_stays_invalid() -> None:
     report = _check(rows)
     assert report.verdict is Verdict.INVALID and "LEG-2" in _rules(report)
     assert any("LEG-7" in note and "messageSuffix" in note for note in report.notes)
+
+
+def test_LOG_18_session_header_with_a_malformed_seed_length(tmp_path: Path) -> None:
+    """seedLength counts events: -1, 2.5 or a string is not a count."""
+    source = (GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl").read_text(encoding="utf-8")
+    for bad in ("-1", "2.5", '"3"'):
+        path = tmp_path / f"seed{len(bad)}.jsonl"
+        path.write_text('{"type":"session","version":0,"id":"s","createdAt":0,"seedLength":' + bad + "}\n" + source, encoding="utf-8")
+        report = check_path(str(path))
+        assert report.verdict is Verdict.INVALID and "LOG-18" in {f.rule for f in report.findings}, bad
+
+
+def test_FMT_11_seed_length_beyond_the_log_is_reported_without_a_parent(tmp_path: Path) -> None:
+    """A seed longer than the log would make every event seed, so nothing would be checked."""
+    source = (GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl").read_text(encoding="utf-8")
+    path = tmp_path / "session.jsonl"
+    path.write_text('{"type":"session","version":0,"id":"s","createdAt":0,"seedLength":99999999999}\n' + source, encoding="utf-8")
+    report = check_path(str(path))
+    assert report.verdict is Verdict.INVALID and "FMT-11" in {f.rule for f in report.findings}

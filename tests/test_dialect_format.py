@@ -201,10 +201,8 @@ def test_FMT_4_a55_compaction_lines_have_the_rule_books_shape() -> None:
 
 
 def _simulated_logs() -> list[tuple[Event, ...]]:
-    try:
-        from model.simulate import simulate
-    except ImportError:  # before the simulator moved to its own module
-        from model.loop import simulate
+    from model.simulate import simulate
+
     return [simulate(seed, 12) for seed in range(4)]
 
 

@@ -19,7 +19,7 @@ from typing import Final, final
 from model.derive import project
 from model.header import EpochHeader, header_of_event, prefix_messages
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int, js_stringify, json_eq
-from model.log import Dialect, Event, make_event
+from model.log import Dialect, Event, is_open, make_event
 from model.meter import (
     PricedNode,
     estimate_message,
@@ -825,12 +825,7 @@ def compact_if_needed(
 
 def step_is_open(events: Sequence[Event]) -> bool:
     """Whether the latest ``step/start`` has no ``step/end`` yet."""
-    for event in reversed(events):
-        if event.type == "step/end":
-            return False
-        if event.type == "step/start":
-            return True
-    return False
+    return is_open(events, "step/start", "step/end")
 
 
 @implements("CMP-6", "DIA-6")

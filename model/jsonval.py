@@ -65,6 +65,12 @@ def obj(pairs: Iterable[tuple[str, Json]] = ()) -> JsonObject:
     return JsonObject(pairs)
 
 
+def with_values(o: JsonObject, **changes: Json) -> JsonObject:
+    """``o`` with new values for keys it already has, each keeping its place
+    (key order is observable: JSONEQ compares JS text).  Other keys are not added."""
+    return JsonObject((k, changes.get(k, v)) for k, v in o.items())
+
+
 def without(o: JsonObject, key: str) -> JsonObject:
     return JsonObject((k, v) for k, v in o.items() if k != key)
 

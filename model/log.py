@@ -9,6 +9,7 @@ later-dialect types are carried opaquely by :class:`OpaqueEvent` (LOG-10).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar, Final, TypeAlias, final
@@ -265,6 +266,17 @@ def surface_types(dialect: Dialect) -> frozenset[str]:
             return A55_SURFACE_TYPES
         case Dialect.D08:
             return D08_SURFACE_TYPES
+
+
+def is_open(events: Sequence[Event], opener: str, closer: str) -> bool:
+    """Whether the last ``opener``/``closer`` event of ``events`` is an ``opener``
+    (``turn/start``/``turn/end``, ``step/start``/``step/end``)."""
+    for event in reversed(events):
+        if event.type == closer:
+            return False
+        if event.type == opener:
+            return True
+    return False
 
 
 def data_field(event: Event, key: str) -> Json | Absent:

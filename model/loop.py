@@ -41,7 +41,7 @@ from model.compaction import (
 )
 from model.derive import IncrementalDerivation
 from model.header import EpochHeader, HeaderReason, canonical, fold_header, header_eq, header_of_event, header_to_json
-from model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, get, js_stringify, with_values
 from model.log import Dialect, Event, make_event
 from model.meter import MeterState, fold_meter_event, latest_header, measure_state, node_price
 from model.prefix import (
@@ -427,7 +427,7 @@ def _broken(fault: Fault, events: Sequence[Event], appended: tuple[Event, ...]) 
 
 def _with(data: Json | Absent, **changes: Json) -> JsonObject:
     assert isinstance(data, JsonObject)
-    return JsonObject((k, changes.get(k, v)) for k, v in data.items())
+    return with_values(data, **changes)
 
 
 def _split_tool_pair(events: Sequence[Event], appended: tuple[Event, ...]) -> tuple[Event, ...]:

@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Final, final
 
 from model.derive import project
-from model.header import EpochHeader, header_of_event, opt_header_eq
+from model.header import EpochHeader, fold_header, header_of_event, opt_header_eq
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, u16
 from model.log import Dialect, Event
 from model.rejected import Rejected
@@ -427,11 +427,8 @@ def measure(
 
 
 def latest_header(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> EpochHeader | Absent | Rejected:
-    """``requestHeader()``: the canonical header of the latest request/header."""
-    for event in reversed(events):
-        if event.type == "request/header":
-            return header_of_event(event, dialect)
-    return ABSENT
+    """``requestHeader()``: the canonical header of the latest request/header (HDR-5's fold from nothing)."""
+    return fold_header(events, ABSENT, dialect)
 
 
 def message_tokens(messages: Sequence[JsonObject]) -> int:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.jsonval import ABSENT, Json, JsonObject, get
+from model.jsonval import ABSENT, Json, JsonObject, get, with_values
 from model.log import Dialect, Event, make_event
 from model.rules import implements
 
@@ -204,7 +204,7 @@ def migrate_legacy(events: Sequence[Event], session_id: str) -> tuple[Event, ...
                     migrated = JsonObject((k, v) for k, v in data.items() if k != "trigger")
                 case "turn/end" if "reason" in data:
                     reason = migrate_turn_end_reason(data["reason"])
-                    migrated = JsonObject((k, reason if k == "reason" else v) for k, v in data.items())
+                    migrated = with_values(data, reason=reason)
                 case _:
                     pass
             message = get(migrated, "message")

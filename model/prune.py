@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from model.derive import project
-from model.jsonval import ABSENT, Json, JsonObject, get, is_safe_int
+from model.jsonval import ABSENT, Json, JsonObject, get, is_safe_int, with_values
 from model.log import Dialect, Event, make_event
 from model.meter import estimate_message
 from model.rejected import FailureKind, Rejected
@@ -85,7 +85,7 @@ def content_chars(blocks: Json) -> int:
 
 def _with_text(block: JsonObject, text: str) -> JsonObject:
     # A kept block keeps its other keys and their order.
-    return JsonObject((k, text if k == "text" else v) for k, v in block.items())
+    return with_values(block, text=text)
 
 
 @implements("PRN-3")
@@ -160,15 +160,14 @@ def _replace_content(event: Event, content: tuple[Json, ...], dialect: Dialect) 
     assert isinstance(data, JsonObject)
     match dialect:
         case Dialect.A55:
-            return JsonObject((k, content if k == "content" else v) for k, v in data.items())
+            return with_values(data, content=content)
         case Dialect.D08:
             message = data["message"]
             assert isinstance(message, JsonObject)
             blocks = message["content"]
             assert isinstance(blocks, tuple) and isinstance(blocks[0], JsonObject)
-            first = JsonObject((k, content if k == "content" else v) for k, v in blocks[0].items())
-            new_message = JsonObject((k, (first, *blocks[1:]) if k == "content" else v) for k, v in message.items())
-            return JsonObject((k, new_message if k == "message" else v) for k, v in data.items())
+            first = with_values(blocks[0], content=content)
+            return with_values(data, message=with_values(message, content=(first, *blocks[1:])))
 
 
 def _call_id(event: Event, dialect: Dialect) -> Json:

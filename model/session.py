@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model.jsonval import Json, JsonObject
-from model.log import A55_SURFACE_TYPES, D08_SURFACE_TYPES, Event, make_event
+from model.log import A55_SURFACE_TYPES, D08_SURFACE_TYPES, Event, is_open, make_event
 from model.loop import next_turn_number
 from model.rejected import Rejected
 from model.rules import implements
@@ -19,12 +19,7 @@ from model.rules import implements
 
 def turn_is_open(log: Sequence[Event]) -> bool:
     """A turn is open when the last ``turn/start`` or ``turn/end`` of the log is a ``turn/start``."""
-    for event in reversed(log):
-        if event.type == "turn/end":
-            return False
-        if event.type == "turn/start":
-            return True
-    return False
+    return is_open(log, "turn/start", "turn/end")
 
 
 @implements("LOG-16")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import final
 
-from model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int
+from model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int, with_values
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from model.rules import implements
@@ -200,10 +200,8 @@ def _content_free(data: Json, dialect: Dialect) -> Json:
             content = get(message, "content")
             if isinstance(content, tuple) and content and isinstance(content[0], JsonObject):
                 first = JsonObject((k, v) for k, v in content[0].items() if k != "content")
-                message = JsonObject(
-                    (k, (first, *content[1:]) if k == "content" else v) for k, v in message.items()
-                )
-            return JsonObject((k, message if k == "message" else v) for k, v in data.items())
+                message = with_values(message, content=(first, *content[1:]))
+            return with_values(data, message=message)
 
 
 @implements("SURF-7")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Final, final
 
 from spec.registry import Property, Rule, out_of_scope, properties, rules
+from spec.vectors import vectors_by_rule
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 TESTS: Final = ROOT / "tests"
@@ -140,8 +141,6 @@ def exercised_properties(
 
 def collect_vectors(vectors_dir: Path = VECTORS) -> dict[str, tuple[str, ...]]:
     """Rule ID -> IDs of the vectors that declare it in their ``rules`` (only declared rules count)."""
-    from spec.vectors import vectors_by_rule  # spec.vectors imports the registry; keep coverage importable alone
-
     return vectors_by_rule(vectors_dir)
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from model.codec import pack_chunk_runs
-from model.jsonval import Json, JsonObject, get, js_stringify
+from model.jsonval import Json, JsonObject, get, js_stringify, with_values
 from model.log import Event, make_event
 from model.meter import node_price
 from model.rejected import Rejected
@@ -99,7 +99,7 @@ def _as_resume(data: Json) -> Json:
     """HDR-7: the first header of a later block is that instance's anchor, ``resume``."""
     if not isinstance(data, JsonObject) or get(data, "reason") != "initial":
         return data
-    return JsonObject((k, "resume" if k == "reason" else v) for k, v in data.items())
+    return with_values(data, reason="resume")
 
 
 def _renumbered(event: Event, offset: int, turn_offset: int, data: Json) -> Event:
@@ -150,10 +150,6 @@ class PricedSurface:
         return sum(self.prices[self.seqs.index(start) : self.seqs.index(end) + 1])
 
 
-def _with(data: JsonObject, **changes: Json) -> JsonObject:
-    return JsonObject((k, changes.get(k, v)) for k, v in data.items())
-
-
 @dataclass(slots=True)
 class _BlockStitch:
     """What a later block changes beyond renumbering: its first header becomes
@@ -196,10 +192,10 @@ class _BlockStitch:
             self.extended_start = start
             start = self.leftovers[0]
             shadowed = self.leftovers + shadowed
-            data = _with(data, shadowedRange=_with(shadowed_range, start=start), shadowedSeqs=shadowed)
+            data = with_values(data, shadowedRange=with_values(shadowed_range, start=start), shadowedSeqs=shadowed)
         # Renamed call ids change prices: recount as the audit will (CMP-15).
         tokens = self.surface.tokens(start, end)
-        return data if tokens is None else _with(data, shadowedTokenCount=tokens)
+        return data if tokens is None else with_values(data, shadowedTokenCount=tokens)
 
 
 def _is_checkpoint_of(event: Event, start: int) -> bool:
@@ -212,7 +208,7 @@ def _extended_checkpoint(event: Event, leftovers: tuple[int, ...]) -> Event:
     assert isinstance(op, JsonObject) and isinstance(provenance, tuple)
     return make_event(event.type, seq=event.seq, time=event.time, data=event.data,
                       source_event_seqs=(*provenance[:2], *leftovers, *provenance[2:]),
-                      surface_op=_with(op, start=leftovers[0]), op_first=event.op_first)
+                      surface_op=with_values(op, start=leftovers[0]), op_first=event.op_first)
 
 
 def append_block(block: tuple[Event, ...], offset: int, turn_offset: int, surface: PricedSurface) -> Iterator[Event]:

@@ -28,8 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Final, final
 
+from sessionspec.conformance.vectors import vectors_by_rule
 from spec.registry import Property, Rule, out_of_scope, properties, rules
-from spec.vectors import vectors_by_rule
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 TESTS: Final = ROOT / "tests"

@@ -38,7 +38,7 @@ MODEL_MODULES: Final = (
     "model.economics",
     "model.seed",
     "model.session",
-    "model.audit",
+    "sessionspec.check.audit",
     "model.migrate",
     "spec.properties",
     "spec.loop_properties",

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from conftest import GROUNDTRUTH
 
-from spec.adapter import PROTOCOL, AdapterError, InProcessAdapter, ModelSession, ProcessAdapter, answer, serve
+from sessionspec.conformance.adapter import PROTOCOL, AdapterError, InProcessAdapter, ModelSession, ProcessAdapter, answer, serve
 
-SERVE = f"{sys.executable} -m spec.serve_model"
+SERVE = f"{sys.executable} -m sessionspec.conformance.serve_model"
 
 
 def _text(t: str) -> list[dict[str, str]]:
@@ -127,7 +127,7 @@ def test_LOG_15_fork_keeps_the_log_through_the_last_turn_end() -> None:
 
 
 def test_serve_model_rejects_an_unknown_mutant() -> None:
-    done = subprocess.run([sys.executable, "-m", "spec.serve_model", "--mutant", "nope"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "sessionspec.conformance.serve_model", "--mutant", "nope"], capture_output=True, text=True,
                           input="", check=False)
     assert done.returncode == 2
     assert "unknown mutant" in done.stderr and "Traceback" not in done.stderr

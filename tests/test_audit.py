@@ -1,11 +1,17 @@
-"""model.audit: the log-alone checks (LOG-8 shapes, LOG-13, FMT-9, PFX-15, FMT-8), on small built logs."""
+"""sessionspec.check.audit: the log-alone checks (LOG-8 shapes, LOG-13, FMT-9, PFX-15, FMT-8), on small built logs."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from model.audit import (
+from model.codec import event_from_json
+from model.header import EpochHeader
+from model.jsonval import freeze
+from model.log import Dialect, Event, with_seq
+from model.migrate import migrate_legacy
+from model.rejected import Rejected
+from sessionspec.check.audit import (
     audit_events,
     audit_log,
     check_d08_message_shapes,
@@ -18,12 +24,6 @@ from model.audit import (
     pre_a55_designs,
     quirk_observations,
 )
-from model.codec import event_from_json
-from model.header import EpochHeader
-from model.jsonval import freeze
-from model.log import Dialect, Event, with_seq
-from model.migrate import migrate_legacy
-from model.rejected import Rejected
 
 USER = {"kind": "user"}
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "opener"}]}]

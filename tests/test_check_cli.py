@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import GROUNDTRUTH, REAL
 
-import spec.logfile
-from spec.checker import SAMPLES, ProgressBar, check_path, progress_line
-from spec.cli import main
+import sessionspec.check.logfile
+from sessionspec.check.checker import SAMPLES, ProgressBar, check_path, progress_line
+from sessionspec.cli import main
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
 FINDING_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<rule>[A-Z]+-\d+)( seq (?P<seq>\d+))?: .+$")
@@ -152,7 +152,7 @@ def test_bad_input_is_a_finding_never_a_traceback(name: str, tmp_path: Path, cap
 
 
 def test_over_long_line_is_a_limit_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(spec.logfile, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(sessionspec.check.logfile, "MAX_LINE_BYTES", 1000)
     lines = GOOD.read_bytes().splitlines(keepends=True)
     long_line = b'{"type":"x/y","seq":999,"time":0,"data":"' + b"x" * 5000 + b'"}\n'
     path = _write(tmp_path, "long.jsonl", b"".join(lines[:3]) + long_line + b"".join(lines[3:]))
@@ -193,9 +193,9 @@ def test_directory_without_logs_is_a_usage_error(tmp_path: Path, capsys: pytest.
 
 
 def test_nesting_depth_skips_strings() -> None:
-    assert spec.logfile.nesting_depth(b'{"a":[[1],{"b":"[[[[{{{{"}]}') == 3
-    assert not spec.logfile.too_deep(b'{"s":"' + b"[" * 1000 + b'"}')
-    assert spec.logfile.too_deep(b"[" * 201 + b"]" * 201)
+    assert sessionspec.check.logfile.nesting_depth(b'{"a":[[1],{"b":"[[[[{{{{"}]}') == 3
+    assert not sessionspec.check.logfile.too_deep(b'{"s":"' + b"[" * 1000 + b'"}')
+    assert sessionspec.check.logfile.too_deep(b"[" * 201 + b"]" * 201)
 
 
 # --------------------------------------------------------------------------- --jobs and the progress bar

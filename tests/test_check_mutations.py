@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from conftest import GROUNDTRUTH, REAL
 
-from spec.checker import FileReport, Verdict, check_log, check_path
-from spec.logfile import read_stream
+from sessionspec.check.checker import FileReport, Verdict, check_log, check_path
+from sessionspec.check.logfile import read_stream
 
 Row = dict[str, Any]
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import GROUNDTRUTH, REAL
 
 from model.log import Dialect
-from spec.checker import DialectSource, Verdict, check_path
+from sessionspec.check.checker import DialectSource, Verdict, check_path
 
 _REPLAY = "a replay script: bare assistant/chunk events (a scripted model reply), no turns or steps"
 # path under tests/data/real -> (verdict, why / rules that must be among the findings)

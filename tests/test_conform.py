@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from spec.adapter import InProcessAdapter, ProcessAdapter
-from spec.cli import main
-from spec.conform import compare_trace, divergence_rule, run_conform
-from spec.mutants import adapter_command
-from spec.vectors import load_dir, run_vectors
+from sessionspec.cli import main
+from sessionspec.conformance.adapter import InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.conform import compare_trace, divergence_rule, run_conform
+from sessionspec.conformance.mutants import adapter_command
+from sessionspec.conformance.vectors import load_dir, run_vectors
 
-SERVE = f"{sys.executable} -m spec.serve_model"
+SERVE = f"{sys.executable} -m sessionspec.conformance.serve_model"
 
 
 def _text(t: str) -> list[dict[str, str]]:

@@ -177,14 +177,14 @@ def test_compare_designs_covers_every_design_and_workload() -> None:
 
 
 def test_economics_cli_prints_the_table() -> None:
-    done = subprocess.run([sys.executable, "-m", "spec.cli", "economics", "--seeds", "1", "--format", "markdown"],
+    done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "economics", "--seeds", "1", "--format", "markdown"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("| (a) frozen session prefix |") == 3
-    as_json = subprocess.run([sys.executable, "-m", "spec.cli", "economics", "--seeds", "1", "--format", "json",
+    as_json = subprocess.run([sys.executable, "-m", "sessionspec.cli", "economics", "--seeds", "1", "--format", "json",
                               "--cache-model", "deepseek"], capture_output=True, text=True, check=True)
     assert len(json.loads(as_json.stdout)["rows"]) == len(Design) * len(Workload)
-    bad = subprocess.run([sys.executable, "-m", "spec.cli", "economics", "--seeds", "0"], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "sessionspec.cli", "economics", "--seeds", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
@@ -193,7 +193,7 @@ def test_docs_economics_shows_the_current_table() -> None:
     change that moves a number must update the document."""
     doc = (Path(__file__).parent.parent / "docs" / "economics.md").read_text(encoding="utf-8")
     for preset in ("neutral", "openai"):
-        done = subprocess.run([sys.executable, "-m", "spec.cli", "economics", "--format", "markdown", "--cache-model", preset],
+        done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "economics", "--format", "markdown", "--cache-model", preset],
                               capture_output=True, text=True, check=True)
         table = done.stdout.split("\n", 1)[1].strip()
         assert table in doc, f"{preset} table in docs/economics.md is out of date"

@@ -31,9 +31,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model.rejected import FailureKind
-from spec.checker import FileReport, Verdict, check_log
-from spec.cli import main
-from spec.logfile import MAX_DEPTH, read_stream
+from sessionspec.check.checker import FileReport, Verdict, check_log
+from sessionspec.check.logfile import MAX_DEPTH, read_stream
+from sessionspec.cli import main
 from tests.conftest import GROUNDTRUTH, REAL
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"

@@ -10,9 +10,9 @@ import pytest
 from model.codec import parse_event_line
 from model.log import Event
 from model.rejected import Rejected
-from spec.checker import Verdict, check_path
-from spec.cli import main
-from spec.generate import generate_lines
+from sessionspec.check.checker import Verdict, check_path
+from sessionspec.cli import main
+from sessionspec.generate import generate_lines
 
 
 def _events(lines: list[str]) -> list[Event]:

@@ -23,7 +23,7 @@ from model.jsonval import freeze, js_stringify
 from model.log import Dialect
 from model.reconstruct import request_points
 from model.wire import request_to_json
-from spec.replay import LoadedLog, ReplayReport, load_log_text, replay
+from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from tests.conftest import GROUNDTRUTH
 
 SCENARIOS = sorted(p.name for p in GROUNDTRUTH.iterdir() if p.is_dir())
@@ -116,7 +116,7 @@ def test_INV_5_replay_json_matches_groundtruth(scenario: str) -> None:
     metas = _json(folder / "requests.meta.json")
     for session_id, entry in sessions.items():
         seed = entry["header"].get("seedLength", 0)
-        done = subprocess.run([sys.executable, "-m", "spec.cli", "replay", str(folder / entry["file"]), "--format", "json",
+        done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "replay", str(folder / entry["file"]), "--format", "json",
                                "--seed-length", str(seed)], capture_output=True, text=True, check=True)
         printed = json.loads(done.stdout)["requests"]
         loop = [(r, m) for r, m in zip(recorded, metas) if m["sessionId"] == session_id and m["agentLoopRequest"]]

@@ -24,7 +24,7 @@ from model.log import Event
 from model.reconstruct import RequestPoint, rebuild_request_at, request_points
 from model.rejected import Rejected
 from model.wire import request_to_json
-from spec.generate import generate_lines, simulated_log
+from sessionspec.generate import generate_lines, simulated_log
 from spec.strategies import well_formed_logs
 
 

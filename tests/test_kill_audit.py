@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from model.audit import check_header_types
 from model.jsonval import freeze
 from model.log import Dialect, Event, make_event
+from sessionspec.check.audit import check_header_types
 
 
 def _header(header: dict[str, object]) -> Event:

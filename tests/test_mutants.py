@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from spec.cli import main
-from spec.conform import run_conform
-from spec.mutants import MUTANTS, adapter_command, kill_table, table_text
+from sessionspec.cli import main
+from sessionspec.conformance.conform import run_conform
+from sessionspec.conformance.mutants import MUTANTS, adapter_command, kill_table, table_text
+from sessionspec.conformance.vectors import VECTORS_DIR, load_dir, run_vectors
 from spec.registry import rule_ids
-from spec.vectors import VECTORS_DIR, load_dir, run_vectors
 
 # Enough generated traces for every mutant under the derandomized search (each
 # kill takes a few hundred milliseconds; a survivor would cost the whole budget).

@@ -17,7 +17,7 @@ from model.jsonval import js_stringify
 from model.log import Dialect, Event
 from model.reconstruct import rebuild_request_at
 from model.wire import Request, request_to_json
-from spec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html, report_to_json, report_to_text
+from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html, report_to_json, report_to_text
 from spec.strategies import well_formed_logs
 from tests.conftest import GROUNDTRUTH, REAL
 
@@ -26,7 +26,7 @@ D08_LOGS = sorted((REAL / "611615650f").rglob("*.jsonl"))
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "spec.cli", "replay", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "sessionspec.cli", "replay", *args], capture_output=True, text=True)
 
 
 def _report(events: tuple[Event, ...], **kw: object) -> ReplayReport:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html
+from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html
 from tests.conftest import GROUNDTRUTH
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -1,7 +1,7 @@
 """The simulator (model/simulate.py) and the machines write logs the checker accepts.
 
 Issue 5: "logs produced by the loop machine are all valid; logs from broken
-variants are invalid" — judged by ``spec.checker.check_path`` on files written
+variants are invalid" — judged by ``sessionspec.check.checker.check_path`` on files written
 to disk, exactly as ``sessionspec check`` judges a real log.
 """
 
@@ -24,7 +24,7 @@ from model.loop import Fault
 from model.reconstruct import reconstruct_requests
 from model.rejected import Rejected
 from model.simulate import simulate, to_jsonl
-from spec.checker import FileReport, Verdict, check_path
+from sessionspec.check.checker import FileReport, Verdict, check_path
 from spec.compaction_properties import brackets, p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
 from spec.machines import Check, loop_machine
 

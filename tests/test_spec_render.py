@@ -52,9 +52,9 @@ def test_contracts_are_rendered_from_docstrings() -> None:
 
 def test_cli_writes_out_file_and_stdout(tmp_path: Path) -> None:
     out = tmp_path / "SPEC.md"
-    written = subprocess.run([sys.executable, "-m", "spec.cli", "spec", "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
+    written = subprocess.run([sys.executable, "-m", "sessionspec.cli", "spec", "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
     assert written.returncode == 0, written.stderr
-    printed = subprocess.run([sys.executable, "-m", "spec.cli", "spec"], cwd=ROOT, capture_output=True, text=True)
+    printed = subprocess.run([sys.executable, "-m", "sessionspec.cli", "spec"], cwd=ROOT, capture_output=True, text=True)
     assert printed.returncode == 0
     assert printed.stdout == out.read_text(encoding="utf-8")
 
@@ -62,6 +62,6 @@ def test_cli_writes_out_file_and_stdout(tmp_path: Path) -> None:
 def test_cli_reports_unwritable_out_without_traceback(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "spec.cli", "spec", "--out", str(blocker / "SPEC.md")], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "sessionspec.cli", "spec", "--out", str(blocker / "SPEC.md")], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 1
     assert "cannot write" in result.stderr and "Traceback" not in result.stderr

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 from conftest import GROUNDTRUTH
 
-from spec.adapter import InProcessAdapter
-from spec.cli import main
-from spec.registry import registry_digest, rule_ids, rules
-from spec.vector_format import (
+from sessionspec.cli import main
+from sessionspec.conformance.adapter import InProcessAdapter
+from sessionspec.conformance.vector_format import (
     FORMAT,
     SCHEMA,
     FormatError,
@@ -32,7 +31,8 @@ from spec.vector_format import (
     to_plain,
     validate,
 )
-from spec.vectors import VECTORS_DIR, generate, load_dir, rules_with_vectors, run_vector, run_vectors
+from sessionspec.conformance.vectors import VECTORS_DIR, generate, load_dir, rules_with_vectors, run_vector, run_vectors
+from spec.registry import registry_digest, rule_ids, rules
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_vectors_name_only_registered_rules(committed: list[dict[str, Any]]) -> 
 
 
 def test_vectors_by_rule_lists_the_declaring_vectors(committed: list[dict[str, Any]]) -> None:
-    from spec.vectors import vectors_by_rule
+    from sessionspec.conformance.vectors import vectors_by_rule
 
     by_rule = vectors_by_rule()
     assert "gt/a-single-turn-no-prefix" in by_rule["PFX-10"]
@@ -258,7 +258,7 @@ def test_cli_vectors_run_against_serve_model(tmp_path: Path, capsys: pytest.Capt
     document = json.loads((VECTORS_DIR / "groundtruth.json").read_text(encoding="utf-8"))
     document["vectors"] = document["vectors"][:3]
     (tmp_path / "some.json").write_text(json.dumps(document), encoding="utf-8")
-    assert main(["vectors", "run", str(tmp_path), "--adapter", f"{sys.executable} -m spec.serve_model"]) == 0
+    assert main(["vectors", "run", str(tmp_path), "--adapter", f"{sys.executable} -m sessionspec.conformance.serve_model"]) == 0
     assert "3/3 vectors passed" in capsys.readouterr().out
 
 
@@ -324,7 +324,7 @@ def test_LOG_14_repair_vectors_follow_the_rule(committed: list[dict[str, Any]]) 
 
 
 def _run_broken(committed: list[dict[str, Any]], vector_id: str, rewrite: Any) -> bool:
-    from spec.adapter import ModelSession
+    from sessionspec.conformance.adapter import ModelSession
 
     class Session(ModelSession):
         def handle(self, op: Any) -> Any:

@@ -25,16 +25,16 @@ class Command(Protocol):
 
 
 COMMANDS: Final = {
-    "check": "spec.checker",
-    "replay": "spec.replay",
-    "rules": "spec.cmd_rules",
+    "check": "sessionspec.check.checker",
+    "replay": "sessionspec.replay",
+    "rules": "sessionspec.rules_cmd",
     "spec": "spec.render",
-    "vectors": "spec.vectors",
-    "conform": "spec.conform",
-    "serve-model": "spec.serve_model",
-    "mutants": "spec.mutants",
-    "generate": "spec.generate",
-    "economics": "spec.cmd_economics",
+    "vectors": "sessionspec.conformance.vectors",
+    "conform": "sessionspec.conformance.conform",
+    "serve-model": "sessionspec.conformance.serve_model",
+    "mutants": "sessionspec.conformance.mutants",
+    "generate": "sessionspec.generate",
+    "economics": "sessionspec.economics_cmd",
 }
 
 

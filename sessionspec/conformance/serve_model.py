@@ -1,9 +1,9 @@
 """``sessionspec serve-model``: the model itself behind the adapter protocol.
 
 The reference adapter: it reads ``sessionspec-adapter/1`` operations from stdin
-and answers on stdout (spec/adapter.py, docs/conformance.md), so it passes every
+and answers on stdout (sessionspec/conformance/adapter.py, docs/conformance.md), so it passes every
 vector and never diverges in ``conform``.  ``--mutant NAME`` serves one of the
-deliberately broken variants of spec/mutants.py instead (the patch lives only
+deliberately broken variants of sessionspec/conformance/mutants.py instead (the patch lives only
 in this process).
 """
 
@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Final
 
-from spec.adapter import ModelSession, serve_stdio
+from sessionspec.conformance.adapter import ModelSession, serve_stdio
 
 HELP: Final = "serve the model over the JSON-lines adapter protocol on stdin/stdout (the reference adapter)"
 
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     session = ModelSession()
     if args.mutant is not None:
-        from spec.mutants import BY_NAME, mutant_session
+        from sessionspec.conformance.mutants import BY_NAME, mutant_session
 
         if args.mutant not in BY_NAME:
             print(f"sessionspec serve-model: unknown mutant {args.mutant!r} (see `sessionspec mutants --list`)", file=sys.stderr)

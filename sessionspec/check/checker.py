@@ -1,8 +1,8 @@
 """``sessionspec check``: conformance verdicts for session-log files (FMT-7).
 
-Each file is read (:mod:`spec.logfile`), its dialect detected (FMT-10) or
+Each file is read (:mod:`sessionspec.check.logfile`), its dialect detected (FMT-10) or
 forced, legacy shapes migrated in D08 mode (DIA-13, DIA-14), and the events
-audited (:func:`model.audit.audit_events`).  The verdict is ``valid``,
+audited (:func:`sessionspec.check.audit.audit_events`).  The verdict is ``valid``,
 ``invalid`` (findings name rule, line and seq), ``unknown`` (outside what the
 model decides, with the reason) or ``unreadable``.  Files are checked one at a
 time and reported as they finish, so memory does not grow with the number of
@@ -28,14 +28,14 @@ from enum import Enum
 from pathlib import Path
 from typing import Final, TextIO, final
 
-from model.audit import audit_events, check_fork_seed
 from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
-from spec.logfile import STDIN, LogFile, find_parent_file, read_path, session_id
+from sessionspec.check.audit import audit_events, check_fork_seed
+from sessionspec.check.logfile import STDIN, LogFile, find_parent_file, read_path, session_id
 
 HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
-SAMPLES: Final = Path(__file__).parent / "samples"
+SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
 LOG_SUFFIXES: Final = (".jsonl", ".jsonl.zst")
 SCHEMA_VERSION: Final = 1
 

@@ -5,7 +5,7 @@ The oracle writes one operation per line to the implementation's stdin,
 stdout: ``{"id": N, "ok": RESULT}``, ``{"id": N, "reject": {"rules": [IDs],
 "reason": TEXT}}`` (the implementation refuses the operation, naming the rule
 IDs), or ``{"id": N, "error": TEXT}`` (the adapter did not understand the
-operation: a protocol failure).  All JSON is canonical (spec/vector_format.py):
+operation: a protocol failure).  All JSON is canonical (sessionspec/conformance/vector_format.py):
 a non-integer number travels as ``{"$number": "0.7"}``.
 
 The operations and their results are specified in docs/conformance.md; this
@@ -77,10 +77,10 @@ from model.rejected import FailureKind, Rejected
 from model.repair import repair_closers
 from model.session import out_of_band_events
 from model.wire import request_to_json
-from spec.checker import Verdict, check_log
-from spec.logfile import read_stream
-from spec.replay import DEFAULT_INSTRUCTION, LoadError, load_log_text, replay
-from spec.vector_format import FormatError, PlainJson, to_model, to_plain
+from sessionspec.check.checker import Verdict, check_log
+from sessionspec.check.logfile import read_stream
+from sessionspec.conformance.vector_format import FormatError, PlainJson, to_model, to_plain
+from sessionspec.replay import DEFAULT_INSTRUCTION, LoadError, load_log_text, replay
 
 PROTOCOL: Final = "sessionspec-adapter/1"
 

@@ -2,8 +2,8 @@
 
 A vector is a language-neutral script: an initial state (seed log lines, agent
 options with contributors), then ``steps``, each an adapter operation
-(spec/adapter.py) with an optional expectation *pattern* over its answer
-(spec/vector_format.py).  Files group vectors and carry the format name and the
+(sessionspec/conformance/adapter.py) with an optional expectation *pattern* over its answer
+(sessionspec/conformance/vector_format.py).  Files group vectors and carry the format name and the
 rule-registry digest; they are canonical JSON, so ``generate`` is byte-stable
 and a test fails when the committed ``vectors/`` differ from a fresh generation.
 
@@ -37,10 +37,8 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from model.codec import serialize_event
-from spec.adapter import AdapterError, InProcessAdapter, ProcessAdapter, Response
-from spec.registry import registry_digest, rule_ids
-from spec.replay import LoadError, load_log_text
-from spec.vector_format import (
+from sessionspec.conformance.adapter import AdapterError, InProcessAdapter, ProcessAdapter, Response
+from sessionspec.conformance.vector_format import (
     FORMAT,
     SCHEMA,
     FormatError,
@@ -58,9 +56,11 @@ from spec.vector_format import (
     to_plain,
     validate,
 )
+from sessionspec.replay import LoadError, load_log_text
+from spec.registry import registry_digest, rule_ids
 
 HELP: Final = "generate the conformance vectors, or run a vector directory against an adapter command"
-ROOT: Final = Path(__file__).resolve().parent.parent
+ROOT: Final = Path(__file__).resolve().parents[2]
 VECTORS_DIR: Final = ROOT / "vectors"
 GROUNDTRUTH: Final = ROOT / "tests" / "data" / "groundtruth"
 SCHEMA_FILE: Final = "schema.json"
@@ -735,7 +735,7 @@ RECORDED_CORRUPTIONS: Final[tuple[tuple[str, str, str, int], ...]] = (
 
 
 def recorded_check_vectors() -> list[Vector]:
-    from spec.adapter import InProcessAdapter as Model
+    from sessionspec.conformance.adapter import InProcessAdapter as Model
 
     out: list[Vector] = []
     model = Model()
@@ -1299,7 +1299,7 @@ def codec_vectors() -> list[Vector]:
 
 
 def loop_vectors() -> list[Vector]:
-    from spec.vector_scenarios import scenarios
+    from sessionspec.conformance.vector_scenarios import scenarios
 
     return [record(s.id, s.rules, s.description, s.initial, s.ops) for s in scenarios()]
 
@@ -1381,7 +1381,7 @@ KILLERS: Final = Path(__file__).with_name("vector_killers.jsonl")
 
 
 def shrunk_vectors() -> list[Vector]:
-    """The shrunk divergences ``conform`` found against each mutant (spec/vector_killers.jsonl,
+    """The shrunk divergences ``conform`` found against each mutant (sessionspec/conformance/vector_killers.jsonl,
     captured once from ``sessionspec conform --adapter "serve-model --mutant NAME"``),
     replayed as vectors with the model's answers as expectations."""
     out: list[Vector] = []

@@ -2,10 +2,10 @@
 
 Hypothesis generates operation traces (an initial agent, then ``send``,
 ``configure``, ``resume``, ``dispose``, ``fork`` operations in the adapter
-protocol's language, spec/adapter.py); each trace runs against the model
+protocol's language, sessionspec/conformance/adapter.py); each trace runs against the model
 in-process (the oracle) and against the implementation behind ``CMD``.  Every
 answer of the implementation must match the model's, compared as the vectors
-compare (spec/vectors.py ``recorded_expectation``: exact canonical JSON except
+compare (sessionspec/conformance/vectors.py ``recorded_expectation``: exact canonical JSON except
 event times and the wording of errors).  The first divergence is shrunk by
 Hypothesis and reported as a replayable trace (a one-vector ``sessionspec-vectors/1``
 file: ``sessionspec vectors run``) with the rule ID the divergence maps to.
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, final
 
-from spec.adapter import AdapterError, InProcessAdapter, ModelSession, ProcessAdapter, Response
-from spec.vector_format import FORMAT, PlainJson, file_text, match, rejection_rules
-from spec.vectors import ECHO_TOOL, Step, Vector, recorded_expectation, reply, text
+from sessionspec.conformance.adapter import AdapterError, InProcessAdapter, ModelSession, ProcessAdapter, Response
+from sessionspec.conformance.vector_format import FORMAT, PlainJson, file_text, match, rejection_rules
+from sessionspec.conformance.vectors import ECHO_TOOL, Step, Vector, recorded_expectation, reply, text
 
 HELP: Final = "drive an adapter with generated operation traces and report the first divergence from the model"
 

@@ -2,7 +2,7 @@
 
 Each mutant is served by ``sessionspec serve-model --mutant NAME``: the adapter
 process either runs the loop with one of :class:`model.loop.Fault`'s broken
-variants, sets one of :class:`~spec.adapter.ModelSession`'s mutant switches, or
+variants, sets one of :class:`~sessionspec.conformance.adapter.ModelSession`'s mutant switches, or
 replaces ONE model function *in that adapter process only* (never in the
 oracle's process).  ``sessionspec mutants`` runs the committed vectors and a
 small ``conform`` budget against every mutant and prints the kill table: the
@@ -22,7 +22,7 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event
 from model.loop import Fault
 from model.rejected import Rejected
-from spec.adapter import ModelSession
+from sessionspec.conformance.adapter import ModelSession
 
 HELP: Final = "run the vectors and conform against every mutant adapter and print the kill table"
 
@@ -181,12 +181,12 @@ class Kill:
 
 
 def adapter_command(name: str) -> str:
-    return f"{sys.executable} -m spec.serve_model --mutant {name}"
+    return f"{sys.executable} -m sessionspec.conformance.serve_model --mutant {name}"
 
 
 def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None) -> tuple[Kill, ...]:
-    from spec.conform import run_conform
-    from spec.vectors import load_dir, run_vectors
+    from sessionspec.conformance.conform import run_conform
+    from sessionspec.conformance.vectors import load_dir, run_vectors
 
     files = load_dir(vectors_dir)
     out: list[Kill] = []
@@ -224,7 +224,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spec.vectors import VECTORS_DIR
+    from sessionspec.conformance.vectors import VECTORS_DIR
 
     if args.list:
         for m in MUTANTS:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from hashlib import sha256
@@ -64,10 +65,20 @@ class Rule:
     implemented_by: tuple[str, ...]
 
     @property
+    def lead(self) -> str:
+        """The rule's opening paragraph (before its first bullet or example), on one line."""
+        head: list[str] = []
+        for line in self.text.splitlines():
+            if line.startswith("- ") or line.startswith("```"):
+                break
+            head.append(line.strip())
+        return " ".join(head)
+
+    @property
     def sentence(self) -> str:
         """The normative first sentence of the rule."""
-        match = re.match(r"(.+?\.)(\s|$)", self.text)
-        return match.group(1) if match else self.text
+        match = re.match(r"(.+?\.)(\s|$)", self.lead, re.DOTALL)
+        return match.group(1) if match else self.lead
 
 
 @final
@@ -103,31 +114,39 @@ def _qualname(function: object) -> str:
     return f"{module}.{name}"
 
 
-@cache
-def rules() -> tuple[Rule, ...]:
-    """Every rule of the book, in book order, with its implementing functions."""
-    _load_model()
-    found: list[Rule] = []
+def rule_blocks(book: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each rule's whole block of the book: ``(ID, lines)``, bullets and fenced examples included.
+
+    A block starts at a line ``**ID** …`` and runs to the first blank line, heading or ``---``
+    outside a fence, or to the next rule; the ``**ID**`` marker itself is dropped.
+    """
     current: tuple[str, list[str]] | None = None
-
-    def close() -> None:
-        if current is not None:
-            rule_id, lines = current
-            text = " ".join(line.strip() for line in lines if line.strip())
-            impl = tuple(sorted({_qualname(f) for f in IMPLEMENTATIONS.get(rule_id, [])}))
-            found.append(Rule(rule_id, rule_id.split("-")[0], text, impl))
-
-    for line in RULEBOOK.read_text(encoding="utf-8").splitlines():
-        start = _RULE_START.match(line)
+    fenced = False
+    for line in book.splitlines():
+        start = None if fenced else _RULE_START.match(line)
         if start:
-            close()
+            if current is not None:
+                yield current[0], tuple(current[1])
             current = (start.group(1), [start.group(2)])
-        elif current is not None and (line.startswith("#") or line.startswith("- ") or not line.strip() or line.startswith("```")):
-            close()
+        elif current is not None and not fenced and (not line.strip() or line.startswith("#") or line.startswith("---")):
+            yield current[0], tuple(current[1])
             current = None
         elif current is not None:
             current[1].append(line)
-    close()
+            if line.startswith("```"):
+                fenced = not fenced
+    if current is not None:
+        yield current[0], tuple(current[1])
+
+
+@cache
+def rules() -> tuple[Rule, ...]:
+    """Every rule of the book, in book order, with its whole text and its implementing functions."""
+    _load_model()
+    found: list[Rule] = []
+    for rule_id, lines in rule_blocks(RULEBOOK.read_text(encoding="utf-8")):
+        impl = tuple(sorted({_qualname(f) for f in IMPLEMENTATIONS.get(rule_id, [])}))
+        found.append(Rule(rule_id, rule_id.split("-")[0], "\n".join(lines), impl))
     return tuple(found)
 
 

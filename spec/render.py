@@ -83,9 +83,14 @@ def _anchor(rule_id: str) -> str:
     return rule_id.lower()
 
 
+def quoted_rule(r: Rule) -> list[str]:
+    """The rule's whole block of the book as a Markdown quote: every line, bullets and examples included."""
+    return [f"> {line}".rstrip() for line in r.text.splitlines()]
+
+
 def _rule_section(item: RuleCoverage, shown: set[str], property_names: dict[str, str]) -> list[str]:
     r: Rule = item.rule
-    out = [f"### {r.id}", "", f"> {r.text}", ""]
+    out = [f"### {r.id}", "", *quoted_rule(r), ""]
     functions = _implementations(r.id)
     scope = out_of_scope().get(r.id)
     if scope is not None:

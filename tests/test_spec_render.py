@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,10 +29,32 @@ def test_rendering_is_deterministic() -> None:
     assert render() == render()
 
 
-def test_spec_names_every_rule_with_its_text() -> None:
-    text = render()
+def _book_block(book: list[str], rule_id: str) -> list[str]:
+    """The rule's lines as a reader of the book sees them: from ``**ID**`` to the first blank line,
+    heading or rule outside a code fence (read here independently of the registry's parser)."""
+    start = next(i for i, line in enumerate(book) if line.startswith(f"**{rule_id}**"))
+    block, fenced = [book[start].removeprefix(f"**{rule_id}**").strip()], False
+    for line in book[start + 1:]:
+        if not fenced and (not line.strip() or line.startswith(("#", "---")) or re.match(r"\*\*[A-Z]+-\d+\*\*", line)):
+            break
+        block.append(line)
+        fenced ^= line.startswith("```")
+    return block
+
+
+def test_spec_shows_every_rules_whole_block_bullets_included() -> None:
+    """Issue 14: the rendering used to stop a rule at its first bullet (45 rules lost text)."""
+    book = (ROOT / "spec" / "rulebook.md").read_text(encoding="utf-8").splitlines()
+    committed = SPEC.read_text(encoding="utf-8")
     for r in rules():
-        assert f"### {r.id}\n\n> {r.text}\n" in text
+        quoted = "\n".join(f"> {line}".rstrip() for line in _book_block(book, r.id))
+        assert f"### {r.id}\n\n{quoted}\n\n" in committed, r.id
+
+
+def test_spec_shows_the_inv_5_equations() -> None:
+    section = SPEC.read_text(encoding="utf-8").split("### INV-5\n", 1)[1].split("\n### ", 1)[0]
+    assert "> - `messages_k == (H_k.messagePrefix or []) ++ derive(log[0:b_k])`, where `H_k = fold(log[0:c_k])`;" in section
+    assert "all equal `H_k`" in section
 
 
 def test_seed_claims_link_to_registered_rules() -> None:

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, final
 
-from sessionspec.conformance.adapter import AdapterError, InProcessAdapter, ModelSession, ProcessAdapter, Response
+from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.driver import InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.protocol import AdapterError, Response
 from sessionspec.conformance.vector_format import FORMAT, PlainJson, file_text, match, rejection_rules
 from sessionspec.conformance.vectors import ECHO_TOOL, Step, Vector, recorded_expectation, reply, text
 

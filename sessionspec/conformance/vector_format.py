@@ -140,6 +140,15 @@ def array(items: Sequence[PlainJson]) -> PlainJson:
     return {"array": list(items)}
 
 
+# Marks the one mismatch that is a rule disagreement only: the verdict (a rejection) agrees.
+RULE_UNKNOWN: Final = "rule unknown:"
+
+
+def verdict_only(mismatch: str) -> bool:
+    """Whether ``mismatch`` is a rejection that names no rule where a rule was expected (verdict agrees)."""
+    return f": {RULE_UNKNOWN} " in mismatch
+
+
 PATTERN_KINDS: Final = ("eq", "one_of", "any", "reject", "object", "fields", "array")
 
 
@@ -179,6 +188,9 @@ def match(pattern: object, actual: object | Absent, path: str = "$") -> list[str
             rules = rejection_rules(actual)
             if rules is None:
                 return [f"{path}: expected a rejection by {arg['rule']}, got {_short(actual)}"]
+            if not rules:
+                # sessionspec-adapter/2: the implementation rejects but cannot name the rule.
+                return [f"{path}: {RULE_UNKNOWN} expected a rejection by {arg['rule']}, got one that names no rule"]
             if arg["rule"] not in rules:
                 return [f"{path}: expected a rejection by {arg['rule']}, got one by {', '.join(rules) or '(no rule)'}"]
             return []

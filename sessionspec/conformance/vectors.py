@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER
 from sessionspec.conformance.protocol import AdapterError
 from sessionspec.conformance.vector_build import (
     ECHO_TOOL,
@@ -82,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     runner.add_argument("--adapter", default=None, metavar="CMD",
                         help="the adapter command (default: the model itself, in this process)")
     runner.add_argument("--verbose", "-v", action="store_true", help="list every vector, not only failures")
+    add_driver_arguments(runner)
+    runner.add_argument("--verdicts-only", action="store_true",
+                        help="exit 0 when every verdict agrees, even if rejections name no rule (sessionspec-adapter/2)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         case "generate":
             return _generate(Path(args.out) if args.out else VECTORS_DIR, args.check)
         case "run":
-            return _run(Path(args.directory), args.adapter, args.verbose)
+            return _run(Path(args.directory), args.adapter, args)
         case _:
             print("sessionspec vectors: choose an action: generate or run", file=sys.stderr)
             return 2
@@ -114,26 +118,48 @@ def _generate(directory: Path, check: bool) -> int:
     return 0
 
 
-def _run(directory: Path, command: str | None, verbose: bool) -> int:
+def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
+    """The adapter driver's bounds (``vectors run``, ``conform``)."""
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"the longest wait for one answer of the adapter (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--max-answer", type=int, default=MAX_ANSWER, metavar="BYTES",
+                        help=f"the largest answer line accepted (default {MAX_ANSWER} = 64 MiB)")
+
+
+def driver_usage_error(args: argparse.Namespace) -> str | None:
+    if not args.timeout > 0 or args.timeout > 86400:
+        return "--timeout must be a number of seconds above 0 (at most 86400)"
+    if args.max_answer < 1024:
+        return "--max-answer must be at least 1024 bytes"
+    return None
+
+
+def _run(directory: Path, command: str | None, args: argparse.Namespace) -> int:
+    problem = driver_usage_error(args)
+    if problem is not None:
+        print(f"sessionspec vectors: {problem}", file=sys.stderr)
+        return 2
     if not directory.is_dir():
         print(f"sessionspec vectors: no such directory: {directory}", file=sys.stderr)
         return 2
     try:
         files = load_dir(directory)
-    except (FormatError, json.JSONDecodeError) as bad:
+    except (FormatError, json.JSONDecodeError, UnicodeDecodeError, OSError) as bad:
         print(f"sessionspec vectors: {bad}", file=sys.stderr)
         return 2
     try:
-        results = run_vectors(files, command)
+        results = run_vectors(files, command, timeout=args.timeout, max_answer=args.max_answer)
     except AdapterError as failed:
-        print(f"sessionspec vectors: {failed}", file=sys.stderr)
+        print(f"sessionspec vectors: adapter failure: {failed}", file=sys.stderr)
         return 2
     for r in results:
-        if verbose or not r.passed:
+        if args.verbose or not r.passed:
             print(f"{'PASS' if r.passed else 'FAIL'} {r.vector_id} [{', '.join(r.rules)}]")
             for failure in r.failures[:5]:
                 print(f"    {failure}")
-    failures = sum(1 for r in results if not r.passed)
-    print(f"{len(results) - failures}/{len(results)} vectors passed")
-    return 1 if failures else 0
-
+    total = len(results)
+    verdicts = sum(1 for r in results if r.verdicts_agree)
+    rules = sum(1 for r in results if r.passed)
+    print(f"verdict agreement: {verdicts}/{total} vectors; rule agreement: {rules}/{total} vectors")
+    print(f"{rules}/{total} vectors passed")
+    return 0 if (verdicts if args.verdicts_only else rules) == total else 1

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from conftest import GROUNDTRUTH
 
-from sessionspec.conformance.adapter import PROTOCOL, AdapterError, InProcessAdapter, ModelSession, ProcessAdapter, answer, serve
+from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.driver import InProcessAdapter, ProcessAdapter, answer, serve
+from sessionspec.conformance.protocol import PROTOCOL, AdapterError
 
 SERVE = f"{sys.executable} -m sessionspec.conformance.serve_model"
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.adapter import InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.conform import compare_trace, divergence_rule, run_conform
+from sessionspec.conformance.driver import InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.mutants import adapter_command
 from sessionspec.conformance.vectors import load_dir, run_vectors
 

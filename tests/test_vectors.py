@@ -12,10 +12,9 @@ import pytest
 from conftest import GROUNDTRUTH
 
 from sessionspec.cli import main
-from sessionspec.conformance.adapter import InProcessAdapter
+from sessionspec.conformance.driver import InProcessAdapter
 from sessionspec.conformance.vector_format import (
     FORMAT,
-    SCHEMA,
     FormatError,
     any_value,
     array,
@@ -29,8 +28,8 @@ from sessionspec.conformance.vector_format import (
     some_fields,
     to_model,
     to_plain,
-    validate,
 )
+from sessionspec.conformance.vector_schema import SCHEMA, validate
 from sessionspec.conformance.vectors import VECTORS_DIR, generate, load_dir, rules_with_vectors, run_vector, run_vectors
 from spec.registry import registry_digest, rule_ids, rules
 

@@ -13,7 +13,8 @@ import argparse
 import sys
 from typing import Final
 
-from sessionspec.conformance.adapter import ModelSession, serve_stdio
+from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.driver import serve_stdio
 
 HELP: Final = "serve the model over the JSON-lines adapter protocol on stdin/stdout (the reference adapter)"
 

@@ -1,0 +1,186 @@
+"""The trace generator of ``sessionspec conform``: Hypothesis strategies over the adapter protocol's
+operation language (docs/conformance.md section 3), as wide as issue 16 asks.
+
+A trace is an initial agent and up to four turns, each optionally preceded by a change between turns.
+It covers every interrupt window (all 14) with every abort kind (cancel, dispose, foreign); blocked and
+throwing prompts with steering queued; continuation; reasoning; max-tokens; step-result errors; tool
+errors with deferred context; system/tool changes between steps; scoped, throwing and lossy (also
+empty) contributors; request configs; compact-basic with and without a tool-result prune; resume, fork
+and dispose.  The weights are chosen so a 1,000-trace run visits every window and abort kind (the run
+prints what it visited, sessionspec/conformance/conform_coverage.py), while the kinds the older
+generator drew (composition cancels, tool rounds under compaction) keep their share: the mutant kill
+table must stay all-killed with the default budget.
+
+Only what the model and the protocol express is generated: the agent's provider and model are never
+changed (an implementation whose agent options are fixed cannot), and a seed log is never given (the
+vectors cover seeded sessions).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from sessionspec.conformance.vector_build import ECHO_TOOL, reply, text
+
+Op = dict[str, Any]
+
+WINDOWS: Final = ("after-turn-start", "after-prompt-submit", "after-assembly", "in-composition", "after-pre-step",
+                  "after-step-start", "after-request", "after-prepare-call", "before-chunk", "after-stream",
+                  "after-step-result", "after-post-step", "after-continuation", "after-turn-stop")
+KINDS: Final = ("cancel", "dispose", "foreign")
+WORK_TOOL: Final = {"name": "work", "description": "does work",
+                    "parameters": {"type": "object", "properties": {"i": {"type": "number"}}}}
+OTHER_AGENT: Final = "other-agent"
+
+
+def message(t: str, role: str = "user") -> dict[str, Any]:
+    return {"role": role, "content": text(t)}
+
+
+def _contributor(idiom: str, label: str, inject: bool, mutate: bool, kind: str) -> dict[str, Any]:
+    """A session-prefix listener (PFX-4): plain, throwing (PFX-12), lossy (Q-3, also with empty content),
+    or scoped to this agent / another agent (PFX-4: another agent's listener is never called)."""
+    c: dict[str, Any] = {"idiom": idiom, "content": [] if kind == "lossy-empty" else [message(f"<{label}>")]}
+    if inject:
+        c["inject"] = {"content": text(f"inj {label}"), "source": {"kind": "user"}}
+    if mutate:
+        c["mutateAfter"] = True
+    if kind == "throws":
+        c["throws"] = f"contributor {label} failed"
+    if kind in ("lossy", "lossy-empty", "lossy-other"):
+        c["lossy"] = True
+    if kind in ("scoped-self",):
+        c["scope"] = "agent"
+    if kind in ("scoped-other", "lossy-other"):
+        c["scope"] = OTHER_AGENT
+    return c
+
+
+def _tool_round(i: int, size: int, inject: bool, extra: str) -> dict[str, Any]:
+    """A tool round (LOOP-7/12): small or large results, a request-time inject (LOOP-6), a tool error with
+    deferred context (LOOP-12), or a system/tools change while the tools run (HDR-4)."""
+    call: dict[str, Any] = {"callId": f"c{i}", "name": "work", "arguments": "{}", "result": "r" * size}
+    r: dict[str, Any] = {"kind": "tool-calls", "text": "t", "usage": [10, 5], "toolCalls": [call]}
+    if inject:
+        r["requestInject"] = {"content": text("late"), "source": {"kind": "user"}}
+    match extra:
+        case "error-deferred":
+            call["isError"] = True
+            call["deferred"] = [{"content": text(f"deferred {i}"), "source": {"kind": "user"}}]
+        case "deferred":
+            call["deferred"] = [{"content": text(f"deferred {i}"), "source": {"kind": "user"}}]
+        case "system-after":
+            r["systemAfter"] = f"S-after-{i}"
+        case "tools-after":
+            r["toolsAfter"] = [ECHO_TOOL]
+        case "two-calls":
+            r["toolCalls"] = [call, {"callId": f"d{i}", "name": "work", "arguments": "{\"i\":1}", "result": "second"}]
+    return r
+
+
+def _special_reply(kind: str) -> dict[str, Any]:
+    """The replies that exercise one behaviour each."""
+    match kind:
+        case "reasoning":
+            return reply("reasoned", reasoning="think", textChunks=["reas", "oned"])
+        case "max-tokens":
+            return reply("cut", maxTokens=True)
+        case "continue":
+            return reply("more", continueWith="keep going")
+        case "step-result-error":
+            return reply("x", stepResultError="step-result listener failed")
+        case "mutation-error":
+            return reply("x", mutationError="request is immutable")
+        case "in-band-retry":
+            return {"kind": "error-in-band", "errorCode": "OVERLOADED", "retry": True}
+        case "no-usage":
+            return reply("u", usage=None)
+    return {"kind": "error-thrown", "errorCode": "SERVER", "errorMessage": "server failed"}
+
+
+def strategies() -> Any:
+    """The Hypothesis strategy of ``(initial, trace)`` (imported lazily: Hypothesis is only needed here)."""
+    from hypothesis import strategies as st
+
+    contributor_kind = st.sampled_from(["plain"] * 6 + ["throws", "lossy", "lossy-empty", "lossy-other", "scoped-self",
+                                                         "scoped-other"])
+    contributor = st.builds(_contributor, st.sampled_from(["prepend", "append"]), st.sampled_from(["p1", "p2", "p3"]),
+                            st.booleans(), st.booleans(), contributor_kind)
+    contributors = st.lists(contributor, min_size=0, max_size=2)
+    prune = {"thresholdChars": 400, "headChars": 40, "tailChars": 40}
+    compacting = st.builds(
+        lambda summaries, pruning: {"thresholdRatio": {"$number": "0.5"}, "retainTokens": 100, "maxTokens": 256,
+                                    "compactionRetries": 1, "contextWindow": 1000, "instruction": "condense",
+                                    "summaries": [text(summary) for summary in summaries],
+                                    **({"prune": prune} if pruning else {})},
+        # Mostly short summaries; sometimes the first one is not smaller than its region (CMP-21).
+        st.sampled_from([["CHECKPOINT"] * 8, ["CHECKPOINT"] * 8, ["x " * 1500] + ["CHECKPOINT"] * 7]),
+        st.sampled_from([False, False, True]))
+    compaction = st.one_of(st.none(), compacting, compacting)
+    tools = st.sampled_from([[], [ECHO_TOOL, WORK_TOOL]])
+    request_config = st.sampled_from([None, None, None, {"temperature": {"$number": "0.7"}}, {"maxTokens": 512},
+                                      {"temperature": {"$number": "0.25"}, "stop": ["END"]}])
+    agent = st.builds(lambda system, tool_list, cs, cmp, rc: {"system": system, "tools": tool_list, "contributors": cs,
+                                                              **({"compaction": cmp} if cmp else {}),
+                                                              **({"requestConfig": rc} if rc else {})},
+                      st.sampled_from(["S", "S2"]), tools, contributors, compaction, request_config)
+
+    round_extra = st.sampled_from(["none"] * 5 + ["error-deferred", "deferred", "system-after", "tools-after", "two-calls"])
+    a_reply = st.one_of(
+        st.builds(lambda t: reply(t), st.sampled_from(["a", "bb"])),
+        st.just({"kind": "empty"}),
+        st.builds(_tool_round, st.integers(0, 9), st.sampled_from([10, 1600, 1600]), st.booleans(), round_extra),
+        st.just({"kind": "error-thrown", "errorCode": "SERVER", "retry": True}),
+        st.just({"kind": "error-thrown", "errorCode": "CONTEXT_WINDOW_EXCEEDED"}),
+        st.just({"kind": "error-in-band", "errorCode": "OVERLOADED"}),
+        st.builds(_special_reply, st.sampled_from(["reasoning", "max-tokens", "continue", "step-result-error",
+                                                   "mutation-error", "in-band-retry", "no-usage", "thrown"])),
+    )
+    # Composition cancels keep a double share (PFX-5, the older generator's strongest case).
+    window = st.sampled_from(WINDOWS + ("in-composition", "in-composition"))
+    interrupt = st.builds(lambda w, k, step, chunk: {"window": w, "kind": k, "step": step, "chunk": chunk},
+                          window, st.sampled_from(KINDS + ("cancel",)), st.sampled_from([1, 1, 1, 2]), st.integers(0, 3))
+    steering = st.lists(st.builds(lambda t: {"content": text(t)}, st.sampled_from(["steer", "also"])), min_size=1, max_size=2)
+    prompt = st.one_of(
+        st.builds(lambda p: {"content": text(p)}, st.sampled_from(["hi", "go on"])),
+        st.builds(lambda p: {"content": text(p)}, st.sampled_from(["hi", "go on"])),
+        st.builds(lambda p: {"content": text(p)}, st.sampled_from(["hi", "go on"])),
+        st.just({"content": text("blocked"), "blockReason": "policy"}),
+        st.just({"content": text("throws"), "submitError": "prompt-submit failed"}),
+        st.builds(lambda placement: {"content": text("with context"), "contexts": [
+            {"content": text("ctx"), "source": {"kind": "user"}, "placement": placement}]},
+            st.sampled_from(["separate", "prompt-prefix"])),
+    )
+
+    def make_send(p: dict[str, Any], rs: list[dict[str, Any]], i: dict[str, Any] | None, s: list[dict[str, Any]] | None,
+                  pre: bool) -> Op:
+        op: Op = {"op": "send", "prompt": p, "replies": rs}
+        if i is not None:
+            op["interrupt"] = i
+        if s:
+            op["steering"] = s
+        if pre:
+            op["preStepError"] = "pre-step listener failed"
+        return op
+
+    any_send = st.builds(make_send, prompt, st.lists(a_reply, min_size=1, max_size=6), st.one_of(st.none(), interrupt),
+                         st.one_of(st.none(), st.none(), st.none(), steering),
+                         st.sampled_from([False] * 15 + [True]))
+    # A long multi-step turn: enough tool output to reach the compaction threshold.
+    heavy_send = st.builds(lambda n, last, i: {"op": "send", "prompt": {"content": text("work")},
+                                               "replies": [_tool_round(k, 1600, False, "none") for k in range(n)] + [last],
+                                               **({"interrupt": i} if i else {})},
+                           st.integers(2, 4), a_reply, st.one_of(st.none(), st.none(), interrupt))
+    send = st.one_of(any_send, any_send, heavy_send)
+    configure = st.one_of(
+        st.builds(lambda cs: {"op": "configure", "agent": {"contributors": cs}}, contributors),
+        st.builds(lambda t: {"op": "configure", "agent": {"tools": t}}, tools),
+        st.just({"op": "configure", "agent": {"system": "S3"}}),
+        st.builds(lambda rc: {"op": "configure", "agent": {"requestConfig": rc or {}}}, request_config),
+    )
+    # Every element of a trace is a turn, optionally preceded by a change between turns.
+    between = st.one_of(st.none(), st.none(), configure, configure, st.just({"op": "resume"}), st.just({"op": "fork"}),
+                        st.just({"op": "dispose"}))
+    turn = st.builds(lambda before, op: [op] if before is None else [before, op], between, send)
+    trace = st.builds(lambda turns: [op for t in turns for op in t], st.lists(turn, min_size=1, max_size=4))
+    return st.tuples(st.builds(lambda a: {"agent": a}, agent), trace)

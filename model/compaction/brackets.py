@@ -19,7 +19,7 @@ def event_type(part: str) -> str:
     return f"compact/{part}"
 
 
-@implements("CMP-2", "DIA-2")
+@implements("CMP-2")
 def is_checkpoint_source(source: Json | Absent) -> bool:
     """CMP-2: a checkpoint source iff ``kind == "plugin" and plugin == "compact"``
     (extra keys, such as D08's ``compactionId``, are ignored: one predicate serves both dialects)."""

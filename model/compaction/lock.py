@@ -41,7 +41,6 @@ def step_is_open(events: Sequence[Event]) -> bool:
     return is_open(events, "step/start", "step/end")
 
 
-@implements("CMP-6")
 def pressure_gate(events: Sequence[Event]) -> CompactionRun | Rejected | None:
     """CMP-6: the pressure trigger runs on ``agent/post-step``, inside the step
     (after its results, before ``step/end``).  None: go on; a Rejected: the

@@ -14,6 +14,7 @@ from typing import Final, final
 
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, json_eq
 from model.log import Dialect, Event
+from model.placeholder import holds_placeholder
 from model.rejected import Rejected
 from model.rules import implements
 
@@ -137,15 +138,26 @@ def _strict_eq(x: Json, y: Json) -> bool:
     return x == y
 
 
-@implements("HDR-4", "DIA-9")
+def header_holds_placeholder(h: EpochHeader | Absent) -> bool:
+    """FMT-6, LEG-8: the header's system, tools or messagePrefix was scrubbed to a placeholder."""
+    if h is ABSENT:
+        return False
+    return any(holds_placeholder(v) for v in (h.system, h.tools, h.message_prefix))
+
+
+@implements("HDR-4", "DIA-9", "Q-15")
 def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) -> bool:
     """HDR-4 on canonical headers: configEq, system equal, JSONEQ prefixes
     (absent = []), tools same length and pairwise JSONEQ in order (absent = []).
-    D08 also compares adapterDefaults (DIA-9).
+    D08 also compares adapterDefaults (DIA-9).  Q-15 / FMT-6: a header holding
+    a placeholder is compared by JSON identity of the whole header, never
+    element-wise.
 
     post: __return__ == header_eq(b, a, dialect)
     post: not __return__ or config_eq(a.config, b.config)
     """
+    if header_holds_placeholder(a) or header_holds_placeholder(b):
+        return json_eq(header_to_json(a), header_to_json(b))
     if not config_eq(a.config, b.config):
         return False
     if a.system is ABSENT or b.system is ABSENT:
@@ -183,10 +195,12 @@ def opt_header_eq(a: EpochHeader | Absent, b: EpochHeader | Absent, dialect: Dia
     return header_eq(a, b, dialect)
 
 
-@implements("HDR-7", "LEG-1", "LEG-2")
 def header_event_reason(event: Event) -> Json | Absent:
     """The logged reason of a request/header event (any string but fallback is
-    accepted by the Session core, Q-7)."""
+    accepted by the Session core, Q-7).  Only reads the key: the rules on it
+    are checked where the work is done -- HDR-7 by the header-reason audit
+    (``sessionspec.check.audit.check_header_reasons``), LEG-2 by the load-shape
+    audit, LEG-1 by ``model.codec``/``model.seed``."""
     return get(event.data, "reason")
 
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, final
 
+from model.assemble import BlockAssembler
 from model.derive import project
 from model.header import EpochHeader, fold_header, header_of_event, opt_header_eq
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, u16
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.rules import implements
-from model.surface import log_view, plan_surface_event
+from model.surface import SurfacePlan, log_view, plan_surface_event, splice
 
 CHARS_PER_TOKEN: Final = 4
 BLOCK_OVERHEAD: Final = 4
@@ -97,17 +98,6 @@ def estimate_header(header: EpochHeader | Absent, dialect: Dialect = Dialect.A55
     return total
 
 
-def has_placeholder(header: EpochHeader | Absent) -> bool:
-    """FMT-6: a fixture placeholder (``"{{tools}}"``) where an array or object
-    belongs makes envelope pricing meaningless; callers skip findings."""
-    if header is ABSENT:
-        return False
-    for value in (header.system, header.tools, header.message_prefix):
-        if isinstance(value, str) and value.startswith("{{") and value.endswith("}}"):
-            return True
-    return False
-
-
 @implements("MTR-7")
 def node_price(event: Event, dialect: Dialect = Dialect.A55) -> int | Rejected:
     """MTR-7: ``estimateMessage(derive(event))``, or 0 when it derives no message."""
@@ -172,16 +162,72 @@ class _StepStart:
 
 @final
 @dataclass(slots=True)
+class PricedSurface:
+    """The priced surface (MTR-7): the surface nodes in order, each priced
+    ``estimateMessage(derive(event))``, and their sum ``surfaceTokens``.
+
+    The one priced-surface fold: the meter, compaction, the compaction audit
+    and the generator all keep theirs with this class.  It checks nothing but
+    SURF (no step structure, MTR-6: that is the meter's), so it also serves
+    session-mode logs (Q-16).  ``seqs`` mirrors ``nodes`` so planning an event
+    never rebuilds a list (linear folds)."""
+
+    dialect: Dialect = Dialect.A55
+    seqs: list[int] = field(default_factory=list)
+    nodes: list[PricedNode] = field(default_factory=list)
+    tokens: int = 0
+
+    def plan(self, event: Event, events: Sequence[Event]) -> SurfacePlan | None | Rejected:
+        """SURF-9 for ``event`` after ``events`` (the log before it), on these nodes."""
+        return plan_surface_event(self.seqs, event, events, self.dialect)
+
+    def commit(self, plan: SurfacePlan, tokens: int) -> None:
+        """MTR-7: append pushes ``{seq, tokens}``; replace splices it in (SURF-8)
+        and adds ``tokens - Σ removed``."""
+        node = PricedNode(seq=plan.seq, tokens=tokens)
+        splice(self.seqs, plan, plan.seq)
+        removed = splice(self.nodes, plan, node)
+        self.tokens += tokens - sum(n.tokens for n in removed)
+
+    def fold(self, event: Event, events: Sequence[Event]) -> Rejected | None:
+        """One event: plan, price, commit; on rejection nothing changes."""
+        plan = self.plan(event, events)
+        if plan is None or isinstance(plan, Rejected):
+            return plan
+        tokens = node_price(event, self.dialect)
+        if isinstance(tokens, Rejected):
+            return tokens
+        self.commit(plan, tokens)
+        return None
+
+    def range_tokens(self, start_idx: int, end_idx: int) -> int:
+        """The priced total of ``nodes[start_idx..end_idx]`` (CMP-15's shadowed token count)."""
+        return sum(n.tokens for n in self.nodes[start_idx : end_idx + 1])
+
+
+@final
+@dataclass(slots=True)
 class MeterState:
-    """MTR-5: ``{consumed, header, nodes, surfaceTokens, stepStart, anchor}``."""
+    """MTR-5: ``{consumed, header, nodes, surfaceTokens, stepStart, anchor}``;
+    ``nodes`` and ``surfaceTokens`` are the priced surface's."""
 
     dialect: Dialect = Dialect.A55
     consumed: int = 0
     header: EpochHeader | Absent = ABSENT
-    nodes: list[PricedNode] = field(default_factory=list)
-    surface_tokens: int = 0
+    surface: PricedSurface = field(default_factory=PricedSurface)
     step_start: _StepStart | None = None
     anchor: Anchor | None = None
+
+    def __post_init__(self) -> None:
+        self.surface.dialect = self.dialect
+
+    @property
+    def nodes(self) -> list[PricedNode]:
+        return self.surface.nodes
+
+    @property
+    def surface_tokens(self) -> int:
+        return self.surface.tokens
 
 
 def _bad(rule: str, event: Event, why: str) -> Rejected:
@@ -201,7 +247,7 @@ def provider_output_price(event: Event, surface_price: int, events: Sequence[Eve
         return _bad("MTR-9", event, "sourceEventSeqs is not an array")
     turn, step = get(event.data, "turn"), get(event.data, "step")
     seen: set[int] = set()
-    assembler = _Assembler()
+    assembler = BlockAssembler()
     for seq in cited:
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or seq >= event.seq or seq in seen:
             return _bad("MTR-9", event, f"cites an invalid chunk seq {seq!r}")
@@ -218,85 +264,6 @@ def provider_output_price(event: Event, surface_price: int, events: Sequence[Eve
     if isinstance(blocks, str):
         return _bad("MTR-9", event, blocks)
     return 0 if not blocks else price(blocks) + ROLE_OVERHEAD
-
-
-@final
-@dataclass(slots=True)
-class _OpenBlock:
-    block_type: Json | Absent
-    text: str = ""
-    call_id: str | None = None
-    name: str = ""
-    arguments: str = ""
-    final: Json | Absent = ABSENT
-
-
-@final
-@dataclass(slots=True)
-class _Assembler:
-    """The stream assembler semantics MTR-9 prices (``BlockAssembler``)."""
-
-    order: list[str] = field(default_factory=list)
-    open: dict[str, _OpenBlock] = field(default_factory=dict)
-
-    def _slot(self, index: Json | Absent) -> _OpenBlock:
-        key = js_stringify(index if index is not ABSENT else None)
-        if key not in self.open:
-            self.order.append(key)
-            self.open[key] = _OpenBlock(block_type=ABSENT)
-        return self.open[key]
-
-    def feed(self, chunk: Json | Absent) -> str | None:
-        kind = get(chunk, "type")
-        if kind in ("usage", "finish"):
-            return None
-        slot = self._slot(get(chunk, "index"))
-        if slot.final is not ABSENT:
-            return None  # the first block-end is authoritative
-        match kind:
-            case "block-start":
-                slot.block_type = get(chunk, "blockType")
-            case "text-delta" | "reasoning-delta":
-                text = get(chunk, "text")
-                slot.text += text if isinstance(text, str) else ""
-                if slot.block_type is ABSENT:
-                    slot.block_type = "text" if kind == "text-delta" else "reasoning"
-            case "tool-call-delta":
-                call_id, name, delta = get(chunk, "id"), get(chunk, "name"), get(chunk, "argumentsDelta")
-                if isinstance(call_id, str):
-                    slot.call_id = call_id
-                if isinstance(name, str) and name:
-                    slot.name = name
-                slot.arguments += delta if isinstance(delta, str) else ""
-                if slot.block_type is ABSENT:
-                    slot.block_type = "tool-call"
-            case "block-end":
-                block = get(chunk, "block")
-                slot.final = block if block is not ABSENT else None
-            case _:
-                return None
-        return None
-
-    def blocks(self) -> tuple[Json, ...] | str:
-        out: list[Json] = []
-        for key in self.order:
-            slot = self.open[key]
-            if slot.final is not ABSENT:
-                out.append(slot.final)
-                continue
-            match slot.block_type:
-                case "text" | "reasoning":
-                    out.append(JsonObject((("type", slot.block_type), ("text", slot.text))))
-                case "tool-call":
-                    call_id = slot.call_id if slot.call_id is not None else f"call-{key}"
-                    out.append(
-                        JsonObject(
-                            (("type", "tool-call"), ("id", call_id), ("name", slot.name), ("arguments", slot.arguments))
-                        )
-                    )
-                case _:
-                    return f"cannot assemble an open block of type {slot.block_type!r}"
-        return tuple(out)
 
 
 def _usage_tokens(usage: Json) -> int | None:
@@ -318,7 +285,7 @@ def fold_meter_event(state: MeterState, event: Event, events: Sequence[Event]) -
     on rejection the state is unchanged.  MTR-8 replaces the anchor at an
     ``assistant/message``."""
     dialect = state.dialect
-    plan = plan_surface_event([n.seq for n in state.nodes], event, events, dialect)
+    plan = state.surface.plan(event, events)
     if isinstance(plan, Rejected):
         return Rejected(rule="MTR-7", seq=event.seq, reason=f"token meter: {plan.reason}", kind=plan.kind)
     tokens = 0
@@ -368,13 +335,7 @@ def fold_meter_event(state: MeterState, event: Event, events: Sequence[Event]) -
         anchor = Anchor(header=header, surface_tokens=anchor_surface, baseline=baseline)
     # Commit (nothing above mutated the state).
     if plan is not None:
-        if plan.is_replace:
-            removed = state.nodes[plan.start_idx : plan.end_idx + 1]
-            state.nodes[plan.start_idx : plan.end_idx + 1] = [PricedNode(seq=event.seq, tokens=tokens)]
-            state.surface_tokens += tokens - sum(n.tokens for n in removed)
-        else:
-            state.nodes.append(PricedNode(seq=event.seq, tokens=tokens))
-            state.surface_tokens += tokens
+        state.surface.commit(plan, tokens)
     state.header, state.step_start, state.anchor = header, step_start, anchor
     state.consumed += 1
     return None

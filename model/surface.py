@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import final
+from typing import TypeVar, final
 
 from model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int, with_values
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from model.rules import implements
+
+T = TypeVar("T")
 
 
 class OpKind(Enum):
@@ -257,7 +259,8 @@ def plan_surface_event(
 @implements("SURF-8")
 def apply_plan(state: SurfaceState, plan: SurfacePlan) -> SurfaceState:
     """SURF-8: append pushes the seq; replace splices the range to ``[seq]`` at
-    the start position and counts one more replace.
+    the start position and counts one more replace.  The splice itself is
+    :func:`splice`, which every fold uses on its own node list.
 
     pre: state.replace_generation >= 0 and len(set(state.nodes)) == len(state.nodes)
     pre: plan.seq not in state.nodes
@@ -268,10 +271,27 @@ def apply_plan(state: SurfaceState, plan: SurfacePlan) -> SurfaceState:
     post: len(__return__.nodes) == len(state.nodes) + 1 - ((plan.end_idx - plan.start_idx + 1) if plan.is_replace else 0)
     post: len(set(__return__.nodes)) == len(__return__.nodes)
     """
-    if plan.is_replace:
-        nodes = state.nodes[: plan.start_idx] + (plan.seq,) + state.nodes[plan.end_idx + 1 :]
-        return SurfaceState(nodes=nodes, replace_generation=state.replace_generation + 1)
-    return SurfaceState(nodes=state.nodes + (plan.seq,), replace_generation=state.replace_generation)
+    nodes = list(state.nodes)
+    splice(nodes, plan, plan.seq)
+    return SurfaceState(nodes=tuple(nodes), replace_generation=state.replace_generation + (1 if plan.is_replace else 0))
+
+
+def splice(nodes: list[T], plan: SurfacePlan, node: T) -> list[T]:
+    """SURF-8's splice on any per-node list kept in surface order (seqs,
+    priced nodes, messages), in place: append pushes ``node``; replace puts
+    ``node`` in place of ``nodes[start_idx..end_idx]``.  Returns the removed
+    entries (empty for an append).  The one implementation of the splice:
+    :func:`apply_plan`, :func:`fold_surface` and every priced or derived fold
+    call it.
+
+    pre: not plan.is_replace or 0 <= plan.start_idx <= plan.end_idx < len(nodes)
+    """
+    if not plan.is_replace:
+        nodes.append(node)
+        return []
+    removed = nodes[plan.start_idx : plan.end_idx + 1]
+    nodes[plan.start_idx : plan.end_idx + 1] = [node]
+    return removed
 
 
 def step_surface(
@@ -298,20 +318,17 @@ def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Sur
     generation = 0
     replacements: list[Replacement] = []
     for index, event in enumerate(events):
-        plan = plan_surface_event(nodes, event, _Prefix(events, index), dialect)
+        plan = plan_surface_event(nodes, event, _LogView(events, index), dialect)
         if isinstance(plan, Rejected):
             return plan
         if plan is None:
             continue
+        shadowed = splice(nodes, plan, plan.seq)
         if plan.is_replace:
-            shadowed = tuple(nodes[plan.start_idx : plan.end_idx + 1])
-            nodes[plan.start_idx : plan.end_idx + 1] = [plan.seq]
             generation += 1
             replacements.append(
-                Replacement(seq=plan.seq, start=plan.op.start, end=plan.op.end, shadowed=shadowed)
+                Replacement(seq=plan.seq, start=plan.op.start, end=plan.op.end, shadowed=tuple(shadowed))
             )
-        else:
-            nodes.append(plan.seq)
     return SurfaceFold(
         state=SurfaceState(nodes=tuple(nodes), replace_generation=generation),
         replacements=tuple(replacements),
@@ -319,8 +336,9 @@ def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Sur
 
 
 @final
-class _Prefix(Sequence[Event]):
-    """A read-only view of ``events[:length]`` without copying (keeps the fold linear)."""
+class _LogView(Sequence[Event]):
+    """A read-only view of the log's first ``length`` events, ``events[:length]``,
+    without copying (keeps the folds linear).  Not the session prefix (PFX)."""
 
     __slots__ = ("_events", "_length")
 
@@ -339,7 +357,7 @@ class _Prefix(Sequence[Event]):
 
 def log_view(events: Sequence[Event], length: int) -> Sequence[Event]:
     """``events[:length]`` as a view (no copy)."""
-    return _Prefix(events, length)
+    return _LogView(events, length)
 
 
 def surface_of(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceState | Rejected:
@@ -364,6 +382,7 @@ __all__ = [
     "log_view",
     "plan_surface_event",
     "replacement_range",
+    "splice",
     "step_surface",
     "surface_of",
     "surface_op_of",

@@ -28,18 +28,18 @@ import math
 import random
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Final, TextIO, final
 
 from model.codec import pack_chunk_runs
 from model.jsonval import Json, JsonObject, get, js_stringify, with_values
 from model.log import Event, make_event
-from model.meter import node_price
+from model.meter import PricedSurface, node_price
 from model.rejected import Rejected
 from model.simulate import simulate
-from model.surface import OpKind, SurfaceOp, replacement_range, surface_op_of
+from model.surface import SurfaceOp, surface_op_of
 
 HELP: Final = "write a valid synthetic session log of about N events from the model's loop simulator"
 BLOCK_TURNS: Final = 50
@@ -118,36 +118,59 @@ def _renumbered(event: Event, offset: int, turn_offset: int, data: Json) -> Even
     )
 
 
-@dataclass(slots=True)
-class PricedSurface:
-    """The surface of the log written so far (SURF-5/SURF-8 on a local list,
-    as ``fold_surface`` keeps it), each node priced by the meter (MTR-7)."""
+@final
+class _SurfaceEvents(Sequence[Event]):
+    """The log written so far as the surface fold reads it: its length, and the
+    events still on the surface (SURF-7 reads only those), so the generator
+    keeps memory in the surface, not in the log."""
 
-    seqs: list[int] = field(default_factory=list)
-    prices: list[int] = field(default_factory=list)
+    __slots__ = ("_events", "_length")
+
+    def __init__(self, events: dict[int, Event], length: int) -> None:
+        self._events = events
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> Event:  # type: ignore[override]
+        return self._events[index]
+
+
+@dataclass(slots=True)
+class WrittenSurface:
+    """The surface of the log written so far, priced by the one priced-surface
+    fold (:class:`model.meter.PricedSurface`, MTR-7): every event is planned
+    (SURF-9) and spliced (SURF-8) exactly as ``check`` will fold it."""
+
+    priced: PricedSurface = field(default_factory=PricedSurface)
+    written: int = 0
+    on_surface: dict[int, Event] = field(default_factory=dict)
+
+    @property
+    def seqs(self) -> list[int]:
+        return self.priced.seqs
 
     def add(self, event: Event) -> None:
-        op = surface_op_of(event)
-        if op is None or isinstance(op, Rejected):
-            return
-        price = node_price(event)
-        # The simulator writes valid logs only: a failure here is a generator bug.
+        plan = self.priced.plan(event, _SurfaceEvents(self.on_surface, self.written))
+        price = 0 if plan is None or isinstance(plan, Rejected) else node_price(event)
+        # The simulator writes valid logs only: a rejection here is a generator bug.
+        assert not isinstance(plan, Rejected), plan
         assert not isinstance(price, Rejected), price
-        if op.kind is OpKind.APPEND:
-            self.seqs.append(event.seq)
-            self.prices.append(price)
+        self.written += 1
+        if plan is None:
             return
-        found = replacement_range(self.seqs, op, event.seq)
-        assert not isinstance(found, Rejected), found
-        first, last = found
-        self.seqs[first : last + 1] = [event.seq]
-        self.prices[first : last + 1] = [price]
+        for seq in self.priced.seqs[plan.start_idx : plan.end_idx + 1] if plan.is_replace else ():
+            del self.on_surface[seq]
+        self.priced.commit(plan, price)
+        self.on_surface[event.seq] = event
 
     def tokens(self, start: int, end: int) -> int | None:
         """CMP-15: the priced total of the surface range ``start..end`` (seqs)."""
-        if start not in self.seqs or end not in self.seqs:
+        seqs = self.priced.seqs
+        if start not in seqs or end not in seqs:
             return None
-        return sum(self.prices[self.seqs.index(start) : self.seqs.index(end) + 1])
+        return self.priced.range_tokens(seqs.index(start), seqs.index(end))
 
 
 @dataclass(slots=True)
@@ -158,7 +181,7 @@ class _BlockStitch:
     first node), so the surface stays as small as one simulated session
     keeps it instead of growing by every block's retained tail."""
 
-    surface: PricedSurface
+    surface: WrittenSurface
     block_head: int | None = None
     leftovers: tuple[int, ...] = ()
     header_seen: bool = False
@@ -211,7 +234,7 @@ def _extended_checkpoint(event: Event, leftovers: tuple[int, ...]) -> Event:
                       surface_op=with_values(op, start=leftovers[0]), op_first=event.op_first)
 
 
-def append_block(block: tuple[Event, ...], offset: int, turn_offset: int, surface: PricedSurface) -> Iterator[Event]:
+def append_block(block: tuple[Event, ...], offset: int, turn_offset: int, surface: WrittenSurface) -> Iterator[Event]:
     """``block`` renumbered to follow ``offset`` events and ``turn_offset``
     turns, as a new loop instance (a resume) of the log whose surface is ``surface``."""
     stitch = _BlockStitch(surface=surface)
@@ -222,7 +245,7 @@ def append_block(block: tuple[Event, ...], offset: int, turn_offset: int, surfac
 def generate_events(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS) -> Iterator[tuple[Event, ...]]:
     """Blocks of at most ``block_turns`` turns, together about ``events`` long (at least one turn)."""
     rng = random.Random(seed)
-    surface = PricedSurface()
+    surface = WrittenSurface()
     total = turns_done = 0
     while total < events or turns_done == 0:
         per_turn = total / turns_done if turns_done else EVENTS_PER_TURN

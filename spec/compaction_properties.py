@@ -16,7 +16,6 @@ from model.compaction import (
     CompactionRun,
     Range,
     RegionOutcome,
-    audit_compactions,
     balanced_cuts,
     compact_spec,
     is_checkpoint_source,
@@ -34,6 +33,7 @@ from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content,
 from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
+from sessionspec.check.compaction_audit import audit_compactions
 
 
 def success_bracket_well_formed(events: Sequence[Event], outcome: RegionOutcome, dialect: Dialect = Dialect.A55) -> bool:

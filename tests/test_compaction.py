@@ -13,7 +13,6 @@ from model.compaction import (
     SummarizerOutput,
     SummaryCall,
     Trigger,
-    audit_compactions,
     balanced_cuts,
     check_compact_config,
     check_summary_smaller,
@@ -38,6 +37,7 @@ from model.log import Dialect, Event, make_event
 from model.meter import measure
 from model.rejected import Rejected
 from model.surface import fold_surface
+from sessionspec.check.compaction_audit import audit_compactions
 
 
 @dataclass

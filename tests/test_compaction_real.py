@@ -15,7 +15,6 @@ from model.compaction import (
     SummarizerOutput,
     SummaryCall,
     Trigger,
-    audit_compactions,
     compact_if_needed,
     recover_overflow,
     summary_requests,
@@ -26,6 +25,7 @@ from model.log import Dialect, Event, make_event
 from model.meter import measure
 from model.prune import PruneConfig, prune_session
 from model.rejected import Rejected
+from sessionspec.check.compaction_audit import audit_compactions
 
 RECOVERY = REAL / "611615650f/examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
 

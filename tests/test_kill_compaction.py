@@ -6,11 +6,12 @@ summary whose ``shadowedSeqs`` and ``shadowedRange`` disagree.
 
 from __future__ import annotations
 
-from model.compaction import audit_compactions, compact_region
+from model.compaction import compact_region
 from model.jsonval import JsonObject, freeze
 from model.log import Dialect, make_event
 from model.rejected import Rejected
 from model.surface import fold_surface
+from sessionspec.check.compaction_audit import audit_compactions
 from tests.test_compaction import busy_log, short
 
 

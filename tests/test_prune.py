@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_compaction import Log, short
 
-from model.compaction import audit_compactions, compact_if_needed
+from model.compaction import compact_if_needed
 from model.derive import derive
 from model.jsonval import freeze, get
 from model.log import Dialect
@@ -20,6 +20,7 @@ from model.prune import (
 )
 from model.rejected import Rejected
 from model.surface import fold_surface
+from sessionspec.check.compaction_audit import audit_compactions
 
 SMALL = PruneConfig(threshold_chars=60, head_chars=10, tail_chars=5)
 

@@ -18,7 +18,7 @@ The checks, each its own function:
   (PFX-15, A55 only);
 * request points (FMT-8, INV-7): each has a header in force naming a provider
   and model, and its request can be built (prefix first, WIRE-2);
-* the compaction/prune audit of ``model.compaction`` when it is available.
+* the compaction/prune audit (``sessionspec.check.compaction_audit``).
 
 Placeholders (FMT-6, LEG-8) are opaque: headers holding one are compared by
 string identity, never through HDR-4 (Q-15).
@@ -31,14 +31,15 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 from model.codec import serialize_event
-from model.compaction import audit_compactions
-from model.header import EpochHeader, HeaderReason, check_llm_shape, header_eq, header_of_event, header_to_json
+from model.header import EpochHeader, HeaderReason, check_llm_shape, header_of_event, opt_header_eq
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
 from model.log import Dialect, Event
+from model.placeholder import holds_placeholder, is_placeholder
 from model.reconstruct import request_points
 from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
+from sessionspec.check.compaction_audit import audit_compactions
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
@@ -113,13 +114,8 @@ def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejecte
 # --------------------------------------------------------------------------- HDR-1 / FMT-6 header types
 
 
-def _is_placeholder(v: Json | Absent) -> bool:
-    """FMT-6: a whole-field placeholder string such as ``{{system}}``."""
-    return isinstance(v, str) and v.startswith("{{") and v.endswith("}}")
-
-
 def _is_list_of_objects(v: Json, *, placeholders: bool = False) -> bool:
-    return isinstance(v, tuple) and all(isinstance(x, JsonObject) or (placeholders and _is_placeholder(x)) for x in v)
+    return isinstance(v, tuple) and all(isinstance(x, JsonObject) or (placeholders and is_placeholder(x)) for x in v)
 
 
 @implements("HDR-1", "DIA-8", "FMT-6")
@@ -139,7 +135,7 @@ def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
     wrong: list[str] = []
 
     def expect(name: str, value: Json | Absent, ok: Callable[[Json], bool], what: str) -> None:
-        if value is ABSENT or _is_placeholder(value) or ok(value):
+        if value is ABSENT or is_placeholder(value) or ok(value):
             return
         wrong.append(f"{name} is {js_stringify(value)[:40]}, not {what}")
 
@@ -497,29 +493,6 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
 # --------------------------------------------------------------------------- FMT-9
 
 
-def _has_placeholder(v: Json | Absent) -> bool:
-    """FMT-6: a whole-field placeholder string such as ``{{tools}}`` (or a
-    prefix whose entries are ``{{messagePrefix}}``)."""
-    if isinstance(v, tuple):
-        return any(_is_placeholder(x) for x in v)
-    return _is_placeholder(v)
-
-
-def _opaque_header(h: EpochHeader) -> bool:
-    return any(_has_placeholder(v) for v in (h.system, h.tools, h.message_prefix))
-
-
-@implements("FMT-6", "HDR-4")
-def headers_equal(a: EpochHeader | Absent, b: EpochHeader | Absent, dialect: Dialect) -> bool:
-    """HDR-4 on canonical headers; a placeholder header compares by JSON
-    identity (FMT-6, Q-15), never through the element-wise HDR-4."""
-    if a is ABSENT or b is ABSENT:
-        return a is b
-    if _opaque_header(a) or _opaque_header(b):
-        return json_eq(header_to_json(a), header_to_json(b))
-    return header_eq(a, b, dialect)
-
-
 @dataclass(slots=True)
 class _HeaderAudit:
     fold: EpochHeader | Absent = ABSENT
@@ -597,7 +570,7 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
         if first_live and not a.anchored:
             found.append(Rejected(rule="FMT-9", seq=seq, reason="change header before any initial/resume anchor of this instance"))
         # (c) a change must be a real difference.
-        if earlier and headers_equal(a.fold, header, dialect):
+        if earlier and opt_header_eq(a.fold, header, dialect):
             found.append(Rejected(rule="FMT-9", seq=seq, reason="change header equal to the header in force (HDR-4)"))
         # (f) never a prefix change inside an instance.
         if dialect is Dialect.A55 and a.anchored and not json_eq(a.instance_prefix, header.message_prefix):
@@ -618,7 +591,7 @@ def placeholder_notes(events: Sequence[Event]) -> list[str]:
             continue
         header = get(event.data, "header")
         for key in ("system", "tools", "messagePrefix"):
-            if key not in fields and _has_placeholder(get(header, key)):
+            if key not in fields and holds_placeholder(get(header, key)):
                 fields[key] = event.seq
     if not fields:
         return []

@@ -67,6 +67,7 @@ def _drop_prefix_on_resume(session: ModelSession) -> ModelSession:
 def _off_by_one_range(session: ModelSession) -> ModelSession:
     """CMP-11 broken: the replaced range ends one node early (the last shadowed node survives)."""
     import model.compaction as compaction
+    import model.compaction.run as compaction_run  # where compact_if_needed looks select_range up
 
     original = compaction.select_range
 
@@ -79,7 +80,7 @@ def _off_by_one_range(session: ModelSession) -> ModelSession:
                 return compaction.Range(start=chosen.start, end=nodes[index - 1])
         return chosen
 
-    setattr(compaction, "select_range", select_range)  # noqa: B010
+    setattr(compaction_run, "select_range", select_range)  # noqa: B010
     return session
 
 
@@ -118,12 +119,12 @@ def _keep_empty_tools(session: ModelSession) -> ModelSession:
 
 def _accept_larger_summary(session: ModelSession) -> ModelSession:
     """CMP-21 broken: a summary that is not smaller than what it shadows is accepted."""
-    import model.compaction as compaction
+    import model.compaction.region as compaction_region  # where compact_region looks the gate up
 
     def check_summary_smaller(framed: Sequence[Json], shadowed_tokens: int) -> int | Rejected:
         return 0
 
-    setattr(compaction, "check_summary_smaller", check_summary_smaller)  # noqa: B010
+    setattr(compaction_region, "check_summary_smaller", check_summary_smaller)  # noqa: B010
     return session
 
 

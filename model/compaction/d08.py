@@ -1,0 +1,141 @@
+"""The D08 dialect (``611615650f``) of compaction, as overrides of the A55 definitions.
+
+Written as consensus-specs writes a later fork: each function here is a
+*Modified* A55 function of the same name and signature, and its docstring
+names the function it modifies and the difference.  Everything not listed
+here is the A55 definition unchanged; :data:`model.compaction.dialect.D08`
+is the one place that selects these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from model.compaction import brackets, summary
+from model.compaction.lock import step_is_open
+from model.compaction.records import (
+    D08_INSTRUCTION_SOURCE,
+    CompactionRun,
+    Ids,
+    Owner,
+    Range,
+    SummarizationInput,
+    SummarizerOutput,
+)
+from model.derive import derive_nodes
+from model.header import EpochHeader
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+
+
+@implements("DIA-1")
+def event_type(part: str) -> str:
+    """Modified :func:`model.compaction.brackets.event_type` (DIA-1): the events
+    are ``compaction/{start,summary,end}`` (plus ``compaction/prune``, PRN)."""
+    return f"compaction/{part}"
+
+
+def checkpoint_source(ids: Ids) -> JsonObject:
+    """Modified :func:`model.compaction.brackets.checkpoint_source` (DIA-2): the
+    source also names the bracket, ``{kind, plugin, compactionId, sourceCommandId?}``."""
+    return JsonObject((*brackets.checkpoint_source(ids).items(), *_id_pairs(ids)))
+
+
+def _id_pairs(ids: Ids) -> tuple[tuple[str, Json], ...]:
+    """``compactionId`` then ``sourceCommandId`` when a manual call passed one (DIA-2)."""
+    if ids.source_command_id is None:
+        return (("compactionId", ids.compaction_id),)
+    return (("compactionId", ids.compaction_id), ("sourceCommandId", ids.source_command_id))
+
+
+@implements("DIA-2")
+def bracket_record(ids: Ids, pairs: Sequence[tuple[str, Json]]) -> JsonObject:
+    """Modified :func:`model.compaction.brackets.bracket_record` (DIA-2): every
+    bracket event starts with ``compactionId, sourceCommandId?``, identical on
+    start, summary and end (and in the checkpoint source, :func:`checkpoint_source`)."""
+    return JsonObject((*_id_pairs(ids), *pairs))
+
+
+@implements("DIA-4")
+def summary_record(
+    output: SummarizerOutput, summary: tuple[Json, ...], shadowed: Range, seqs: tuple[int, ...], tokens: int
+) -> list[tuple[str, Json]]:
+    """Modified :func:`model.compaction.brackets.summary_record` (DIA-4): the
+    summarizer's ``rawOutput?`` and ``llmStreamCall?`` follow ``summary``, and
+    ``usage?`` comes last."""
+    pairs = brackets.summary_record(output, summary, shadowed, seqs, tokens)
+    extras: list[tuple[str, Json]] = []
+    if output.raw_output is not None:
+        extras.append(("rawOutput", output.raw_output))
+    if output.llm_stream_call is not None:
+        extras.append(("llmStreamCall", output.llm_stream_call))
+    if output.usage is not ABSENT:
+        pairs.append(("usage", output.usage))
+    return [pairs[0], *extras, *pairs[1:]]
+
+
+def checkpoint_message(framed: tuple[Json, ...], ids: Ids) -> JsonObject:
+    """Modified :func:`model.compaction.brackets.checkpoint_message` (DIA-2,
+    DIA-10): the D08 user message is ``{content, source, role:"user", id}``
+    with the bracket-naming source."""
+    return JsonObject(
+        (("content", framed), ("source", checkpoint_source(ids)), ("role", "user"), ("id", ids.message_id))
+    )
+
+
+@implements("DIA-3", "DIA-5")
+def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Rejected:
+    """Modified :func:`model.compaction.lock.bracket_owner`: DIA-5, three
+    independent scans (open turn; an unmatched ``compaction/start`` not
+    followed by ``session/end-seed``), busy rejects; DIA-3, a manual bracket
+    (owner ``turn: null``) needs an idle agent, an automatic one an open turn."""
+    last: dict[str, int] = {}
+    for event in events:
+        if event.type in ("turn/start", "turn/end", "compaction/start", "compaction/end", "session/end-seed"):
+            last[event.type] = event.seq
+    start, end, seed = last.get("compaction/start", -1), last.get("compaction/end", -1), last.get("session/end-seed", -1)
+    if start > end and start > seed:
+        return Rejected(rule="DIA-5", reason="busy: compaction already in progress")
+    open_turn = last.get("turn/start", -1) > last.get("turn/end", -1)
+    if manual:
+        if open_turn:
+            return Rejected(rule="DIA-3", reason="busy: manual compaction needs an idle agent")
+        return Owner(turn=None)
+    if not open_turn:
+        return Rejected(rule="DIA-3", reason="compactRegion: no open turn")
+    turn = get(events[last["turn/start"]].data, "turn")
+    return Owner(turn=turn if isinstance(turn, int) else None)
+
+
+@implements("DIA-6")
+def pressure_gate(events: Sequence[Event]) -> CompactionRun | Rejected | None:
+    """Modified :func:`model.compaction.lock.pressure_gate` (DIA-6): the trigger
+    runs in ``agent/pre-step``, outside any step (before ``step/start``); a
+    busy lock (DIA-5) skips it with the busy error as the run's error, never fatal."""
+    if step_is_open(events):
+        return Rejected(rule="DIA-6", reason="pressure compaction runs before step/start")
+    owner = bracket_owner(events)
+    if isinstance(owner, Rejected) and owner.rule == "DIA-5":
+        return CompactionRun(events=(), error=owner)
+    return None
+
+
+@implements("DIA-17")
+def summary_input(events: Sequence[Event], shadowed: Sequence[int], header: EpochHeader | Absent) -> SummarizationInput | Rejected:
+    """Modified :func:`model.compaction.summary.summary_input` (DIA-17): the
+    messages are the derived shadowed messages only (D08 derivation, no prefix).
+
+    pre: all(0 <= seq < len(events) for seq in shadowed)
+    """
+    derived = derive_nodes(shadowed, events, Dialect.D08)
+    if isinstance(derived, Rejected):
+        return derived
+    return summary.input_with_envelope(header, derived)
+
+
+def instruction_message(instruction: str) -> JsonObject:
+    """Modified :func:`model.compaction.summary.instruction_message` (DIA-17):
+    a full user message with source ``{kind:"plugin", plugin:"dsh-compaction-basic"}``."""
+    return JsonObject((*summary.instruction_message(instruction).items(), ("source", D08_INSTRUCTION_SOURCE)))

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import final
+from typing import Final, final
 
 from model.derive import IncrementalDerivation, derive
 from model.header import EpochHeader, fold_header, header_of_event
-from model.jsonval import ABSENT, Absent, JsonObject, get
+from model.jsonval import ABSENT, Absent, JsonObject, get, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.rules import implements
-from model.wire import Request, build_request
+from model.wire import Request, build_request, request_to_json
 
 
 @final
@@ -195,3 +195,58 @@ def rebuild_request_at(events: Sequence[Event], step_start_seq: int, first_chunk
     if header is ABSENT:
         return Rejected(rule="INV-2", seq=step_start_seq, reason="no request/header event")
     return build_request(header, boundary)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mismatch:
+    """Which request fields differ from the rebuild (INV-5), and whether the
+    harness's weaker INV-4 check would still accept it (Q-6)."""
+
+    fields: tuple[str, ...]
+    harness_accepts: bool
+
+
+# INV-4: the harness compares these against the folded header (plus messages);
+# it deliberately omits provider and reasoningEffort (Q-6).
+HARNESS_FIELDS: Final = ("messages", "model", "system", "temperature", "maxTokens", "stop", "tools")
+MODEL_FIELDS: Final = ("provider", "model", "reasoningEffort", "messages", "system", "tools", "temperature",
+                       "maxTokens", "stop")
+
+
+@implements("INV-3", "INV-4", "INV-5")
+def reconstruction_mismatch(log: Sequence[Event], request: Request, step_start_seq: int,
+                            dispatch_len: int) -> Mismatch | Rejected | None:
+    """INV-5 (the model's theorem): rebuild the request from ``log`` strictly before
+    the step's ``step/start`` (``step_start_seq``) with a FRESH derivation (``derive`` from scratch, as
+    the harness's ``fresh_session`` re-validates a copy), with the header folded
+    over the log as it stood at dispatch (``dispatch_len`` events), and compare every field.  ``None`` when
+    equal.  INV-4, the harness's weak companion, skips ``provider`` and
+    ``reasoningEffort`` and compares ``tools`` as ``tools or []``."""
+    # The header in force at dispatch is the fold over the log as it stood then
+    # (nothing is appended between dispatch and the first chunk).
+    rebuilt = rebuild_request_at(list(log[:dispatch_len]), step_start_seq, None)
+    if isinstance(rebuilt, Rejected):
+        return rebuilt
+    expected = request_to_json(rebuilt)
+    actual = request_to_json(request)
+    differing = tuple(key for key in MODEL_FIELDS if _field_text(expected, key) != _field_text(actual, key))
+    if not differing:
+        return None
+    harness_sees = [
+        key for key in differing
+        if key in HARNESS_FIELDS and not (key == "tools" and _tools_or_empty(expected) == _tools_or_empty(actual))
+    ]
+    return Mismatch(fields=differing, harness_accepts=not harness_sees)
+
+
+def _field_text(request: JsonObject, key: str) -> str | None:
+    """``JS(value)``, or None when the key is absent (absent differs from any value)."""
+    value = get(request, key)
+    return None if isinstance(value, Absent) else js_stringify(value)
+
+
+def _tools_or_empty(request: JsonObject) -> str:
+    value = get(request, "tools")
+    return js_stringify(() if isinstance(value, Absent) else value)
+

@@ -18,10 +18,11 @@ from model.jsonval import ABSENT, Absent, Json, get, js_stringify
 from model.log import Event
 from model.loop import SentRequest, TurnOutcome
 from model.prefix import NotComposed
-from model.reconstruct import Mismatch, reconstruction_mismatch, request_points
+from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
 from model.rules import implements
 from model.wire import request_to_json
+from sessionspec.fast.request_points import request_points
 
 
 def _header_at(log: Sequence[Event], length: int) -> EpochHeader | Absent | Rejected:

@@ -39,6 +39,7 @@ MODEL_MODULES: Final = (
     "model.seed",
     "model.session",
     "sessionspec.check.audit",
+    "sessionspec.fast.request_points",
     "model.migrate",
     "spec.properties",
     "spec.loop_properties",

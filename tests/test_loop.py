@@ -44,8 +44,9 @@ from model.loop import (
     to_jsonl,
 )
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
-from model.reconstruct import Mismatch, reconstruct_requests, reconstruction_mismatch
+from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
+from sessionspec.fast.request_points import reconstruct_requests
 from sessionspec.simulate import simulate
 from spec.loop_properties import PROPERTY_PREDICATES, p_inv_1, p_loop_4, p_pfx_6, p_pfx_7
 

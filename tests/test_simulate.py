@@ -20,9 +20,9 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from model.compaction import is_checkpoint_source
 from model.jsonval import JsonObject, get
 from model.log import Event
-from model.reconstruct import reconstruct_requests
 from model.rejected import Rejected
 from sessionspec.check.checker import FileReport, Verdict, check_path
+from sessionspec.fast.request_points import reconstruct_requests
 from sessionspec.planted.loop import Planted
 from sessionspec.simulate import simulate, to_jsonl
 from spec.compaction_properties import brackets, p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3

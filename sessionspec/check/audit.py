@@ -35,10 +35,10 @@ from model.compaction import audit_compactions
 from model.header import EpochHeader, HeaderReason, check_llm_shape, header_eq, header_of_event, header_to_json
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
 from model.log import Dialect, Event
-from model.reconstruct import request_points
 from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
+from sessionspec.fast.request_points import request_points
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"

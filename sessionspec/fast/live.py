@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import final
 
 import model.loop.turn as turn
-from model.derive import IncrementalDerivation
 from model.header import EpochHeader, fold_header, header_of_event
 from model.jsonval import ABSENT, Absent, JsonObject
 from model.log import Dialect, Event
@@ -24,6 +23,7 @@ from model.loop import AgentConfig, Draft, Hooks, LoopInstance, TurnOutcome, Tur
 from model.loop.events import NO_HOOKS
 from model.loop.state import AppendRejected, draft_event
 from model.rejected import Rejected
+from sessionspec.fast.derivation import IncrementalDerivation
 
 
 @final

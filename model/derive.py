@@ -9,14 +9,12 @@ lives only on the request header.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import final
 
 from model.jsonval import ABSENT, Json, JsonObject, get
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.rules import implements
-from model.surface import fold_surface, log_view, plan_surface_event
+from model.surface import fold_surface
 
 
 def _bad(event: Event, what: str) -> Rejected:
@@ -118,69 +116,6 @@ def derive(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> tuple[Jso
     if isinstance(fold, Rejected):
         return fold
     return derive_nodes(fold.state.nodes, events, dialect)
-
-
-@final
-@dataclass(slots=True)
-class IncrementalDerivation:
-    """DER-7: a cached derivation that must equal :func:`derive` after every append.
-
-    Appends extend the cache; a replace forces a rebuild from the nodes (keyed
-    by ``replaceGeneration``).  ``messages()`` returns a fresh tuple each time.
-    This is the checker's fast path; ``derive`` stays the executable definition.
-    """
-
-    dialect: Dialect = Dialect.A55
-    events: list[Event] = field(default_factory=list)
-    nodes: list[int] = field(default_factory=list)
-    replace_generation: int = 0
-    _messages: list[JsonObject] = field(default_factory=list)
-    _cached_generation: int = 0
-    # The projection of each node (None: the node derives no message), kept
-    # beside ``nodes`` so a rebuild after a replace never re-projects.
-    _node_messages: list[JsonObject | None] = field(default_factory=list)
-
-    def append(self, event: Event) -> Rejected | None:
-        """Validate and append one event; on rejection nothing changes (LOG-6)."""
-        plan = plan_surface_event(self.nodes, event, log_view(self.events, len(self.events)), self.dialect)
-        if isinstance(plan, Rejected):
-            return plan
-        message: JsonObject | None = None
-        if plan is not None:
-            projected = project(event, self.dialect)
-            if isinstance(projected, Rejected):
-                return projected
-            message = projected
-        self.events.append(event)
-        if plan is None:
-            return None
-        if plan.is_replace:
-            self.nodes[plan.start_idx : plan.end_idx + 1] = [plan.seq]
-            self._node_messages[plan.start_idx : plan.end_idx + 1] = [message]
-            self.replace_generation += 1
-        else:
-            self.nodes.append(plan.seq)
-            self._node_messages.append(message)
-            if self._cached_generation == self.replace_generation and message is not None:
-                self._messages.append(message)
-        return None
-
-    def snapshot(self) -> tuple[list[JsonObject], int]:
-        """The current derivation as ``(store, length)`` without copying.
-
-        Stable: the store is only ever appended to, and a rebuild after a
-        replace makes a *new* list, so ``store[:length]`` never changes.
-        """
-        if self._cached_generation != self.replace_generation:
-            # Equal to derive_nodes(self.nodes, ...) (DER-4): every node was
-            # projected when it was appended; DER-7's property checks it.
-            self._messages = [m for m in self._node_messages if m is not None]
-            self._cached_generation = self.replace_generation
-        return self._messages, len(self._messages)
-
-    def messages(self) -> tuple[JsonObject, ...]:
-        store, length = self.snapshot()
-        return tuple(store[:length])
 
 
 def message_of(role: str, content: Json) -> JsonObject:

@@ -142,7 +142,7 @@ class _Thrown(Exception):
 
 
 @implements("PFX-6")
-def freeze_prefix(held: Sequence[object]) -> tuple[Json, ...]:
+def frozen_copy(held: Sequence[object]) -> tuple[Json, ...]:
     """PFX-6: "The cached value MUST be a deep, frozen copy of the waterfall's
     result"; objects a contributor still holds cannot affect it."""
     return tuple(freeze(m) for m in held)

@@ -6,169 +6,25 @@ first chunk ``c_k``::
     messages_k = (H_k.messagePrefix or []) ++ derive(log[0:b_k]),  H_k = fold(log[0:c_k])
 
 and every config scalar, ``system`` and ``tools`` come from ``H_k`` (INV-5).
-``derive`` from scratch is the definition; :func:`request_points` computes the
-same in one pass with :class:`~model.derive.IncrementalDerivation` (DER-7), and
-the property tests assert the two agree.
+``derive`` from scratch is the definition (:func:`rebuild_request_at`); the
+checker's one-pass equivalent is :func:`sessionspec.fast.request_points.request_points`,
+and the property tests assert the two agree.  :func:`reconstruction_mismatch`
+is the comparison INV-5 makes against a request the loop sent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import final
+from typing import Final, final
 
-from model.derive import IncrementalDerivation, derive
-from model.header import EpochHeader, fold_header, header_of_event
-from model.jsonval import ABSENT, Absent, JsonObject, get
+from model.derive import derive
+from model.header import fold_header
+from model.jsonval import ABSENT, Absent, JsonObject, get, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.rules import implements
-from model.wire import Request, build_request
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestPoint:
-    """One loop request as the log records it.
-
-    ``boundary`` is the derivation just before ``step/start`` (shared storage:
-    ``boundary_store[:boundary_length]``, stable because the incremental
-    derivation only ever appends to a list it owns or replaces it whole).
-    """
-
-    step_start_seq: int
-    first_chunk_seq: int | None
-    turn: int | None
-    step: int | None
-    header: EpochHeader | Absent
-    header_seq: int | None
-    boundary_store: list[JsonObject]
-    boundary_length: int
-    surface_length: int
-
-    @property
-    def boundary(self) -> tuple[JsonObject, ...]:
-        return tuple(self.boundary_store[: self.boundary_length])
-
-    def request(self) -> Request | None:
-        """The reconstructed request, or None when no header was in force."""
-        if self.header is ABSENT:
-            return None
-        return build_request(self.header, self.boundary)
-
-
-def _int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-@dataclass(slots=True, kw_only=True)
-class _OpenStep:
-    seq: int
-    turn: int | None
-    step: int | None
-    header: EpochHeader | Absent
-    header_seq: int | None
-    store: list[JsonObject]
-    length: int
-    surface: int
-    chunk: int | None = None
-
-    def point(self) -> RequestPoint:
-        return RequestPoint(
-            step_start_seq=self.seq,
-            first_chunk_seq=self.chunk,
-            turn=self.turn,
-            step=self.step,
-            header=self.header,
-            header_seq=self.header_seq,
-            boundary_store=self.store,
-            boundary_length=self.length,
-            surface_length=self.surface,
-        )
-
-
-@implements("INV-7", "FMT-8", "HDR-9", "INV-5")
-def request_points(
-    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0
-) -> tuple[RequestPoint, ...] | Rejected:
-    """Every loop request of an A55 log, in dispatch order (one pass).
-
-    A step is a request when its stream left a chunk (FMT-8), or when it
-    failed as a request error before any chunk: the turn then retries with a
-    new step or ends ``{kind:"error", failure}`` (LOOP-14).  Steps interrupted
-    before a chunk are not counted: the log cannot show whether they were
-    dispatched.  Steps of a seed (``seq < first_live_seq``) belong to the
-    source session and are skipped.  The header is the fold at the first chunk,
-    else at the step's ``step/end`` (HDR-9).
-
-    post: isinstance(__return__, Rejected) or all(p.step_start_seq >= first_live_seq for p in __return__)
-    post: isinstance(__return__, Rejected) or all(a.step_start_seq < b.step_start_seq for a, b in zip(__return__, __return__[1:]))
-    post: isinstance(__return__, Rejected) or all(p.first_chunk_seq is None or p.first_chunk_seq > p.step_start_seq for p in __return__)
-    """
-    derivation = IncrementalDerivation(dialect=dialect)
-    header: EpochHeader | Absent = ABSENT
-    header_seq: int | None = None
-    points: list[RequestPoint] = []
-    open_step: _OpenStep | None = None
-    ended_without_chunk: _OpenStep | None = None
-    for event in events:
-        if ended_without_chunk is not None and event.type in ("step/start", "turn/end", "turn/start"):
-            # The previous step ended without a chunk: it was a request error
-            # iff the turn goes on with a new step or ends in a failure.
-            if event.type == "step/start" or _is_request_failure(event):
-                points.append(ended_without_chunk.point())
-            ended_without_chunk = None
-        rejected = derivation.append(event)
-        if rejected is not None:
-            return rejected
-        match event.type:
-            case "request/header":
-                h = header_of_event(event, dialect)
-                if isinstance(h, Rejected):
-                    return h
-                header, header_seq = h, event.seq
-                if open_step is not None and open_step.chunk is None:
-                    open_step.header, open_step.header_seq = header, header_seq
-            case "step/start" if event.seq >= first_live_seq:
-                store, length = derivation.snapshot()
-                open_step = _OpenStep(
-                    seq=event.seq,
-                    turn=_int(get(event.data, "turn")),
-                    step=_int(get(event.data, "step")),
-                    header=header,
-                    header_seq=header_seq,
-                    store=store,
-                    length=length,
-                    surface=len(derivation.nodes),
-                )
-            case "assistant/chunk" if open_step is not None and open_step.chunk is None:
-                open_step.chunk = event.seq
-            case "step/end" if open_step is not None:
-                if open_step.chunk is not None:
-                    points.append(open_step.point())
-                else:
-                    ended_without_chunk = open_step
-                open_step = None
-            case _:
-                pass
-    if open_step is not None and open_step.chunk is not None:
-        points.append(open_step.point())
-    return tuple(points)
-
-
-def _is_request_failure(event: Event) -> bool:
-    reason = get(event.data, "reason")
-    return isinstance(reason, JsonObject) and get(reason, "kind") == "error" and get(reason, "failure") is not ABSENT
-
-
-def reconstruct_requests(
-    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0
-) -> tuple[Request | None, ...] | Rejected:
-    """The requests of :func:`request_points`, materialized."""
-    points = request_points(events, dialect, first_live_seq)
-    if isinstance(points, Rejected):
-        return points
-    return tuple(p.request() for p in points)
+from model.wire import Request, build_request, request_to_json
 
 
 @implements("INV-3", "INV-5", "P-INV-1")
@@ -176,7 +32,7 @@ def rebuild_request_at(events: Sequence[Event], step_start_seq: int, first_chunk
     """The executable definition (INV-5): a fresh derivation of
     ``log[0:step_start]`` and the header fold at the first chunk (or, with no
     chunk, the whole given log).  Quadratic when used for every request; the
-    checker uses :func:`request_points`, and properties assert they agree.
+    checker uses ``sessionspec.fast.request_points``, and properties assert they agree.
 
     With no chunk the caller must cut ``events`` at the step's ``step/end``
     (HDR-9): a header recorded after the step must not leak into its request.
@@ -195,3 +51,58 @@ def rebuild_request_at(events: Sequence[Event], step_start_seq: int, first_chunk
     if header is ABSENT:
         return Rejected(rule="INV-2", seq=step_start_seq, reason="no request/header event")
     return build_request(header, boundary)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mismatch:
+    """Which request fields differ from the rebuild (INV-5), and whether the
+    harness's weaker INV-4 check would still accept it (Q-6)."""
+
+    fields: tuple[str, ...]
+    harness_accepts: bool
+
+
+# INV-4: the harness compares these against the folded header (plus messages);
+# it deliberately omits provider and reasoningEffort (Q-6).
+HARNESS_FIELDS: Final = ("messages", "model", "system", "temperature", "maxTokens", "stop", "tools")
+MODEL_FIELDS: Final = ("provider", "model", "reasoningEffort", "messages", "system", "tools", "temperature",
+                       "maxTokens", "stop")
+
+
+@implements("INV-3", "INV-4", "INV-5")
+def reconstruction_mismatch(log: Sequence[Event], request: Request, step_start_seq: int,
+                            dispatch_len: int) -> Mismatch | Rejected | None:
+    """INV-5 (the model's theorem): rebuild the request from ``log`` strictly before
+    the step's ``step/start`` (``step_start_seq``) with a FRESH derivation (``derive`` from scratch, as
+    the harness's ``fresh_session`` re-validates a copy), with the header folded
+    over the log as it stood at dispatch (``dispatch_len`` events), and compare every field.  ``None`` when
+    equal.  INV-4, the harness's weak companion, skips ``provider`` and
+    ``reasoningEffort`` and compares ``tools`` as ``tools or []``."""
+    # The header in force at dispatch is the fold over the log as it stood then
+    # (nothing is appended between dispatch and the first chunk).
+    rebuilt = rebuild_request_at(list(log[:dispatch_len]), step_start_seq, None)
+    if isinstance(rebuilt, Rejected):
+        return rebuilt
+    expected = request_to_json(rebuilt)
+    actual = request_to_json(request)
+    differing = tuple(key for key in MODEL_FIELDS if _field_text(expected, key) != _field_text(actual, key))
+    if not differing:
+        return None
+    harness_sees = [
+        key for key in differing
+        if key in HARNESS_FIELDS and not (key == "tools" and _tools_or_empty(expected) == _tools_or_empty(actual))
+    ]
+    return Mismatch(fields=differing, harness_accepts=not harness_sees)
+
+
+def _field_text(request: JsonObject, key: str) -> str | None:
+    """``JS(value)``, or None when the key is absent (absent differs from any value)."""
+    value = get(request, key)
+    return None if isinstance(value, Absent) else js_stringify(value)
+
+
+def _tools_or_empty(request: JsonObject) -> str:
+    value = get(request, "tools")
+    return js_stringify(() if isinstance(value, Absent) else value)
+

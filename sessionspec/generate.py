@@ -1,6 +1,6 @@
 """``sessionspec generate``: a valid synthetic A55 session log of about N events.
 
-The events come from the model's own loop simulator (``model.simulate``,
+The events come from the model's own loop simulator (``sessionspec.simulate``,
 with compaction mounted: text and tool rounds, request-error retries and
 overflow recoveries, system/tool changes, cancels, steering, pressure
 compactions and prunes, a session prefix from two contributors, a resume every
@@ -38,8 +38,8 @@ from model.jsonval import Json, JsonObject, get, js_stringify, with_values
 from model.log import Event, make_event
 from model.meter import PricedSurface, node_price
 from model.rejected import Rejected
-from model.simulate import simulate
 from model.surface import SurfaceOp, surface_op_of
+from sessionspec.simulate import simulate
 
 HELP: Final = "write a valid synthetic session log of about N events from the model's loop simulator"
 BLOCK_TURNS: Final = 50

@@ -27,9 +27,9 @@ from model.economics import PRESETS, CacheModel, RequestCost, request_costs, sha
 from model.header import EpochHeader, config_eq, header_to_json, prefix_messages
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, thaw
 from model.log import Dialect, Event
-from model.reconstruct import RequestPoint, request_points
 from model.rejected import Rejected
 from model.wire import Request, request_to_json
+from sessionspec.fast.request_points import RequestPoint, request_points
 
 HELP = "reconstruct every request of a session log from the log alone (text, json or html)"
 

@@ -16,12 +16,13 @@ from model.derive import derive
 from model.header import EpochHeader, fold_header, header_eq, header_event_reason, header_of_event
 from model.jsonval import ABSENT, Absent, Json, get, js_stringify
 from model.log import Event
-from model.loop import Mismatch, SentRequest, TurnOutcome, reconstruction_mismatch
+from model.loop import SentRequest, TurnOutcome
 from model.prefix import NotComposed
-from model.reconstruct import request_points
+from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
 from model.rules import implements
 from model.wire import request_to_json
+from sessionspec.fast.request_points import request_points
 
 
 def _header_at(log: Sequence[Event], length: int) -> EpochHeader | Absent | Rejected:
@@ -41,7 +42,7 @@ def p_inv_1(log: Sequence[Event], requests: Sequence[SentRequest]) -> str | None
     its rebuild from the log strictly before its ``step/start`` (fresh derivation)
     with the header in force at dispatch, in every field."""
     for sent in requests:
-        result = reconstruction_mismatch(log, sent)
+        result = reconstruction_mismatch(log, sent.request, sent.step_start_seq, sent.dispatch_len)
         if isinstance(result, Rejected):
             return f"P-INV-1: request of turn {sent.turn} step {sent.step} cannot be rebuilt: {result}"
         if isinstance(result, Mismatch):

@@ -31,8 +31,9 @@ happen as the log grows, and the compaction invariants of
 - PRESSURE     P-CMP-11: in-step compaction after the step's results, before ``step/end``;
 - PRUNE        P-PRN-3: prunes inside a turn, content-only.
 
-``fault`` selects a deliberately broken model (``tests/test_machine_mutants.py``
-proves each invariant catches one).
+``fault`` selects a deliberately broken model, a planted variant of
+``sessionspec.planted.loop`` installed around each turn
+(``tests/test_machine_mutants.py`` proves each invariant catches one).
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ from model.loop import (
     PERSONA,
     AgentConfig,
     CompactionPlugin,
-    Fault,
     Hooks,
     Interrupt,
     InterruptKind,
@@ -72,7 +72,6 @@ from model.loop import (
     Window,
     fork_seed,
     manual_listener,
-    metered_pressure_listener,
     new_instance,
     overflow_listener,
     run_turn,
@@ -81,6 +80,8 @@ from model.loop import (
 from model.prefix import Contributor, Idiom, prefix_message
 from model.prune import PruneConfig
 from model.rejected import Rejected
+from sessionspec.fast.meter import metered_pressure_listener
+from sessionspec.planted.loop import Planted, planted
 from spec.compaction_properties import p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
 from spec.loop_properties import (
     p_inv_1,
@@ -204,7 +205,7 @@ def compaction_plugin(window: int, prune: bool) -> CompactionPlugin:
                             prune=BIG_PRUNE if prune else None)
 
 
-def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECKS) -> type[RuleBasedStateMachine]:
+def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CHECKS) -> type[RuleBasedStateMachine]:
     """The loop machine class for a model variant and a set of invariants."""
 
     class LoopMachine(RuleBasedStateMachine):
@@ -247,10 +248,11 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
             hooks = Hooks()
             if self.plugin is not None:
                 if s.pressure is None:
-                    s.pressure = metered_pressure_listener(self.plugin, fault)
-                hooks = Hooks(post_step=manual_listener(self.plugin, fault) if manual else s.pressure,
-                              request_error=overflow_listener(self.plugin, fault))
-            outcome = run_turn(s.log, s.instance, self._agent(extra), script, hooks=hooks, fault=fault)
+                    s.pressure = metered_pressure_listener(self.plugin)
+                hooks = Hooks(post_step=manual_listener(self.plugin) if manual else s.pressure,
+                              request_error=overflow_listener(self.plugin))
+            with planted(fault):
+                outcome = run_turn(s.log, s.instance, self._agent(extra), script, hooks=hooks)
             assert not isinstance(outcome, Rejected), f"the loop model rejected its own turn: {outcome}"
             self._absorb(outcome, before)
 
@@ -566,7 +568,7 @@ def loop_machine(fault: Fault = Fault.NONE, checks: frozenset[Check] = ALL_CHECK
             self._when_grown(Check.HEADERS, lambda _: p_loop_1(s.log, s.instance_starts, s.first_live_seq) or
                              p_loop_7(s.log, s.first_live_seq))
 
-    LoopMachine.__name__ = f"LoopMachine_{fault.name}"
+    LoopMachine.__name__ = f"LoopMachine_{fault.name if fault is not None else 'NONE'}"
     LoopMachine.__qualname__ = LoopMachine.__name__
     return LoopMachine
 

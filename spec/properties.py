@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from model.codec import event_to_json, parse_event_line, serialize_event
-from model.derive import IncrementalDerivation, derive, derive_nodes, project
+from model.derive import derive, derive_nodes, project
 from model.header import EpochHeader, canonical, fold_header, header_eq, header_of_event
 from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, get, js_stringify, json_eq, obj, parse_json
 from model.log import Dialect, Event, make_event, surface_types
@@ -21,6 +21,7 @@ from model.rejected import Rejected
 from model.repair import repair_closers, scan_for_repair
 from model.seed import validate_seed
 from model.surface import SurfaceState, fold_surface, plan_surface_event
+from sessionspec.fast.derivation import IncrementalDerivation
 
 
 def _messages_eq(a: Sequence[Json], b: Sequence[Json]) -> bool:

@@ -16,10 +16,11 @@ from model.codec import pack_chunk_runs, parse_event_line, serialize_event
 from model.header import EpochHeader
 from model.jsonval import ABSENT, Json, JsonObject, js_stringify, obj
 from model.log import Event, make_event
-from model.reconstruct import rebuild_request_at, request_points
+from model.reconstruct import rebuild_request_at
 from model.rejected import Rejected
 from model.surface import fold_surface
 from model.wire import request_to_json
+from sessionspec.fast.request_points import request_points
 from spec import properties as P
 from spec.strategies import (
     canonical_headers,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from model.derive import IncrementalDerivation, derive, project
+from model.derive import derive, project
 from model.jsonval import JsonObject, js_stringify, obj
 from model.log import Dialect, Event, make_event
 from model.rejected import Rejected
+from sessionspec.fast.derivation import IncrementalDerivation
 from spec.strategies import LogBuilder, replace_op, well_formed_logs
 
 TEXT = (obj((("type", "text"), ("text", "hi"))),)
@@ -116,7 +117,7 @@ def test_DER_5_empty_assistant_stays_a_node_without_a_message() -> None:
     derivation = IncrementalDerivation()
     for event in b.events:
         assert derivation.append(event) is None
-    assert derivation.nodes == [seq]
+    assert derivation.nodes == (seq,)
 
 
 def test_DER_6_adjacent_tool_results_are_separate_user_messages() -> None:

@@ -201,7 +201,7 @@ def test_FMT_4_a55_compaction_lines_have_the_rule_books_shape() -> None:
 
 
 def _simulated_logs() -> list[tuple[Event, ...]]:
-    from model.simulate import simulate
+    from sessionspec.simulate import simulate
 
     return [simulate(seed, 12) for seed in range(4)]
 

@@ -21,8 +21,8 @@ import pytest
 from model.header import prefix_messages
 from model.jsonval import freeze, js_stringify
 from model.log import Dialect
-from model.reconstruct import request_points
 from model.wire import request_to_json
+from sessionspec.fast.request_points import request_points
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from tests.conftest import GROUNDTRUTH
 

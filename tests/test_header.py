@@ -17,9 +17,9 @@ from model.header import (
 )
 from model.jsonval import ABSENT, Json, JsonObject, js_stringify, obj
 from model.log import Event, make_event
-from model.reconstruct import request_points
 from model.rejected import Rejected
 from model.surface import fold_surface
+from sessionspec.fast.request_points import request_points
 from spec.properties import canonical_idempotent, header_eq_laws
 from spec.strategies import LogBuilder, canonical_headers, headers
 

@@ -1,6 +1,6 @@
 """INV-5 / P-INV-1: the checker's one-pass fold equals the from-scratch definition.
 
-``model.reconstruct.request_points`` (the incremental fold the checker runs,
+``sessionspec.fast.request_points.request_points`` (the incremental fold the checker runs,
 linear in the log) must give, for every request point, the same request as
 ``rebuild_request_at`` (a fresh ``derive`` of ``log[0:step_start]`` and the
 header fold at the first chunk, HDR-9; quadratic when used for every request).
@@ -18,12 +18,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from model.codec import parse_event_line
-from model.derive import IncrementalDerivation, derive
+from model.derive import derive
 from model.jsonval import JsonObject, js_stringify
 from model.log import Event
-from model.reconstruct import RequestPoint, rebuild_request_at, request_points
+from model.reconstruct import rebuild_request_at
 from model.rejected import Rejected
 from model.wire import request_to_json
+from sessionspec.fast.derivation import IncrementalDerivation
+from sessionspec.fast.request_points import RequestPoint, request_points
 from sessionspec.generate import generate_lines, simulated_log
 from spec.strategies import well_formed_logs
 

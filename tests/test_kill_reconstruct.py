@@ -11,8 +11,9 @@ import pytest
 
 from model.jsonval import freeze
 from model.log import Event, make_event
-from model.reconstruct import rebuild_request_at, request_points
+from model.reconstruct import rebuild_request_at
 from model.rejected import Rejected
+from sessionspec.fast.request_points import request_points
 
 HEADER = {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"}
 

@@ -22,7 +22,6 @@ from model.loop import (
     Interrupt,
     InterruptKind,
     LoopInstance,
-    Mismatch,
     Placement,
     PostStepResult,
     Prompt,
@@ -39,16 +38,16 @@ from model.loop import (
     new_instance,
     next_turn_number,
     prompt_message_data,
-    reconstruction_mismatch,
     run_turn,
     seed_config,
     text_content,
     to_jsonl,
 )
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
-from model.reconstruct import reconstruct_requests
+from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
-from model.simulate import simulate
+from sessionspec.fast.request_points import reconstruct_requests
+from sessionspec.simulate import simulate
 from spec.loop_properties import PROPERTY_PREDICATES, p_inv_1, p_loop_4, p_pfx_6, p_pfx_7
 
 PFX = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<pfx>"),))
@@ -345,17 +344,17 @@ def test_hooks_post_step_appends_before_step_end_and_request_error_decides() -> 
 def test_INV_4_Q_6_the_harness_check_skips_provider_and_effort() -> None:
     out = _turn()
     sent = out.requests[0]
-    assert reconstruction_mismatch(out.log, sent) is None
+    assert reconstruction_mismatch(out.log, sent.request, sent.step_start_seq, sent.dispatch_len) is None
     provider = replace(sent, request=replace(sent.request, provider="other"))
-    assert reconstruction_mismatch(out.log, provider) == Mismatch(fields=("provider",), harness_accepts=True)
+    assert reconstruction_mismatch(out.log, provider.request, provider.step_start_seq, provider.dispatch_len) == Mismatch(fields=("provider",), harness_accepts=True)
     model = replace(sent, request=replace(sent.request, model="other"))
-    assert reconstruction_mismatch(out.log, model) == Mismatch(fields=("model",), harness_accepts=False)
+    assert reconstruction_mismatch(out.log, model.request, model.step_start_seq, model.dispatch_len) == Mismatch(fields=("model",), harness_accepts=False)
 
 
 def test_INV_2_no_boundary_is_rejected() -> None:
     out = _turn()
     bad = replace(out.requests[0], step_start_seq=0)
-    result = reconstruction_mismatch(out.log, bad)
+    result = reconstruction_mismatch(out.log, bad.request, bad.step_start_seq, bad.dispatch_len)
     assert isinstance(result, Rejected) and result.rule == "INV-2"
 
 
@@ -472,7 +471,7 @@ def test_WIRE_3_requests_are_deeply_immutable_values() -> None:
 
 
 def test_PFX_4_another_agents_scoped_listener_never_contributes() -> None:
-    from model.loop import Fault
+    from sessionspec.planted.loop import Planted, planted
     from spec.loop_properties import p_pfx_4
 
     theirs = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<theirs>"),), scope="other")
@@ -483,8 +482,8 @@ def test_PFX_4_another_agents_scoped_listener_never_contributes() -> None:
     assert [js_stringify(m) for m in out.requests[0].request.messages[:2]] == [
         js_stringify(prefix_message("<pfx>")), js_stringify(prefix_message("<mine>"))]
     assert p_pfx_4(out.requests, theirs.content) is None
-    broken = run_turn((), new_instance(), agent, TurnScript(prompt=Prompt(content=text_content("hi"))),
-                      fault=Fault.IGNORE_SCOPE)
+    with planted(Planted.IGNORE_SCOPE):
+        broken = run_turn((), new_instance(), agent, TurnScript(prompt=Prompt(content=text_content("hi"))))
     assert not isinstance(broken, Rejected)
     problem = p_pfx_4(broken.requests, theirs.content)
     assert problem is not None and problem.startswith("P-PFX-4")

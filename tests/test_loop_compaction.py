@@ -23,7 +23,6 @@ from model.loop import (
     AgentConfig,
     ErrorAction,
     ErrorDecision,
-    Fault,
     Hooks,
     Interrupt,
     Prompt,
@@ -36,7 +35,6 @@ from model.loop import (
     Window,
     compaction_hooks,
     manual_listener,
-    metered_pressure_listener,
     new_instance,
     overflow_listener,
     run_turn,
@@ -46,6 +44,8 @@ from model.prefix import Contributor, Idiom, prefix_message
 from model.prune import PruneConfig, prune_session
 from model.rejected import Rejected
 from model.surface import fold_surface
+from sessionspec.fast.meter import metered_pressure_listener
+from sessionspec.planted.loop import Planted, planted
 from spec.compaction_properties import (
     brackets,
     p_cmp_3,
@@ -95,15 +95,16 @@ def _run(scripts: list[tuple[TurnScript, Hooks]]) -> Run:
     return Run(log=log, requests=tuple(requests), summaries=tuple(summaries))
 
 
-def _session(fault: Fault = Fault.NONE) -> Run:
+def _session(fault: Planted | None = None) -> Run:
     """Pressure compactions with prunes, an overflow recovery with retry, a manual compaction."""
-    hooks = compaction_hooks(PLUGIN, fault)
-    manual = replace(hooks, post_step=manual_listener(PLUGIN, fault))
+    hooks = compaction_hooks(PLUGIN)
+    manual = replace(hooks, post_step=manual_listener(PLUGIN))
     overflow = TurnScript(prompt=Prompt(content=text_content("question " + "long " * 40)),
                           replies=(OVERFLOW, Reply(text="recovered")))
-    return _run([(_big(1), hooks), (_big(2), hooks), (_big(3, 2000), hooks), (overflow, hooks), (_big(4), hooks),
-                 (TurnScript(prompt=Prompt(content=text_content("compact now")), replies=(Reply(text="ok"),)), manual),
-                 (_big(5), hooks)])
+    with planted(fault):
+        return _run([(_big(1), hooks), (_big(2), hooks), (_big(3, 2000), hooks), (overflow, hooks), (_big(4), hooks),
+                     (TurnScript(prompt=Prompt(content=text_content("compact now")), replies=(Reply(text="ok"),)), manual),
+                     (_big(5), hooks)])
 
 
 def _ok(run: Run) -> None:
@@ -158,13 +159,13 @@ def test_CMP_7_overflow_recovery_retries_and_second_overflow_fails() -> None:
 
 
 def test_P_CMP_3_catches_a_retention_walk_that_splits_a_tool_pair() -> None:
-    run = _session(Fault.COMPACT_SPLITS_TOOL_PAIR)
+    run = _session(Planted.COMPACT_SPLITS_TOOL_PAIR)
     problem = p_cmp_3(run.log)
     assert problem is not None and problem.startswith("P-CMP-3")
 
 
 def test_P_CMP_5_catches_a_compaction_that_drops_the_prefix() -> None:
-    run = _session(Fault.COMPACT_DROPS_PREFIX)
+    run = _session(Planted.COMPACT_DROPS_PREFIX)
     problem = p_cmp_5(run.log, run.requests)
     assert problem is not None and problem.startswith("P-CMP-5")
 

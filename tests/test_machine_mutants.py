@@ -1,7 +1,7 @@
 """The machines can fail: each invariant catches a deliberately broken loop model.
 
 Each test runs the loop machine with ONE invariant enabled against a faulty
-variant (``model.loop.Fault``) and asserts that Hypothesis finds the violation,
+variant (``sessionspec.planted.loop.Planted``) and asserts that Hypothesis finds the violation,
 reported under that invariant's property ID.  Shrinking is skipped (only
 finding matters here), and the runs are derandomized so they are stable.
 """
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from model.loop import Fault
+from sessionspec.planted.loop import Planted
 from spec.machines import Check, loop_machine
 
 FIND = settings(max_examples=300, stateful_step_count=20, deadline=None, derandomize=True, database=None,
@@ -20,30 +20,30 @@ FIND = settings(max_examples=300, stateful_step_count=20, deadline=None, derando
 
 CASES = [
     # freeze: recomposing every turn composes twice in one instance / changes the prefix by a change header
-    (Fault.RECOMPOSE_EVERY_TURN, Check.FREEZE),
+    (Planted.RECOMPOSE_EVERY_TURN, Check.FREEZE),
     # freeze: a cache that aliases the contributor's objects sees its later mutation
-    (Fault.NO_CLONE, Check.FREEZE),
+    (Planted.NO_CLONE, Check.FREEZE),
     # discard: an interrupted composition must not be cached
-    (Fault.CACHE_INTERRUPTED, Check.DISCARD),
+    (Planted.CACHE_INTERRUPTED, Check.DISCARD),
     # reconstructability: the prefix after history is not prefix ++ derive(boundary)
-    (Fault.PREFIX_AFTER_HISTORY, Check.RECONSTRUCT),
+    (Planted.PREFIX_AFTER_HISTORY, Check.RECONSTRUCT),
     # reconstructability: a boundary taken after agent/request leaks the request-time inject
-    (Fault.SNAPSHOT_AFTER_REQUEST, Check.RECONSTRUCT),
+    (Planted.SNAPSHOT_AFTER_REQUEST, Check.RECONSTRUCT),
     # cache stability: with the prefix at the tail a request cannot extend the previous one
-    (Fault.PREFIX_AFTER_HISTORY, Check.CACHE),
+    (Planted.PREFIX_AFTER_HISTORY, Check.CACHE),
     # the prefix appended to history becomes history
-    (Fault.PREFIX_IN_HISTORY, Check.HISTORY),
+    (Planted.PREFIX_IN_HISTORY, Check.HISTORY),
     # compaction: a retention walk without head-ward rounding splits a tool call from its result
-    (Fault.COMPACT_SPLITS_TOOL_PAIR, Check.PAIRS),
+    (Planted.COMPACT_SPLITS_TOOL_PAIR, Check.PAIRS),
     # compaction: a bracket that re-anchors the header without the prefix touches the envelope
-    (Fault.COMPACT_DROPS_PREFIX, Check.ENVELOPE),
+    (Planted.COMPACT_DROPS_PREFIX, Check.ENVELOPE),
     # dispatch: a waterfall that reaches other agents' scoped listeners
-    (Fault.IGNORE_SCOPE, Check.DISPATCH),
+    (Planted.IGNORE_SCOPE, Check.DISPATCH),
 ]
 
 
 @pytest.mark.parametrize(("fault", "check"), CASES, ids=[f"{f.name}-{c.name}" for f, c in CASES])
-def test_machine_finds_fault(fault: Fault, check: Check) -> None:
+def test_machine_finds_fault(fault: Planted, check: Check) -> None:
     machine = loop_machine(fault, frozenset({check}))
     with pytest.raises(AssertionError, match=check.value):
         run_state_machine_as_test(machine, settings=FIND)
@@ -52,5 +52,5 @@ def test_machine_finds_fault(fault: Fault, check: Check) -> None:
 def test_correct_model_passes_each_single_check() -> None:
     """Control: the unbroken model passes the same runs for every check."""
     for check in Check:
-        run_state_machine_as_test(loop_machine(Fault.NONE, frozenset({check})),
+        run_state_machine_as_test(loop_machine(None, frozenset({check})),
                                   settings=settings(FIND, max_examples=15))

@@ -11,7 +11,7 @@ from model.prefix import (
     Contributor,
     Idiom,
     compose,
-    freeze_prefix,
+    frozen_copy,
     mutate_held,
     prefix_message,
 )
@@ -25,7 +25,7 @@ def _c(text: str, idiom: Idiom = Idiom.PREPEND, *, inject: JsonObject | None = N
 
 def _texts(held: list[object]) -> list[str]:
     out: list[str] = []
-    for m in freeze_prefix(held):
+    for m in frozen_copy(held):
         assert isinstance(m, JsonObject)
         content = m["content"]
         assert isinstance(content, tuple) and isinstance(content[0], JsonObject)
@@ -37,7 +37,7 @@ def _texts(held: list[object]) -> list[str]:
 
 def test_PFX_3_no_contributor_yields_the_empty_seed() -> None:
     result = compose(())
-    assert result.failure is None and result.held == [] and freeze_prefix(result.held) == ()
+    assert result.failure is None and result.held == [] and frozen_copy(result.held) == ()
 
 
 def test_PFX_4_prepend_idiom_gives_registration_order() -> None:
@@ -79,12 +79,12 @@ def test_PFX_8_injects_run_in_registration_order() -> None:
 
 def test_PFX_6_the_frozen_copy_ignores_a_contributor_mutating_its_reference() -> None:
     result = compose((_c("mine", mutate_after=True), _c("other")))
-    cached = freeze_prefix(result.held)
+    cached = frozen_copy(result.held)
     before = js_stringify(cached)
     mutate_held(result.mutators_own)
     assert js_stringify(cached) == before
     # The contributor's own object did change: an aliasing cache would see it.
-    assert MUTATION_MARK in js_stringify(freeze_prefix(result.held))
+    assert MUTATION_MARK in js_stringify(frozen_copy(result.held))
     assert MUTATION_MARK not in before
 
 
@@ -104,4 +104,4 @@ def test_PFX_3_the_seed_is_frozen_and_the_fallback_returns_it_empty() -> None:
 
     assert EMPTY_SEED == () and isinstance(EMPTY_SEED, tuple)  # no in-place mutation is possible
     # Only returned contributions reach the result: a contributor of nothing adds nothing.
-    assert freeze_prefix(compose((Contributor(idiom=Idiom.PREPEND, content=()),)).held) == ()
+    assert frozen_copy(compose((Contributor(idiom=Idiom.PREPEND, content=()),)).held) == ()

@@ -205,7 +205,7 @@ def test_INV_5_replay_of_simulated_logs_with_compactions_matches_the_simulators_
     every request replay prints equals the executable definition: a fresh
     derivation before its step/start and the header at its first chunk."""
     from model.loop import to_jsonl
-    from model.simulate import simulate
+    from sessionspec.simulate import simulate
 
     events = simulate(7, 40, contributors=2, compaction=True)
     loaded = load_log_text(to_jsonl(events))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given
 
 from model.codec import parse_event_line
-from model.derive import IncrementalDerivation
 from model.jsonval import JsonObject, obj
 from model.log import Dialect, Event, make_event
 from model.rejected import Rejected
 from model.seed import validate_load, validate_seed
+from sessionspec.fast.derivation import IncrementalDerivation
 from spec.strategies import well_formed_logs
 from tests.conftest import GROUNDTRUTH
 

@@ -20,11 +20,11 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from model.compaction import is_checkpoint_source
 from model.jsonval import JsonObject, get
 from model.log import Event
-from model.loop import Fault
-from model.reconstruct import reconstruct_requests
 from model.rejected import Rejected
-from model.simulate import simulate, to_jsonl
 from sessionspec.check.checker import FileReport, Verdict, check_path
+from sessionspec.fast.request_points import reconstruct_requests
+from sessionspec.planted.loop import Planted
+from sessionspec.simulate import simulate, to_jsonl
 from spec.compaction_properties import brackets, p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
 from spec.machines import Check, loop_machine
 
@@ -82,9 +82,9 @@ def test_FMT_7_simulated_logs_are_valid_under_the_checker(tmp_path: Path) -> Non
         assert report.verdict is Verdict.VALID, (seed, report.findings)
 
 
-@pytest.mark.parametrize(("fault", "rule"), [(Fault.COMPACT_SPLITS_TOOL_PAIR, "CMP-10"),
-                                             (Fault.COMPACT_DROPS_PREFIX, "PFX-15")])
-def test_CMP_10_PFX_15_logs_of_broken_compaction_are_invalid(tmp_path: Path, fault: Fault, rule: str) -> None:
+@pytest.mark.parametrize(("fault", "rule"), [(Planted.COMPACT_SPLITS_TOOL_PAIR, "CMP-10"),
+                                             (Planted.COMPACT_DROPS_PREFIX, "PFX-15")])
+def test_CMP_10_PFX_15_logs_of_broken_compaction_are_invalid(tmp_path: Path, fault: Planted, rule: str) -> None:
     report = _check(simulate(11, 60, contributors=2, compaction=True, fault=fault), tmp_path)
     assert report.verdict is Verdict.INVALID
     assert rule in {f.rule for f in report.findings}
@@ -101,7 +101,7 @@ def test_FMT_7_any_seed_gives_a_valid_log(seed: int, compaction: bool) -> None:
 # ----------------------------------------------------------------- the machines' logs
 
 
-def _checked_machine(fault: Fault) -> type[RuleBasedStateMachine]:
+def _checked_machine(fault: Planted | None) -> type[RuleBasedStateMachine]:
     """The loop machine (no in-run invariants) whose teardown judges the log with the checker."""
     base = loop_machine(fault, frozenset[Check]())
 
@@ -123,10 +123,10 @@ CHECKED = settings(max_examples=25, stateful_step_count=20, deadline=None, deran
 
 
 def test_FMT_7_logs_of_the_loop_machine_are_valid() -> None:
-    run_state_machine_as_test(_checked_machine(Fault.NONE), settings=CHECKED)
+    run_state_machine_as_test(_checked_machine(None), settings=CHECKED)
 
 
 def test_CMP_10_a_broken_compaction_in_the_machine_writes_an_invalid_log() -> None:
     with pytest.raises(AssertionError, match="checker: invalid"):
-        run_state_machine_as_test(_checked_machine(Fault.COMPACT_SPLITS_TOOL_PAIR),
+        run_state_machine_as_test(_checked_machine(Planted.COMPACT_SPLITS_TOOL_PAIR),
                                   settings=settings(CHECKED, max_examples=300))

@@ -13,9 +13,9 @@ from model.codec import parse_event_line
 from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, js_stringify, obj
 from model.log import Event
-from model.reconstruct import reconstruct_requests
 from model.rejected import Rejected
 from model.wire import Request, build_request, request_to_json
+from sessionspec.fast.request_points import reconstruct_requests
 from spec.strategies import canonical_headers
 from tests.conftest import GROUNDTRUTH
 

@@ -35,11 +35,11 @@ from model.header import EpochHeader, HeaderReason, check_llm_shape, header_of_e
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
 from model.log import Dialect, Event
 from model.placeholder import holds_placeholder, is_placeholder
-from model.reconstruct import request_points
 from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.fast.request_points import request_points
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"

@@ -29,7 +29,6 @@ from model.log import Event
 from model.loop import (
     AgentConfig,
     CompactionPlugin,
-    Fault,
     Hooks,
     LoopInstance,
     compaction_hooks,
@@ -54,17 +53,18 @@ from sessionspec.conformance.stateless_ops import (
     replay_op,
 )
 from sessionspec.conformance.vector_format import to_plain
+from sessionspec.planted.loop import Planted, planted
 from sessionspec.replay import LoadError, load_log_text
 
 
 @dataclass(slots=True, kw_only=True)
 class ModelSession:
     """The reference implementation of the operations: one agent over one
-    session log, driven by the model's pure functions.  ``fault`` selects a
-    deliberately broken loop (mutants only); ``resume_drops_prefix`` and
+    session log, driven by the model's pure functions.  ``planted`` selects a
+    deliberately broken loop (mutants only, :mod:`sessionspec.planted.loop`); ``resume_drops_prefix``
     is the adapter-level mutant."""
 
-    fault: Fault = Fault.NONE
+    planted: Planted | None = None
     resume_drops_prefix: bool = False
     log: tuple[Event, ...] = ()
     instance: LoopInstance = field(default_factory=new_instance)
@@ -146,12 +146,13 @@ class ModelSession:
             return Hooks()
         plugin = CompactionPlugin(summarizer=self.summarizer, instruction=setup.instruction, config=setup.config,
                                   context_window=setup.context_window, prune=setup.prune)
-        return compaction_hooks(plugin, self.fault)
+        return compaction_hooks(plugin)
 
     def _send(self, op: Mapping[str, object]) -> Response:
         script = decode_script(op)
         before = len(self.log)
-        outcome = run_turn(self.log, self.instance, self.agent, script, hooks=self._hooks(), fault=self.fault)
+        with planted(self.planted):
+            outcome = run_turn(self.log, self.instance, self.agent, script, hooks=self._hooks())
         if isinstance(outcome, Rejected):
             return rejection(outcome)
         self.log, self.instance, self.agent = outcome.log, outcome.instance, outcome.agent

@@ -1,8 +1,8 @@
 """``sessionspec mutants``: the model with one rule broken, to prove the kit can fail.
 
 Each mutant is served by ``sessionspec serve-model --mutant NAME``: the adapter
-process either runs the loop with one of :class:`model.loop.Fault`'s broken
-variants, sets one of :class:`~sessionspec.conformance.adapter.ModelSession`'s mutant switches, or
+process either runs the loop with one of the planted variants of
+:mod:`sessionspec.planted.loop`, sets one of :class:`~sessionspec.conformance.adapter.ModelSession`'s mutant switches, or
 replaces ONE model function *in that adapter process only* (never in the
 oracle's process).  ``sessionspec mutants`` runs the committed vectors and a
 small ``conform`` budget against every mutant and prints the kill table: the
@@ -20,9 +20,9 @@ from typing import Final, final
 
 from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event
-from model.loop import Fault
 from model.rejected import Rejected
 from sessionspec.conformance.adapter import ModelSession
+from sessionspec.planted.loop import Planted
 
 HELP: Final = "run the vectors and conform against every mutant adapter and print the kill table"
 
@@ -36,9 +36,9 @@ class Mutant:
     install: Callable[[ModelSession], ModelSession]
 
 
-def _fault(fault: Fault) -> Callable[[ModelSession], ModelSession]:
+def _fault(fault: Planted) -> Callable[[ModelSession], ModelSession]:
     def install(session: ModelSession) -> ModelSession:
-        session.fault = fault
+        session.planted = fault
         return session
 
     return install
@@ -46,16 +46,16 @@ def _fault(fault: Fault) -> Callable[[ModelSession], ModelSession]:
 
 def _change_every_step(session: ModelSession) -> ModelSession:
     """LOOP-9 broken: a ``change`` header is written before every request."""
-    import model.loop as loop
+    import model.loop.step as step
     from model.header import EpochHeader, HeaderReason
+    from model.loop import LoopInstance
+    from model.loop.instance import header_record as original
 
-    original = loop.header_record
-
-    def header_record(instance: loop.LoopInstance, logged: EpochHeader | Absent, header: EpochHeader) -> HeaderReason | None:
+    def header_record(instance: LoopInstance, logged: EpochHeader | Absent, header: EpochHeader) -> HeaderReason | None:
         reason = original(instance, logged, header)
         return HeaderReason.CHANGE if reason is None else reason
 
-    setattr(loop, "header_record", header_record)  # noqa: B010 (the patch is the point)
+    setattr(step, "header_record", header_record)  # noqa: B010 (the patch is the point)
     return session
 
 
@@ -103,7 +103,7 @@ def _keep_empty_assistant(session: ModelSession) -> ModelSession:
 def _keep_empty_tools(session: ModelSession) -> ModelSession:
     """HDR-2 broken: the canonical header keeps ``tools: []``."""
     import model.header as header
-    import model.loop as loop
+    import model.loop.step as step
 
     original = header.canonical
 
@@ -113,7 +113,7 @@ def _keep_empty_tools(session: ModelSession) -> ModelSession:
             return replace(result, tools=())
         return result
 
-    setattr(loop, "canonical", canonical)  # noqa: B010
+    setattr(step, "canonical", canonical)  # noqa: B010
     return session
 
 
@@ -130,26 +130,26 @@ def _accept_larger_summary(session: ModelSession) -> ModelSession:
 
 MUTANTS: Final = (
     Mutant(name="recompose-every-turn", rule="PFX-2", description="recompose the session prefix at every turn",
-           install=_fault(Fault.RECOMPOSE_EVERY_TURN)),
+           install=_fault(Planted.RECOMPOSE_EVERY_TURN)),
     Mutant(name="cache-interrupted", rule="PFX-5", description="cache the prefix of an interrupted composition",
-           install=_fault(Fault.CACHE_INTERRUPTED)),
+           install=_fault(Planted.CACHE_INTERRUPTED)),
     Mutant(name="prefix-after-history", rule="PFX-11", description="put the prefix after the history in the request",
-           install=_fault(Fault.PREFIX_AFTER_HISTORY)),
+           install=_fault(Planted.PREFIX_AFTER_HISTORY)),
     Mutant(name="prefix-in-history", rule="PFX-9", description="write the messagePrefix into the history",
-           install=_fault(Fault.PREFIX_IN_HISTORY)),
+           install=_fault(Planted.PREFIX_IN_HISTORY)),
     Mutant(name="no-clone", rule="PFX-6", description="cache the contributors' objects without a deep copy",
-           install=_fault(Fault.NO_CLONE)),
+           install=_fault(Planted.NO_CLONE)),
     Mutant(name="snapshot-after-request", rule="LOOP-6", description="take the boundary after agent/request",
-           install=_fault(Fault.SNAPSHOT_AFTER_REQUEST)),
+           install=_fault(Planted.SNAPSHOT_AFTER_REQUEST)),
     Mutant(name="change-every-step", rule="LOOP-9", description="write a change header before every request",
            install=_change_every_step),
     Mutant(name="drop-prefix-on-resume", rule="PFX-1", description="a resumed instance starts with an empty prefix",
            install=_drop_prefix_on_resume),
     Mutant(name="compaction-drops-prefix", rule="CMP-24",
            description="a compaction folds the prefix away (re-anchors a header without it)",
-           install=_fault(Fault.COMPACT_DROPS_PREFIX)),
+           install=_fault(Planted.COMPACT_DROPS_PREFIX)),
     Mutant(name="split-tool-pair", rule="CMP-10", description="the retention walk may cut inside a tool pair",
-           install=_fault(Fault.COMPACT_SPLITS_TOOL_PAIR)),
+           install=_fault(Planted.COMPACT_SPLITS_TOOL_PAIR)),
     Mutant(name="off-by-one-range", rule="CMP-11", description="the replaced range ends one node early",
            install=_off_by_one_range),
     Mutant(name="keep-empty-assistant", rule="DER-5", description="derivation keeps empty assistant messages",

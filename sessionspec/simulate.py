@@ -1,8 +1,8 @@
 """Synthetic, valid A55 session logs written by the loop model itself.
 
-:func:`simulate` plays ``turns`` scripted turns through :func:`model.loop.run_turn_live`
-(the same transitions as :func:`model.loop.run_turn`, on a log kept open across
-turns), so every event passes the core surface validation as it is appended and
+:func:`simulate` plays ``turns`` scripted turns through
+:func:`sessionspec.fast.live.run_turn_live` (the turn of :func:`model.loop.run_turn`,
+on a log kept open across turns), so every event passes the core surface validation as it is appended and
 every request is the one the loop would send.  The shape is realistic: streamed
 replies (many ``assistant/chunk`` events per reply), tool rounds (parallel calls,
 several rounds per turn, large results), reasoning, a session prefix that drifts
@@ -37,7 +37,6 @@ from model.loop import (
     PERSONA,
     AgentConfig,
     CompactionPlugin,
-    Fault,
     Hooks,
     Interrupt,
     InterruptKind,
@@ -48,17 +47,17 @@ from model.loop import (
     ToolCallSpec,
     TurnScript,
     Window,
-    metered_pressure_listener,
     new_instance,
-    open_log,
     overflow_listener,
-    run_turn_live,
     text_content,
     to_jsonl,
 )
 from model.prefix import Contributor, Idiom, prefix_message
 from model.prune import PruneConfig
 from model.rejected import Rejected
+from sessionspec.fast.live import open_log, run_turn_live
+from sessionspec.fast.meter import metered_pressure_listener
+from sessionspec.planted.loop import Planted, planted
 
 __all__ = ["simulate", "simulation_plugin", "to_jsonl"]
 
@@ -166,22 +165,21 @@ def _agent(contributors: int, generation: int, system: str, tools: tuple[Json, .
         for i in range(contributors)))
 
 
-def simulate(seed: int, turns: int, *, contributors: int = 1, resume_every: int = 4, fault: Fault = Fault.NONE,
+def simulate(seed: int, turns: int, *, contributors: int = 1, resume_every: int = 4, fault: Planted | None = None,
              compaction: bool = False, context_window: int = 4000, prune: bool = True) -> tuple[Event, ...]:
     """A realistic, valid A55 log of ``turns`` turns, deterministic in ``seed``.
 
     ``compaction=True`` mounts compact-basic (and the prune service unless
     ``prune=False``) with ``context_window`` tokens, so pressure compactions,
     re-compactions of earlier checkpoints, prunes and overflow recoveries happen
-    regularly.  ``fault`` runs a deliberately broken loop (mutant tests only)."""
+    regularly.  ``fault`` runs a deliberately broken loop (planted, mutant tests only)."""
     rng = random.Random(seed)
     live = open_log()
     assert not isinstance(live, Rejected)  # the empty log is valid
     hooks = Hooks()
     if compaction:
         plugin = simulation_plugin(context_window, prune)
-        hooks = Hooks(post_step=metered_pressure_listener(plugin, fault),
-                      request_error=overflow_listener(plugin, fault))
+        hooks = Hooks(post_step=metered_pressure_listener(plugin), request_error=overflow_listener(plugin))
     generation = 0
     agent = _agent(contributors, generation, PERSONA, (ECHO_TOOL,))
     instance = new_instance()
@@ -189,8 +187,8 @@ def simulate(seed: int, turns: int, *, contributors: int = 1, resume_every: int 
         if n and resume_every and n % resume_every == 0:
             generation += 1
             agent, instance = _agent(contributors, generation, agent.system, agent.tools), new_instance()
-        outcome = run_turn_live(live, instance, agent, _script(rng, n, agent.system, compaction), hooks=hooks,
-                                fault=fault)
+        with planted(fault):
+            outcome = run_turn_live(live, instance, agent, _script(rng, n, agent.system, compaction), hooks=hooks)
         # The model's own loop only writes valid logs; a Rejected here is a model bug.
         assert not isinstance(outcome, Rejected), outcome
         instance, agent = outcome.instance, outcome.agent

@@ -1,0 +1,58 @@
+"""The ways a turn ends early: a request error (LOOP-14) and an interruption (LOOP-15)."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from model.jsonval import JsonObject
+from model.loop.events import Draft, ErrorAction, ErrorDecision, RequestErrorContext
+from model.loop.script import InterruptKind, Reply, obj
+from model.loop.state import Interrupted, StepEnd, Turn, TurnFailed
+from model.loop.stream import failure_of
+from model.rules import implements
+
+
+@implements("LOOP-14")
+def request_error(t: Turn, reply: Reply, prior_failures: list[JsonObject]) -> StepEnd:
+    """LOOP-14: "(1) close the step with ``step/end``; (2) if the turn is
+    interrupted, end the turn; (3) otherwise run the ``agent/request-error``
+    waterfall ... The default is ``{action:"fail"}``; (4) interruption wins
+    again; (5) ``retry`` appends the failure to ``priorFailures`` and starts a
+    **new numbered step** ...; (6) ``fail`` gives ``turn/end {kind:"error",
+    step, failure}``."  The listeners see whether the signal is aborted."""
+    t.append(Draft(type_name="step/end", data=obj(("turn", t.turn), ("step", t.step))))
+    t.open_step = None
+    failure = failure_of(reply)
+    default = ErrorAction.RETRY if reply.retry else ErrorAction.FAIL
+    decision = ErrorDecision(action=default)
+    if t.hooks.request_error is not None:
+        decision = t.hooks.request_error(t.w.events, RequestErrorContext(
+            turn=t.turn, step=t.step, failure=failure, prior_failures=tuple(prior_failures), default=default,
+            aborted=t.aborted is not None))
+    for draft in decision.drafts:
+        t.append(draft)
+    t.side_calls.extend(decision.side_calls)
+    if t.aborted is not None:
+        raise Interrupted(t.aborted)
+    match decision.action:
+        case ErrorAction.RETRY:
+            prior_failures.append(failure)
+            return StepEnd.RETRY
+        case ErrorAction.FAIL:
+            raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("failure", failure)))
+        case _:
+            assert_never(decision.action)
+
+
+@implements("LOOP-15")
+def interruption_reason(kind: InterruptKind, step: int) -> JsonObject:
+    """LOOP-15: "``turn/end {kind:"aborted"}`` follows; it is ``{kind:"disposed"}``
+    when the handle is disposed, and disposal always wins."  Q-30: a foreign
+    abort reason ends ``{kind:"error", step, message:"turn interrupted"}``."""
+    match kind:
+        case InterruptKind.CANCEL | InterruptKind.DISPOSE:
+            return obj(("kind", kind.value))
+        case InterruptKind.FOREIGN:
+            return obj(("kind", "error"), ("step", step), ("message", "turn interrupted"))
+        case _:
+            assert_never(kind)

@@ -1,0 +1,86 @@
+"""LOOP-5 stages 9..12 and LOOP-7: the boundary snapshot, ``step/start`` and
+``runStep`` up to the dispatch of the frozen request."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model.header import EpochHeader, canonical, header_to_json
+from model.jsonval import JsonObject, get
+from model.loop.compose import cached_prefix
+from model.loop.events import Draft, SentRequest
+from model.loop.instance import LOSSY_HEADER_MESSAGE, apply_request_listener, header_record, seed_config
+from model.loop.script import Reply, Window, obj
+from model.loop.state import APPEND, Turn, TurnFailed
+from model.rules import implements
+from model.wire import Request, build_request
+
+
+@implements("LOOP-6")
+def take_boundary(t: Turn) -> tuple[JsonObject, ...]:
+    """LOOP-6: "The boundary snapshot MUST be ``derive(log)`` taken synchronously,
+    immediately before ``step/start`` is appended.  It MUST NOT include anything
+    appended later." """
+    return t.w.boundary()
+
+
+def open_step(t: Turn) -> tuple[tuple[JsonObject, ...], int]:
+    """LOOP-5 (9) boundary, (10) ``step/start {turn, step}``, (11) checkpoint.
+    Returns the boundary and the seq of ``step/start``."""
+    boundary = take_boundary(t)
+    step_start_seq = t.append(Draft(type_name="step/start", data=obj(("turn", t.turn), ("step", t.step))))
+    t.open_step = t.step
+    t.checkpoint(Window.AFTER_STEP_START)
+    return boundary, step_start_seq
+
+
+@implements("LOOP-7", "PFX-7", "PFX-10", "PFX-16")
+def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], step_start_seq: int) -> EpochHeader:
+    """LOOP-7 (1..8): seed the config (LOOP-8), the ``agent/request`` waterfall
+    (an ``inject()`` here joins the NEXT request, LOOP-6), checkpoint, the
+    provider/model check, ``prepareCall``, checkpoint, the canonical header
+    recorded by LOOP-9, then the frozen request (WIRE-1).  PFX-7: the cached
+    prefix is reused as is; PFX-10: an empty prefix is dropped by ``canonical``
+    so the header omits ``messagePrefix``.  PFX-16: the cache may be composed
+    while no header is anchored yet (the first header then follows here).
+    Returns the header of the request."""
+    config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
+    if reply.request_inject is not None:
+        t.append(Draft(type_name="user/message", data=reply.request_inject, surface_op=APPEND))
+    t.checkpoint(Window.AFTER_REQUEST)
+    if not get(config, "provider") or not get(config, "model"):
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", "request lacks provider/model")))
+    t.checkpoint(Window.AFTER_PREPARE_CALL)
+    header = canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
+                                   message_prefix=cached_prefix(t)))
+    reason = header_record(t.instance, t.w.header, header)
+    if reason is not None and t.instance.prefix_lossy:
+        # Q-3 / PFX-13: the append rejects the non-JSON header after step/start;
+        # the cache is never cleared, so every later step of the instance fails.
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", LOSSY_HEADER_MESSAGE)))
+    if reason is not None:
+        t.append(Draft(type_name="request/header",
+                       data=obj(("header", header_to_json(header)), ("reason", reason.value))))
+        t.instance = replace(t.instance, logged_header=True)
+    request = build_request(header, boundary)
+    if reply.mutation_error is not None:
+        mutation_attempt(t, request, reply.mutation_error)
+    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.w.events),
+                                  turn=t.turn, step=t.step))
+    return header
+
+
+@implements("WIRE-3")
+def mutation_attempt(t: Turn, request: Request, message: str) -> None:
+    """WIRE-3: "The request MUST be deeply immutable, except for signal.  Any
+    attempt to mutate it (for example by a stream listener) raises into the
+    step, which becomes a turn error."  The attempt is made for real on the
+    model's value (a frozen dataclass of tuples and :class:`JsonObject`), so a
+    mutable request would let it pass and this step would go on."""
+    for value in request.messages:
+        if isinstance(value, JsonObject):
+            try:
+                value["content"] = ()  # the immutability under test
+            except TypeError:
+                raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", message))) from None
+            return

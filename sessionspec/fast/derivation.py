@@ -1,0 +1,85 @@
+"""DER-7: the incremental derivation, a cached ``derive(log)`` advanced one
+append at a time (the definition is :func:`model.derive.derive`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import final
+
+from model.derive import project
+from model.jsonval import JsonObject
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.surface import SurfaceState, apply_plan, log_view, plan_surface_event
+
+
+@final
+@dataclass(slots=True)
+class IncrementalDerivation:
+    """DER-7: a cached derivation that must equal :func:`derive` after every append.
+
+    Appends extend the cache; a replace forces a rebuild from the nodes (keyed
+    by ``replaceGeneration``).  ``messages()`` returns a fresh tuple each time.
+    This is the checker's fast path; ``derive`` stays the executable definition
+    (tests/test_incremental.py and tests/test_derive.py tie them together).
+    """
+
+    dialect: Dialect = Dialect.A55
+    events: list[Event] = field(default_factory=list)
+    surface: SurfaceState = field(default_factory=SurfaceState)
+    _messages: list[JsonObject] = field(default_factory=list)
+    _cached_generation: int = 0
+    # The projection of each node (None: the node derives no message), kept
+    # beside ``nodes`` so a rebuild after a replace never re-projects.
+    _node_messages: list[JsonObject | None] = field(default_factory=list)
+
+    def append(self, event: Event) -> Rejected | None:
+        """Validate and append one event; on rejection nothing changes (LOG-6)."""
+        plan = plan_surface_event(self.surface.nodes, event, log_view(self.events, len(self.events)), self.dialect)
+        if isinstance(plan, Rejected):
+            return plan
+        message: JsonObject | None = None
+        if plan is not None:
+            projected = project(event, self.dialect)
+            if isinstance(projected, Rejected):
+                return projected
+            message = projected
+        self.events.append(event)
+        if plan is None:
+            return None
+        # SURF-8: the one splice of the surface (model.surface.apply_plan).
+        self.surface = apply_plan(self.surface, plan)
+        if plan.is_replace:
+            self._node_messages[plan.start_idx : plan.end_idx + 1] = [message]
+        else:
+            self._node_messages.append(message)
+            if self._cached_generation == self.replace_generation and message is not None:
+                self._messages.append(message)
+        return None
+
+    def snapshot(self) -> tuple[list[JsonObject], int]:
+        """The current derivation as ``(store, length)`` without copying.
+
+        Stable: the store is only ever appended to, and a rebuild after a
+        replace makes a *new* list, so ``store[:length]`` never changes.
+        """
+        if self._cached_generation != self.replace_generation:
+            # Equal to derive_nodes(self.nodes, ...) (DER-4): every node was
+            # projected when it was appended; DER-7's property checks it.
+            self._messages = [m for m in self._node_messages if m is not None]
+            self._cached_generation = self.replace_generation
+        return self._messages, len(self._messages)
+
+    def messages(self) -> tuple[JsonObject, ...]:
+        store, length = self.snapshot()
+        return tuple(store[:length])
+
+
+    @property
+    def nodes(self) -> tuple[int, ...]:
+        """The surface nodes (SURF-1)."""
+        return self.surface.nodes
+
+    @property
+    def replace_generation(self) -> int:
+        return self.surface.replace_generation

@@ -1,0 +1,163 @@
+"""INV-5 in one pass: every loop request of a log with its boundary and header,
+as the checker and replay need them (the definition, quadratic when run for
+every request, is :func:`model.reconstruct.rebuild_request_at`; the
+properties of tests/test_incremental.py assert the two agree)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import final
+
+from model.header import EpochHeader, header_of_event
+from model.jsonval import ABSENT, Absent, JsonObject, get
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+from model.wire import Request, build_request
+from sessionspec.fast.derivation import IncrementalDerivation
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestPoint:
+    """One loop request as the log records it.
+
+    ``boundary`` is the derivation just before ``step/start`` (shared storage:
+    ``boundary_store[:boundary_length]``, stable because the incremental
+    derivation only ever appends to a list it owns or replaces it whole).
+    """
+
+    step_start_seq: int
+    first_chunk_seq: int | None
+    turn: int | None
+    step: int | None
+    header: EpochHeader | Absent
+    header_seq: int | None
+    boundary_store: list[JsonObject]
+    boundary_length: int
+    surface_length: int
+
+    @property
+    def boundary(self) -> tuple[JsonObject, ...]:
+        return tuple(self.boundary_store[: self.boundary_length])
+
+    def request(self) -> Request | None:
+        """The reconstructed request, or None when no header was in force."""
+        if self.header is ABSENT:
+            return None
+        return build_request(self.header, self.boundary)
+
+
+def _int(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@dataclass(slots=True, kw_only=True)
+class _OpenStep:
+    seq: int
+    turn: int | None
+    step: int | None
+    header: EpochHeader | Absent
+    header_seq: int | None
+    store: list[JsonObject]
+    length: int
+    surface: int
+    chunk: int | None = None
+
+    def point(self) -> RequestPoint:
+        return RequestPoint(
+            step_start_seq=self.seq,
+            first_chunk_seq=self.chunk,
+            turn=self.turn,
+            step=self.step,
+            header=self.header,
+            header_seq=self.header_seq,
+            boundary_store=self.store,
+            boundary_length=self.length,
+            surface_length=self.surface,
+        )
+
+
+@implements("INV-7", "FMT-8", "HDR-9")
+def request_points(
+    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0
+) -> tuple[RequestPoint, ...] | Rejected:
+    """Every loop request of an A55 log, in dispatch order (one pass).
+
+    A step is a request when its stream left a chunk (FMT-8), or when it
+    failed as a request error before any chunk: the turn then retries with a
+    new step or ends ``{kind:"error", failure}`` (LOOP-14).  Steps interrupted
+    before a chunk are not counted: the log cannot show whether they were
+    dispatched.  Steps of a seed (``seq < first_live_seq``) belong to the
+    source session and are skipped.  The header is the fold at the first chunk,
+    else at the step's ``step/end`` (HDR-9).
+
+    post: isinstance(__return__, Rejected) or all(p.step_start_seq >= first_live_seq for p in __return__)
+    post: isinstance(__return__, Rejected) or all(a.step_start_seq < b.step_start_seq for a, b in zip(__return__, __return__[1:]))
+    post: isinstance(__return__, Rejected) or all(p.first_chunk_seq is None or p.first_chunk_seq > p.step_start_seq for p in __return__)
+    """
+    derivation = IncrementalDerivation(dialect=dialect)
+    header: EpochHeader | Absent = ABSENT
+    header_seq: int | None = None
+    points: list[RequestPoint] = []
+    open_step: _OpenStep | None = None
+    ended_without_chunk: _OpenStep | None = None
+    for event in events:
+        if ended_without_chunk is not None and event.type in ("step/start", "turn/end", "turn/start"):
+            # The previous step ended without a chunk: it was a request error
+            # iff the turn goes on with a new step or ends in a failure.
+            if event.type == "step/start" or _is_request_failure(event):
+                points.append(ended_without_chunk.point())
+            ended_without_chunk = None
+        rejected = derivation.append(event)
+        if rejected is not None:
+            return rejected
+        match event.type:
+            case "request/header":
+                h = header_of_event(event, dialect)
+                if isinstance(h, Rejected):
+                    return h
+                header, header_seq = h, event.seq
+                if open_step is not None and open_step.chunk is None:
+                    open_step.header, open_step.header_seq = header, header_seq
+            case "step/start" if event.seq >= first_live_seq:
+                store, length = derivation.snapshot()
+                open_step = _OpenStep(
+                    seq=event.seq,
+                    turn=_int(get(event.data, "turn")),
+                    step=_int(get(event.data, "step")),
+                    header=header,
+                    header_seq=header_seq,
+                    store=store,
+                    length=length,
+                    surface=len(derivation.nodes),
+                )
+            case "assistant/chunk" if open_step is not None and open_step.chunk is None:
+                open_step.chunk = event.seq
+            case "step/end" if open_step is not None:
+                if open_step.chunk is not None:
+                    points.append(open_step.point())
+                else:
+                    ended_without_chunk = open_step
+                open_step = None
+            case _:
+                pass
+    if open_step is not None and open_step.chunk is not None:
+        points.append(open_step.point())
+    return tuple(points)
+
+
+def _is_request_failure(event: Event) -> bool:
+    reason = get(event.data, "reason")
+    return isinstance(reason, JsonObject) and get(reason, "kind") == "error" and get(reason, "failure") is not ABSENT
+
+
+def reconstruct_requests(
+    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0
+) -> tuple[Request | None, ...] | Rejected:
+    """The requests of :func:`request_points`, materialized."""
+    points = request_points(events, dialect, first_live_seq)
+    if isinstance(points, Rejected):
+        return points
+    return tuple(p.request() for p in points)

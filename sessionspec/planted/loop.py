@@ -1,0 +1,250 @@
+"""Deliberately broken loop models, to prove the machines and the conformance
+kit can fail.  Never part of ``model/``: each variant is a copy of ONE model
+function with the bug (or a thin wrapper around it), installed over the name
+the loop looks up, only while :func:`planted` is active (or for good, in a
+mutant adapter process, by :func:`install`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from enum import Enum
+from types import ModuleType
+from typing import Any, Final, assert_never
+
+import model.loop.compose as compose_module
+import model.loop.listeners as listeners_module
+import model.loop.step as step_module
+import model.loop.turn as turn_module
+from model.compaction import CompactionRun, OverflowDecision
+from model.compaction import compact_if_needed as compact_if_needed_
+from model.compaction import pressure_compaction as pressure_compaction_
+from model.compaction import recover_overflow as recover_overflow_
+from model.header import EpochHeader, canonical, header_to_json
+from model.jsonval import Json, JsonObject, get
+from model.log import Event
+from model.loop.compose import cached_prefix
+from model.loop.events import Draft, Hooks, SentRequest, TurnOutcome
+from model.loop.instance import LOSSY_HEADER_MESSAGE, LoopInstance, apply_request_listener, header_record, seed_config
+from model.loop.script import USER_SOURCE, AgentConfig, Reply, TurnScript, Window, obj
+from model.loop.state import APPEND, Interrupted, SessionLog, Turn, TurnFailed
+from model.loop.step import mutation_attempt
+from model.prefix import NOT_COMPOSED, Composition, Contributor, NotComposed, compose, frozen_copy
+from model.rejected import Rejected
+from model.wire import Request, build_request
+from sessionspec.planted import compaction as broken_compaction
+
+
+class Planted(Enum):
+    """The broken variants (the value says what is broken)."""
+
+    RECOMPOSE_EVERY_TURN = "recompose every turn"
+    CACHE_INTERRUPTED = "cache an interrupted composition"
+    PREFIX_AFTER_HISTORY = "put the prefix after history"
+    PREFIX_IN_HISTORY = "append the prefix to history"
+    NO_CLONE = "cache the contributors' objects without cloning"
+    SNAPSHOT_AFTER_REQUEST = "take the boundary after agent/request"
+    COMPACT_SPLITS_TOOL_PAIR = "a retention walk that splits a tool call from its result"
+    COMPACT_DROPS_PREFIX = "a compaction that folds the prefix away (logs a header without it)"
+    IGNORE_SCOPE = "dispatch the session-prefix waterfall to every agent's scoped listeners"
+
+
+# The model's own functions, captured before any variant is installed.
+_PLAY_TURN: Final = turn_module.play_turn
+_WRITE_CACHE: Final = compose_module.write_cache
+
+
+# --------------------------------------------------------------------------- PFX-2 / PFX-7
+
+
+def play_turn_recomposing(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript,
+                          hooks: Hooks) -> TurnOutcome | Rejected:
+    """BUG: every turn starts with an empty cache, so the prefix is recomposed."""
+    return _PLAY_TURN(w, replace(instance, prefix=NOT_COMPOSED), agent, script, hooks)
+
+
+# --------------------------------------------------------------------------- PFX-5
+
+
+def compose_caching_interrupted(t: Turn) -> None:
+    """``compose_if_needed`` that caches the composition before honouring the interruption."""
+    if not isinstance(t.instance.prefix, NotComposed):
+        return
+    comp = compose(t.agent.contributors, t.agent.agent_id)
+    for inject in comp.injects:
+        t.append(Draft(type_name="user/message", data=inject, surface_op=APPEND))
+    t.signal(Window.IN_COMPOSITION)
+    if comp.failure is not None:
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", comp.failure.message)))
+    if t.aborted is not None:
+        t.interrupted_composition = True
+        _WRITE_CACHE(t, comp)  # BUG: PFX-5 discards an interrupted composition
+        raise Interrupted(t.aborted)
+    _WRITE_CACHE(t, comp)
+
+
+# --------------------------------------------------------------------------- PFX-11
+
+
+def build_request_prefix_last(header: EpochHeader, boundary: Sequence[JsonObject]) -> Request:
+    """BUG: the prefix goes after the derived history (PFX-11 puts it before)."""
+    request = build_request(header, boundary)
+    prefix = header.message_prefix if isinstance(header.message_prefix, tuple) else ()
+    return replace(request, messages=tuple(boundary) + prefix)
+
+
+# --------------------------------------------------------------------------- PFX-9 / PFX-6
+
+
+def write_cache_into_history(t: Turn, comp: Composition) -> None:
+    """BUG: the composed prefix is appended to history (PFX-9) and the cache left empty."""
+    for message in frozen_copy(comp.held):
+        t.append(Draft(type_name="user/message",
+                       data=obj(("content", get(message, "content")),
+                                ("source", USER_SOURCE)),
+                       surface_op=APPEND))
+    t.compositions += 1
+    t.instance = replace(t.instance, prefix=(), contributor_refs=comp.mutators_own,
+                         prefix_lossy=any(c.lossy for c in t.agent.contributors))
+
+
+class _Aliased(tuple[Json, ...]):
+    """A cached prefix that still aliases the contributors' live objects."""
+
+    live: list[object]
+
+
+def write_cache_aliasing(t: Turn, comp: Composition) -> None:
+    """BUG: the cache keeps the contributors' objects instead of a deep frozen copy (PFX-6)."""
+    aliased = _Aliased(frozen_copy(comp.held))
+    aliased.live = comp.held
+    t.compositions += 1
+    t.instance = replace(t.instance, prefix=aliased, contributor_refs=comp.mutators_own,
+                         prefix_lossy=any(c.lossy for c in t.agent.contributors))
+
+
+def cached_prefix_aliasing(t: Turn) -> tuple[Json, ...]:
+    """What an aliasing cache holds now: whatever the contributors' objects say."""
+    prefix = t.instance.prefix
+    if isinstance(prefix, _Aliased):
+        return frozen_copy(prefix.live)
+    return () if isinstance(prefix, NotComposed) else prefix
+
+
+# --------------------------------------------------------------------------- LOOP-6
+
+
+def dispatch_request_late_boundary(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...],
+                                   step_start_seq: int) -> EpochHeader:
+    """``dispatch_request`` with the boundary retaken after ``agent/request`` (LOOP-6 broken)."""
+    config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
+    if reply.request_inject is not None:
+        t.append(Draft(type_name="user/message", data=reply.request_inject, surface_op=APPEND))
+    boundary = t.w.boundary()  # BUG: the request-time inject leaks into this request
+    t.checkpoint(Window.AFTER_REQUEST)
+    if not get(config, "provider") or not get(config, "model"):
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", "request lacks provider/model")))
+    t.checkpoint(Window.AFTER_PREPARE_CALL)
+    header = canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
+                                   message_prefix=cached_prefix(t)))
+    reason = header_record(t.instance, t.w.header, header)
+    if reason is not None and t.instance.prefix_lossy:
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", LOSSY_HEADER_MESSAGE)))
+    if reason is not None:
+        t.append(Draft(type_name="request/header",
+                       data=obj(("header", header_to_json(header)), ("reason", reason.value))))
+        t.instance = replace(t.instance, logged_header=True)
+    request = build_request(header, boundary)
+    if reply.mutation_error is not None:
+        mutation_attempt(t, request, reply.mutation_error)
+    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.w.events),
+                                  turn=t.turn, step=t.step))
+    return header
+
+
+# --------------------------------------------------------------------------- PFX-4
+
+
+def compose_ignoring_scope(contributors: Sequence[Contributor], agent_id: str | None = None) -> Composition:
+    """BUG: every agent's scoped listeners are dispatched (PFX-4)."""
+    return compose(tuple(replace(c, scope=None) for c in contributors), agent_id)
+
+
+# --------------------------------------------------------------------------- CMP-10 / CMP-24
+
+
+Breakage = Callable[[Sequence[Event], tuple[Event, ...]], tuple[Event, ...]]
+
+
+def _broken_compactions(breakage: Breakage) -> tuple[tuple[ModuleType, str, object], ...]:
+    """compact-basic's three entry points, each appending what ``breakage`` makes of its events."""
+    pressure, overflow, manual = pressure_compaction_, recover_overflow_, compact_if_needed_
+
+    def pressure_compaction(events: Sequence[Event], *args: Any, **kwargs: Any) -> CompactionRun | Rejected:
+        run = pressure(events, *args, **kwargs)
+        return run if isinstance(run, Rejected) else replace(run, events=breakage(events, run.events))
+
+    def recover_overflow(events: Sequence[Event], *args: Any, **kwargs: Any) -> OverflowDecision:
+        decision = overflow(events, *args, **kwargs)
+        return replace(decision, events=breakage(events, decision.events))
+
+    def compact_if_needed(events: Sequence[Event], *args: Any, **kwargs: Any) -> CompactionRun | Rejected:
+        run = manual(events, *args, **kwargs)
+        return run if isinstance(run, Rejected) else replace(run, events=breakage(events, run.events))
+
+    return ((listeners_module, "pressure_compaction", pressure_compaction),
+            (listeners_module, "recover_overflow", recover_overflow),
+            (listeners_module, "compact_if_needed", compact_if_needed))
+
+
+# --------------------------------------------------------------------------- installing
+
+
+def patches(variant: Planted) -> tuple[tuple[ModuleType, str, object], ...]:
+    """Where ``variant`` is installed: (module, the name the loop looks up there, the replacement)."""
+    match variant:
+        case Planted.RECOMPOSE_EVERY_TURN:
+            return ((turn_module, "play_turn", play_turn_recomposing),)
+        case Planted.CACHE_INTERRUPTED:
+            return ((turn_module, "compose_if_needed", compose_caching_interrupted),)
+        case Planted.PREFIX_AFTER_HISTORY:
+            return ((step_module, "build_request", build_request_prefix_last),)
+        case Planted.PREFIX_IN_HISTORY:
+            return ((compose_module, "write_cache", write_cache_into_history),)
+        case Planted.NO_CLONE:
+            return ((compose_module, "write_cache", write_cache_aliasing),
+                    (step_module, "cached_prefix", cached_prefix_aliasing))
+        case Planted.SNAPSHOT_AFTER_REQUEST:
+            return ((turn_module, "dispatch_request", dispatch_request_late_boundary),)
+        case Planted.COMPACT_SPLITS_TOOL_PAIR:
+            return _broken_compactions(broken_compaction.split_tool_pair)
+        case Planted.COMPACT_DROPS_PREFIX:
+            return _broken_compactions(broken_compaction.drop_prefix)
+        case Planted.IGNORE_SCOPE:
+            return ((compose_module, "compose", compose_ignoring_scope),)
+        case _:
+            assert_never(variant)
+
+
+@contextmanager
+def planted(variant: Planted | None) -> Iterator[None]:
+    """Run the block with ``variant`` installed (None: the model itself)."""
+    if variant is None:
+        yield
+        return
+    saved = [(module, name, getattr(module, name)) for module, name, _ in patches(variant)]
+    for module, name, replacement in patches(variant):
+        setattr(module, name, replacement)
+    try:
+        yield
+    finally:
+        for module, name, original in reversed(saved):
+            setattr(module, name, original)
+
+
+def install(variant: Planted) -> None:
+    """Install ``variant`` for good (a mutant adapter process only)."""
+    for module, name, replacement in patches(variant):
+        setattr(module, name, replacement)

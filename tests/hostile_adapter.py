@@ -13,6 +13,7 @@ The k-th request gets the k-th behaviour (the last one repeats).  Behaviours:
 - ``die``: exit with code 7 without answering;
 - ``wrongid``: answer as the model, under another id;
 - ``noprotocol``: answer ``hello`` without a ``protocol``;
+- ``hello1``: answer ``hello`` as a ``sessionspec-adapter/1`` adapter;
 - ``error``: answer ``{"error": "unsupported"}``;
 - ``garbage``: answer a line that is not JSON;
 - ``deep``: answer a JSON value nested 100,000 levels deep;
@@ -76,6 +77,10 @@ def main() -> int:
             case "noprotocol":
                 message = json.loads(line)
                 out.write(json.dumps({"id": message["id"], "ok": {"implementation": "hostile"}}).encode("utf-8") + b"\n")
+            case "hello1":
+                message = json.loads(line)
+                message["ok"]["protocol"] = "sessionspec-adapter/1"
+                out.write(json.dumps(message).encode("utf-8") + b"\n")
             case "error":
                 message = json.loads(line)
                 out.write(json.dumps({"id": message["id"], "error": "unsupported"}).encode("utf-8") + b"\n")

@@ -170,6 +170,14 @@ def test_rule_unknown_rejections_score_as_verdict_agreement(small_vectors: Path,
     assert code == 0, output
 
 
+def test_a_protocol_1_adapter_is_still_read(small_vectors: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``sessionspec-adapter/1`` stays readable: the same vectors pass; but a /1 rejection must name its rules."""
+    code, output, _ = run_cli(capsys, "vectors", "run", str(small_vectors), "--adapter", hostile("hello1", "model"), *LIMITS)
+    assert code == 0 and "rule agreement: 2/2 vectors" in output, output
+    code, output, _ = run_cli(capsys, "vectors", "run", str(small_vectors), "--adapter", hostile("hello1", "norule"), *LIMITS)
+    assert code == 2 and "required by sessionspec-adapter/1" in output, output
+
+
 def test_driver_bounds_are_validated(small_vectors: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["--timeout", "0"], ["--timeout", "nan"], ["--max-answer", "10"]):
         code, output, _ = run_cli(capsys, "vectors", "run", str(small_vectors), *argv)

@@ -171,7 +171,12 @@ def strategies() -> Any:
                                                "replies": [_tool_round(k, 1600, False, "none") for k in range(n)] + [last],
                                                **({"interrupt": i} if i else {})},
                            st.integers(2, 4), a_reply, st.one_of(st.none(), st.none(), interrupt))
-    send = st.one_of(any_send, any_send, heavy_send)
+    # A turn cancelled inside the composition (PFX-5: nothing may be cached, the next turn composes again).
+    composition_send = st.builds(lambda p, rs, k: {"op": "send", "prompt": {"content": text(p)}, "replies": rs,
+                                                   "interrupt": {"window": "in-composition", "kind": k}},
+                                 st.sampled_from(["hi", "go on"]), st.lists(a_reply, min_size=1, max_size=3),
+                                 st.sampled_from(["cancel", "cancel", "foreign", "dispose"]))
+    send = st.one_of(any_send, any_send, heavy_send, composition_send)
     configure = st.one_of(
         st.builds(lambda cs: {"op": "configure", "agent": {"contributors": cs}}, contributors),
         st.builds(lambda t: {"op": "configure", "agent": {"tools": t}}, tools),

@@ -152,6 +152,6 @@ def test_progress_is_printed_while_shrinking() -> None:
     import io
 
     progress = io.StringIO()
-    divergence = run_conform(adapter_command("recompose-every-turn"), examples=60, progress=progress, progress_every=0.0)
+    divergence = run_conform(adapter_command("prefix-after-history"), examples=20, progress=progress, progress_every=0.0)
     assert divergence is not None
     assert "conform: shrinking a divergence (" in progress.getvalue()

@@ -176,7 +176,24 @@ def strategies() -> Any:
                                                    "interrupt": {"window": "in-composition", "kind": k}},
                                  st.sampled_from(["hi", "go on"]), st.lists(a_reply, min_size=1, max_size=3),
                                  st.sampled_from(["cancel", "cancel", "foreign", "dispose"]))
-    send = st.one_of(any_send, any_send, heavy_send, composition_send)
+    # The shapes where the harness and the old model parted (issue 16, classes 1, 3 and 5): a cancel right after
+    # the step-result listener, an abort at after-turn-stop of a step that continues, a foreign abort with a
+    # thrown request error (retried or not).
+    focused_send = st.one_of(
+        st.builds(lambda rs, k: {"op": "send", "prompt": {"content": text("hi")}, "replies": rs,
+                                 "interrupt": {"window": "after-step-result", "kind": k}},
+                  st.lists(a_reply, min_size=1, max_size=3), st.sampled_from(["cancel", "cancel", "foreign", "dispose"])),
+        st.builds(lambda n, last, k: {"op": "send", "prompt": {"content": text("work")},
+                                      "replies": [_tool_round(i, 10, False, "none") for i in range(n)] + [last],
+                                      "interrupt": {"window": "after-turn-stop", "kind": k}},
+                  st.integers(1, 2), a_reply, st.sampled_from(["cancel", "cancel", "foreign", "dispose"])),
+        st.builds(lambda retry, rest, w: {"op": "send", "prompt": {"content": text("hi")},
+                                          "replies": [{"kind": "error-thrown", "errorCode": "SERVER", "retry": retry}, *rest],
+                                          "interrupt": {"window": w, "kind": "foreign"}},
+                  st.booleans(), st.lists(a_reply, min_size=0, max_size=2),
+                  st.sampled_from(["after-stream", "after-stream", "before-chunk", "after-prepare-call"])),
+    )
+    send = st.one_of(any_send, any_send, heavy_send, composition_send, focused_send)
     configure = st.one_of(
         st.builds(lambda cs: {"op": "configure", "agent": {"contributors": cs}}, contributors),
         st.builds(lambda t: {"op": "configure", "agent": {"tools": t}}, tools),

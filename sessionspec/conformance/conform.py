@@ -196,7 +196,11 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     except _Diverged as diverged:
         return diverged.divergence
     except _AdapterFailed as failed:
-        raise failed.failure from None
+        if not found:
+            raise failed.failure from None
+        # A divergence was already seen: it stands (shrinking stopped where the adapter failed).
+        print(f"conform: the adapter failed while shrinking ({failed.failure}); reporting the shortest divergence "
+              "seen", file=progress or sys.stderr)
     except Flaky:
         # The adapter answered the same trace differently when replayed (it is not deterministic): the
         # shortest divergence seen still stands.

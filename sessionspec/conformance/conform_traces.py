@@ -191,9 +191,10 @@ def strategies() -> Any:
     # the step-result listener, an abort at after-turn-stop of a step that continues, a foreign abort with a
     # thrown request error (retried or not).
     focused_send = st.one_of(
-        st.builds(lambda rs, k: {"op": "send", "prompt": {"content": text("hi")}, "replies": rs,
-                                 "interrupt": {"window": "after-step-result", "kind": k}},
-                  st.lists(a_reply, min_size=1, max_size=3), st.sampled_from(["cancel", "cancel", "foreign", "dispose"])),
+        st.builds(lambda first, rs, k: {"op": "send", "prompt": {"content": text("hi")}, "replies": [first, *rs],
+                                        "interrupt": {"window": "after-step-result", "kind": k}},
+                  st.sampled_from([reply("a"), reply("bb", reasoning="r"), _tool_round(0, 10, False, "none")]),
+                  st.lists(a_reply, min_size=0, max_size=2), st.sampled_from(["cancel", "cancel", "foreign", "dispose"])),
         st.builds(lambda n, last, k: {"op": "send", "prompt": {"content": text("work")},
                                       "replies": [_tool_round(i, 10, False, "none") for i in range(n)] + [last],
                                       "interrupt": {"window": "after-turn-stop", "kind": k}},

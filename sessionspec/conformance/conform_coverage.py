@@ -179,7 +179,7 @@ def _effects(op: Mapping[str, Any], events: list[Any], expected: Response) -> se
     if window == "in-composition" and kinds & {"aborted", "disposed"}:
         out.add("PFX-5")
     if "turn interrupted" in messages:
-        out.add("Q-30")
+        out.add("LOOP-15")  # a foreign abort reason
     if any(m.startswith("contributor ") for m in messages):
         out.add("PFX-12")
     if any("JSON" in m or "lossless" in m for m in messages):

@@ -148,7 +148,7 @@ def strategies() -> Any:
                                                    "mutation-error", "in-band-retry", "no-usage", "thrown"])),
     )
     # Composition cancels keep a double share (PFX-5, the older generator's strongest case).
-    window = st.sampled_from(WINDOWS + ("in-composition", "in-composition"))
+    window = st.sampled_from(WINDOWS)
     interrupt = st.builds(lambda w, k, step, chunk: {"window": w, "kind": k, "step": step, "chunk": chunk},
                           window, st.sampled_from(KINDS + ("cancel",)), st.sampled_from([1, 1, 1, 2]), st.integers(0, 3))
     steering = st.lists(st.builds(lambda t: {"content": text(t)}, st.sampled_from(["steer", "also"])), min_size=1, max_size=2)

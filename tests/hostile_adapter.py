@@ -13,11 +13,13 @@ The k-th request gets the k-th behaviour (the last one repeats).  Behaviours:
 - ``die``: exit with code 7 without answering;
 - ``wrongid``: answer as the model, under another id;
 - ``noprotocol``: answer ``hello`` without a ``protocol``;
+- ``hello1``: answer ``hello`` as a ``sessionspec-adapter/1`` adapter;
 - ``error``: answer ``{"error": "unsupported"}``;
 - ``garbage``: answer a line that is not JSON;
 - ``deep``: answer a JSON value nested 100,000 levels deep;
 - ``norule``: answer as the model, but a rejection names no rule (``sessionspec-adapter/2``);
-- ``spawn``: start a grandchild that sleeps (to test that the process group is ended), then hang.
+- ``spawn``: hang; before anything else the adapter started a grandchild that sleeps and writes its pid to
+  ``$HOSTILE_PIDFILE`` (to test that the whole process group is ended).
 """
 
 from __future__ import annotations
@@ -30,10 +32,14 @@ import time
 
 
 def main() -> int:
+    behaviours = (sys.argv[1] if len(sys.argv) > 1 else "model").split(",")
+    if "spawn" in behaviours:
+        subprocess.Popen([sys.executable, "-c", "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()));"
+                          " time.sleep(60)", os.environ["HOSTILE_PIDFILE"]])
+
     from sessionspec.conformance.adapter import ModelSession
     from sessionspec.conformance.driver import answer
 
-    behaviours = (sys.argv[1] if len(sys.argv) > 1 else "model").split(",")
     session = ModelSession()
     out = sys.stdout.buffer
     count = 0
@@ -48,8 +54,6 @@ def main() -> int:
             case "model":
                 out.write(line.encode("utf-8") + b"\n")
             case "hang" | "spawn":
-                if behaviour == "spawn":
-                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
                 while sys.stdin.buffer.readline():
                     pass
                 time.sleep(60)
@@ -76,6 +80,10 @@ def main() -> int:
             case "noprotocol":
                 message = json.loads(line)
                 out.write(json.dumps({"id": message["id"], "ok": {"implementation": "hostile"}}).encode("utf-8") + b"\n")
+            case "hello1":
+                message = json.loads(line)
+                message["ok"]["protocol"] = "sessionspec-adapter/1"
+                out.write(json.dumps(message).encode("utf-8") + b"\n")
             case "error":
                 message = json.loads(line)
                 out.write(json.dumps({"id": message["id"], "error": "unsupported"}).encode("utf-8") + b"\n")

@@ -248,3 +248,14 @@ def test_DIA_6_D08_pressure_compaction_runs_before_step_start() -> None:
     # A55 is the other way round: post-step, inside the step (CMP-6).
     a55 = InProcessAdapter().call({**op, "dialect": "A55", "log": _gt_lines("a-single-turn-no-prefix")})
     assert a55["reject"]["rules"] == ["CMP-6"]
+
+
+def test_serve_model_answers_hostile_request_lines_without_a_traceback() -> None:
+    """Invalid UTF-8 and a request nested 100,000 deep each get an ``error`` answer; the server goes on."""
+    hostile = b'\xff{"id": 1}\n' + b"[" * 100_000 + b"\n" + b'{"id": 3, "op": "hello"}\n'
+    done = subprocess.run([sys.executable, "-m", "sessionspec.conformance.serve_model"], input=hostile,
+                          capture_output=True, timeout=60)
+    answers = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    assert [sorted(a) for a in answers[:2]] == [["error", "id"], ["error", "id"]]
+    assert answers[2] == {"id": 3, "ok": {"protocol": PROTOCOL, "implementation": "sessionspec model"}}

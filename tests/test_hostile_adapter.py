@@ -25,8 +25,10 @@ from sessionspec.conformance.protocol import PROTOCOL, PROTOCOL_V1, AdapterError
 from sessionspec.conformance.vectors import VECTORS_DIR
 
 HOSTILE = Path(__file__).with_name("hostile_adapter.py")
-# The timeout covers the adapter's start-up too (hello is its first answer): 3 s leaves room on a loaded machine.
-LIMITS = ["--timeout", "3", "--max-answer", "1048576"]
+# The timeout covers the adapter's start-up too (hello is its first answer, and the hostile adapter imports the
+# model before it answers): 6 s leaves room on a loaded machine.  Cases that fail at hello use 2 s.
+LIMITS = ["--timeout", "6", "--max-answer", "1048576"]
+AT_HELLO = ["--timeout", "2", "--max-answer", "1048576"]
 
 
 def hostile(*behaviours: str) -> str:
@@ -60,10 +62,10 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, f
 
 # behaviour sequence -> what the message must say; the first answer is hello's.
 CASES = {
-    "hang": (("hang",), "operation 'hello' (id 1): no answer within 3 s"),
-    "deaf": (("deaf",), "no answer within 3 s"),
-    "hello-then-silence": (("model", "hang"), "operation 'init' (id 2): no answer within 3 s"),
-    "half-line": (("model", "half"), "no answer within 3 s ("),
+    "hang": (("hang",), "operation 'hello' (id 1): no answer within 2 s"),
+    "deaf": (("deaf",), "no answer within 2 s"),
+    "hello-then-silence": (("model", "hang"), "operation 'init' (id 2): no answer within 6 s"),
+    "half-line": (("model", "half"), "no answer within 6 s ("),
     "huge-line": (("model", "huge"), "exceeds the 1 MiB limit"),
     "invalid-utf8": (("model", "badutf8"), "not valid UTF-8"),
     "die-mid-run": (("model", "model", "die"), "closed its output (exited with code 7)"),
@@ -78,22 +80,24 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_adapter_through_vectors_run(case: str, small_vectors: Path, capsys: pytest.CaptureFixture[str]) -> None:
     behaviours, message = CASES[case]
-    code, output, elapsed = run_cli(capsys, "vectors", "run", str(small_vectors), "--adapter", hostile(*behaviours), *LIMITS)
+    limits = AT_HELLO if behaviours[0] != "model" else LIMITS
+    code, output, elapsed = run_cli(capsys, "vectors", "run", str(small_vectors), "--adapter", hostile(*behaviours), *limits)
     assert code == 2, output
     assert message in output
     assert "adapter failure" in output and "Traceback" not in output and "internal error" not in output
-    assert elapsed < 8
+    assert elapsed < 12
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_adapter_through_conform(case: str, capsys: pytest.CaptureFixture[str]) -> None:
     behaviours, message = CASES[case]
+    limits = AT_HELLO if behaviours[0] != "model" else LIMITS
     code, output, elapsed = run_cli(capsys, "conform", "--adapter", hostile(*behaviours), "--examples", "3", "--quiet",
-                                    *LIMITS)
+                                    *limits)
     assert code == 2, output
     assert re.sub(r" \(id \d+\)", "", message) in re.sub(r" \(id \d+\)", "", output)
     assert "Traceback" not in output and "internal error" not in output and "exit code None" not in output
-    assert elapsed < 8
+    assert elapsed < 12
 
 
 def test_dying_adapter_mid_conform_is_exit_2_not_a_flaky_failure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,26 +122,36 @@ def test_malformed_init_answer_in_conform_is_a_protocol_failure_not_a_loop_rule(
     assert code == 2 and "LOOP-" not in output, output
 
 
-def test_the_process_group_is_ended(tmp_path: Path) -> None:
+def test_the_process_group_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A grandchild the adapter started is gone after close (the adapter runs in its own process group)."""
-    adapter = ProcessAdapter(hostile("spawn"), timeout=3)
-    with pytest.raises(AdapterError, match="no answer within 3 s"):
+    pidfile = tmp_path / "grandchild.pid"
+    monkeypatch.setenv("HOSTILE_PIDFILE", str(pidfile))
+    adapter = ProcessAdapter(hostile("spawn"), timeout=2)
+    with pytest.raises(AdapterError, match="no answer within 2 s"):
         adapter.call({"op": "hello"})
-    group = adapter.process.pid
+    deadline = time.monotonic() + 10
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline, "the grandchild never started"
+        time.sleep(0.05)
+    grandchild = int(pidfile.read_text())
+    os.kill(grandchild, 0)  # alive before close
     adapter.close()
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
         try:
-            os.killpg(group, 0)
+            os.kill(grandchild, 0)
         except ProcessLookupError:
             return
+        # A killed grandchild whose parent (the adapter) died is reaped by init; until then it is a zombie.
+        if Path(f"/proc/{grandchild}/stat").exists() and ") Z " in Path(f"/proc/{grandchild}/stat").read_text():
+            return
         time.sleep(0.05)
-    pytest.fail("a process of the adapter's group survived close()")
+    pytest.fail("the adapter's grandchild survived close()")
 
 
 def test_a_failed_adapter_stays_failed() -> None:
     """After a failure the adapter is out of sync: later calls repeat the failure instead of reading stale answers."""
-    adapter = ProcessAdapter(hostile("model", "half"), timeout=3)
+    adapter = ProcessAdapter(hostile("model", "garbage"), timeout=6)
     try:
         assert adapter.hello() == PROTOCOL
         with pytest.raises(AdapterError) as first:
@@ -170,6 +184,14 @@ def test_rule_unknown_rejections_score_as_verdict_agreement(small_vectors: Path,
     assert code == 0, output
 
 
+def test_a_protocol_1_adapter_is_still_read(small_vectors: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``sessionspec-adapter/1`` stays readable: the same vectors pass; but a /1 rejection must name its rules."""
+    code, output, _ = run_cli(capsys, "vectors", "run", str(small_vectors), "--adapter", hostile("hello1", "model"), *LIMITS)
+    assert code == 0 and "rule agreement: 2/2 vectors" in output, output
+    code, output, _ = run_cli(capsys, "vectors", "run", str(small_vectors), "--adapter", hostile("hello1", "norule"), *LIMITS)
+    assert code == 2 and "required by sessionspec-adapter/1" in output, output
+
+
 def test_driver_bounds_are_validated(small_vectors: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["--timeout", "0"], ["--timeout", "nan"], ["--max-answer", "10"]):
         code, output, _ = run_cli(capsys, "vectors", "run", str(small_vectors), *argv)
@@ -181,7 +203,7 @@ BEHAVIOURS = ["model", "model", "model", "hang", "half", "huge", "badutf8", "die
 
 
 @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.nested_given])
-@given(st.lists(st.sampled_from(BEHAVIOURS), min_size=1, max_size=6), st.sampled_from(["vectors", "conform"]))
+@given(st.lists(st.sampled_from(BEHAVIOURS), min_size=1, max_size=5), st.sampled_from(["vectors", "conform"]))
 def test_fuzz_adapter_behaviours_never_hang_or_exit_3(behaviours: list[str], command: str) -> None:
     """Hypothesis over adapter behaviour sequences: every run ends within its bound, with exit 0, 1 or 2 —
     never 3 (a bug in sessionspec) and never a hang."""
@@ -191,4 +213,4 @@ def test_fuzz_adapter_behaviours_never_hang_or_exit_3(behaviours: list[str], com
     start = time.monotonic()
     code = main([*argv, *LIMITS])
     assert code in (0, 1, 2)
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 40

@@ -78,8 +78,10 @@ def compare_trace(target: ProcessAdapter | InProcessAdapter, initial: Op, trace:
     reference = InProcessAdapter(ModelSession())
     ops: list[Op] = [{"op": "init", **initial}, *trace, {"op": "log"}]
     header: dict[str, Any] | None = None  # the model's header in effect before the operation
+    previous_send: Op | None = None
     for index, op in enumerate(ops):
-        before = header
+        before, sent_before = header, previous_send
+        previous_send = op if op["op"] == "send" else previous_send
         expected = reference.call(op)
         header = _last_header(expected, header)
         actual = target.call(op)
@@ -99,7 +101,7 @@ def compare_trace(target: ProcessAdapter | InProcessAdapter, initial: Op, trace:
                 shown.append(op)
             return Divergence(initial=initial, trace=tuple(shown), index=max(index - 1, 0),
                               mismatches=tuple(mismatches), expected=expected, actual=actual,
-                              rule=divergence_rule(expected, actual, mismatches, before))
+                              rule=divergence_rule(expected, actual, mismatches, before, op, sent_before))
     return None
 
 
@@ -153,8 +155,8 @@ class _Progress:
 
 
 def run_conform(command: str | None, *, examples: int = 40, seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-                max_answer: int = MAX_ANSWER, coverage: Coverage | None = None, progress: TextIO | None = None
-                ) -> Divergence | None:
+                max_answer: int = MAX_ANSWER, coverage: Coverage | None = None, progress: TextIO | None = None,
+                progress_every: float = 2.0) -> Divergence | None:
     """Drive ``command`` (None: the model in-process) with ``examples`` traces;
     the shrunk first divergence, or None when every trace agreed.  An adapter failure (no answer in
     time, too large, not UTF-8 JSON, died, a hello without a protocol) raises :class:`AdapterError`."""
@@ -164,7 +166,7 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     # Fail fast, before any search, on an adapter that does not speak the protocol.
     target = start_adapter(command, timeout=timeout, max_answer=max_answer)
     found: list[Divergence] = []
-    ticker = _Progress(examples=examples)
+    ticker = _Progress(examples=examples, every=progress_every)
 
     @settings(max_examples=examples, database=None, deadline=None, derandomize=seed is None, print_blob=False,
               suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink))
@@ -194,7 +196,11 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     except _Diverged as diverged:
         return diverged.divergence
     except _AdapterFailed as failed:
-        raise failed.failure from None
+        if not found:
+            raise failed.failure from None
+        # A divergence was already seen: it stands (shrinking stopped where the adapter failed).
+        print(f"conform: the adapter failed while shrinking ({failed.failure}); reporting the shortest divergence "
+              "seen", file=progress or sys.stderr)
     except Flaky:
         # The adapter answered the same trace differently when replayed (it is not deterministic): the
         # shortest divergence seen still stands.

@@ -8,6 +8,7 @@ the turn never reached) counts for the window tally only.  This is a report of t
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,6 +144,7 @@ class Coverage:
                               ("resume", "PFX-1")):
             if feature in features:
                 rules.add(rule)
+        rules |= _effects(op, events if isinstance(events, list) else [], expected)
         self.rules.update(rules)
 
     def report(self) -> str:
@@ -161,6 +163,43 @@ class Coverage:
         if self.rule_unknown:
             lines.append(f"  rejections agreeing in verdict but naming no rule: {self.rule_unknown}")
         return "\n".join(lines)
+
+
+def _effects(op: Mapping[str, Any], events: list[Any], expected: Response) -> set[str]:
+    """Rules whose effect shows in the model's answer to a ``send`` (the feature was there and it mattered)."""
+    if op.get("op") != "send":
+        return set()
+    out: set[str] = set()
+    typed = [e for e in events if isinstance(e, dict)]
+    reasons = [e.get("data", {}).get("reason") for e in typed if e.get("type") == "turn/end"]
+    messages = {str(r.get("message")) for r in reasons if isinstance(r, dict) and r.get("kind") == "error"}
+    kinds = {str(r.get("kind")) for r in reasons if isinstance(r, dict)}
+    interrupt = op.get("interrupt")
+    window = interrupt.get("window") if isinstance(interrupt, Mapping) else None
+    if window == "in-composition" and kinds & {"aborted", "disposed"}:
+        out.add("PFX-5")
+    if "turn interrupted" in messages:
+        out.add("LOOP-15")  # a foreign abort reason (Q-30)
+    if any(m.startswith("contributor ") for m in messages):
+        out.add("PFX-12")
+    if any("JSON" in m or "lossless" in m for m in messages):
+        out.add("PFX-13")
+    if "step-result listener failed" in messages:
+        out.add("LOOP-11")
+    if "request is immutable" in messages:
+        out.add("WIRE-3")
+    if any(isinstance(e.get("surfaceOp"), dict) and e.get("type") == "tool/result" for e in typed):
+        out.add("PRN-4")
+    if any(e.get("type") == "compact/start" for e in typed):
+        out.add("CMP-6")
+    requests = expected.get("requests")
+    if isinstance(requests, list) and any(isinstance(r, dict) and ({"temperature", "maxTokens", "stop"} & set(r))
+                                          for r in requests):
+        out.add("LOOP-8")
+    agent_ids = json.dumps(op)
+    if "inj " in json.dumps(typed) and "inj " not in agent_ids:
+        out.add("PFX-8")
+    return out
 
 
 def _rule_key(rule: str) -> tuple[str, int]:

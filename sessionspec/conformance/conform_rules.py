@@ -4,7 +4,7 @@ deterministic; the mismatching paths are printed alongside)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from sessionspec.conformance.protocol import Response
@@ -39,8 +39,36 @@ def _events(response: Response, key: str = "appended") -> list[dict[str, Any]]:
     return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
 
 
+def _turn_end(response: Response) -> str | None:
+    """The first ``turn/end`` reason of an answer (its kind, or the error message for an error)."""
+    for event in _events(response):
+        reason = event.get("data", {}).get("reason") if event.get("type") == "turn/end" else None
+        if isinstance(reason, dict):
+            return str(reason.get("message") if reason.get("kind") == "error" else reason.get("kind"))
+    return None
+
+
+def composition_rule(op: Mapping[str, Any] | None, previous_send: Mapping[str, Any] | None, expected: Response,
+                     actual: Response) -> str | None:
+    """A turn interrupted ``in-composition`` on one side only: one side composed and the other did not.
+    After a turn whose composition was interrupted, the model composes again (PFX-5: nothing was cached);
+    otherwise a composition that ran when it should not have, or did not run, breaks PFX-2."""
+    interrupt = op.get("interrupt") if op is not None and op.get("op") == "send" else None
+    if not isinstance(interrupt, Mapping) or interrupt.get("window") != "in-composition":
+        return None
+    mine, theirs = _turn_end(expected), _turn_end(actual)
+    if mine == theirs:
+        return None
+    interrupted = ("aborted", "disposed", "turn interrupted")
+    before = previous_send.get("interrupt") if previous_send is not None else None
+    if mine in interrupted and isinstance(before, Mapping) and before.get("window") == "in-composition":
+        return "PFX-5"
+    return "PFX-2"
+
+
 def divergence_rule(expected: Response, actual: Response, mismatches: Sequence[str],
-                    previous_header: dict[str, Any] | None = None) -> str:
+                    previous_header: dict[str, Any] | None = None, op: Mapping[str, Any] | None = None,
+                    previous_send: Mapping[str, Any] | None = None) -> str:
     """Map the first mismatch to the rule it breaks (best effort, deterministic).
 
     A rejection on one side names its rule (or LOOP-1 for a refused turn); a
@@ -53,7 +81,8 @@ def divergence_rule(expected: Response, actual: Response, mismatches: Sequence[s
     HDR-2, other fields to LOOP-8); a differing
     summarizer request to CMP-16.  ``previous_header`` (the model's header in effect before this
     operation) tells an extra header that only changes the prefix (PFX-2: composed again) from a
-    needless one (LOOP-9)."""
+    needless one (LOOP-9); ``op`` and ``previous_send`` let a turn interrupted in composition on one
+    side only map to PFX-2 or PFX-5 (:func:`composition_rule`)."""
     # Prefer a mismatch that names an element over a length difference.
     indexed = [m for m in mismatches if re.match(r"\$\.\w+\[\d+\]", m)]
     first = indexed[0] if indexed else (mismatches[0] if mismatches else "$")
@@ -61,6 +90,9 @@ def divergence_rule(expected: Response, actual: Response, mismatches: Sequence[s
         rules = rejection_rules(side)
         if rules:
             return rules[0]
+    by_composition = composition_rule(op, previous_send, expected, actual)
+    if by_composition is not None:
+        return by_composition
     if first.startswith(("$.appended", "$.log")):
         key = "appended" if first.startswith("$.appended") else "log"
         index = _index(first, key)

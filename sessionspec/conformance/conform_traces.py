@@ -98,11 +98,21 @@ def _special_reply(kind: str) -> dict[str, Any]:
     return {"kind": "error-thrown", "errorCode": "SERVER", "errorMessage": "server failed"}
 
 
+def _weighted(st: Any, *choices: tuple[Any, int]) -> Any:
+    """``one_of`` with integer weights.  Hypothesis drops a repeated strategy from ``one_of`` (it deduplicates
+    its branches), so each extra share is a distinct (identity-mapped) copy."""
+    return st.one_of(*(strategy if copy == 0 else strategy.map(_same) for strategy, weight in choices for copy in range(weight)))
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
 def strategies() -> Any:
     """The Hypothesis strategy of ``(initial, trace)`` (imported lazily: Hypothesis is only needed here)."""
     from hypothesis import strategies as st
 
-    contributor_kind = st.sampled_from(["plain"] * 6 + ["throws", "lossy", "lossy-empty", "lossy-other", "scoped-self",
+    contributor_kind = st.sampled_from(["plain"] * 10 + ["throws", "lossy", "lossy-empty", "lossy-other", "scoped-self",
                                                          "scoped-other"])
     contributor = st.builds(_contributor, st.sampled_from(["prepend", "append"]), st.sampled_from(["p1", "p2", "p3"]),
                             st.booleans(), st.booleans(), contributor_kind)
@@ -115,8 +125,9 @@ def strategies() -> Any:
                                     **({"prune": prune} if pruning else {})},
         # Mostly short summaries; sometimes the first one is not smaller than its region (CMP-21).
         st.sampled_from([["CHECKPOINT"] * 8, ["CHECKPOINT"] * 8, ["x " * 1500] + ["CHECKPOINT"] * 7]),
-        st.sampled_from([False, False, True]))
-    compaction = st.one_of(st.none(), compacting, compacting)
+        # A prune relieves the pressure that triggers compaction: one configuration in four.
+        st.sampled_from([False, False, False, True]))
+    compaction = _weighted(st, (st.none(), 1), (compacting, 2))
     tools = st.sampled_from([[], [ECHO_TOOL, WORK_TOOL]])
     request_config = st.sampled_from([None, None, None, {"temperature": {"$number": "0.7"}}, {"maxTokens": 512},
                                       {"temperature": {"$number": "0.25"}, "stop": ["END"]}])
@@ -137,7 +148,7 @@ def strategies() -> Any:
                                                    "mutation-error", "in-band-retry", "no-usage", "thrown"])),
     )
     # Composition cancels keep a double share (PFX-5, the older generator's strongest case).
-    window = st.sampled_from(WINDOWS + ("in-composition", "in-composition"))
+    window = st.sampled_from(WINDOWS)
     interrupt = st.builds(lambda w, k, step, chunk: {"window": w, "kind": k, "step": step, "chunk": chunk},
                           window, st.sampled_from(KINDS + ("cancel",)), st.sampled_from([1, 1, 1, 2]), st.integers(0, 3))
     steering = st.lists(st.builds(lambda t: {"content": text(t)}, st.sampled_from(["steer", "also"])), min_size=1, max_size=2)
@@ -164,14 +175,42 @@ def strategies() -> Any:
         return op
 
     any_send = st.builds(make_send, prompt, st.lists(a_reply, min_size=1, max_size=6), st.one_of(st.none(), interrupt),
-                         st.one_of(st.none(), st.none(), st.none(), steering),
+                         _weighted(st, (st.none(), 3), (steering, 1)),
                          st.sampled_from([False] * 15 + [True]))
     # A long multi-step turn: enough tool output to reach the compaction threshold.
     heavy_send = st.builds(lambda n, last, i: {"op": "send", "prompt": {"content": text("work")},
                                                "replies": [_tool_round(k, 1600, False, "none") for k in range(n)] + [last],
                                                **({"interrupt": i} if i else {})},
                            st.integers(2, 4), a_reply, st.one_of(st.none(), st.none(), interrupt))
-    send = st.one_of(any_send, any_send, heavy_send)
+    # A turn cancelled inside the composition (PFX-5: nothing may be cached, the next turn composes again).
+    composition_send = st.builds(lambda p, rs, k: {"op": "send", "prompt": {"content": text(p)}, "replies": rs,
+                                                   "interrupt": {"window": "in-composition", "kind": k}},
+                                 st.sampled_from(["hi", "go on"]), st.lists(a_reply, min_size=1, max_size=3),
+                                 st.sampled_from(["cancel", "cancel", "foreign", "dispose"]))
+    # The shapes where the harness and the old model parted (issue 16, classes 1, 3 and 5): a cancel right after
+    # the step-result listener, an abort at after-turn-stop of a step that continues, a foreign abort with a
+    # thrown request error (retried or not).
+    focused_send = st.one_of(
+        st.builds(lambda first, rs, k: {"op": "send", "prompt": {"content": text("hi")}, "replies": [first, *rs],
+                                        "interrupt": {"window": "after-step-result", "kind": k}},
+                  st.sampled_from([reply("a"), reply("bb", reasoning="r"), _tool_round(0, 10, False, "none")]),
+                  st.lists(a_reply, min_size=0, max_size=2), st.sampled_from(["cancel", "cancel", "foreign", "dispose"])),
+        st.builds(lambda n, last, k: {"op": "send", "prompt": {"content": text("work")},
+                                      "replies": [_tool_round(i, 10, False, "none") for i in range(n)] + [last],
+                                      "interrupt": {"window": "after-turn-stop", "kind": k}},
+                  st.integers(1, 2), a_reply, st.sampled_from(["cancel", "cancel", "foreign", "dispose"])),
+        st.builds(lambda retry, rest, w: {"op": "send", "prompt": {"content": text("hi")},
+                                          "replies": [{"kind": "error-thrown", "errorCode": "SERVER", "retry": retry}, *rest],
+                                          "interrupt": {"window": w, "kind": "foreign"}},
+                  st.booleans(), st.lists(a_reply, min_size=0, max_size=2),
+                  st.sampled_from(["after-stream", "after-stream", "before-chunk", "after-prepare-call"])),
+        # Steering queued in a turn whose prompt is blocked or whose prompt-submit throws (class 2).
+        st.builds(lambda p, s, rs: {"op": "send", "prompt": p, "steering": s, "replies": rs},
+                  st.sampled_from([{"content": text("blocked"), "blockReason": "policy"},
+                                   {"content": text("throws"), "submitError": "prompt-submit failed"}]),
+                  steering, st.lists(a_reply, min_size=1, max_size=2)),
+    )
+    send = _weighted(st, (any_send, 3), (heavy_send, 3), (composition_send, 1), (focused_send, 1))
     configure = st.one_of(
         st.builds(lambda cs: {"op": "configure", "agent": {"contributors": cs}}, contributors),
         st.builds(lambda t: {"op": "configure", "agent": {"tools": t}}, tools),
@@ -179,8 +218,12 @@ def strategies() -> Any:
         st.builds(lambda rc: {"op": "configure", "agent": {"requestConfig": rc or {}}}, request_config),
     )
     # Every element of a trace is a turn, optionally preceded by a change between turns.
-    between = st.one_of(st.none(), st.none(), configure, configure, st.just({"op": "resume"}), st.just({"op": "fork"}),
-                        st.just({"op": "dispose"}))
-    turn = st.builds(lambda before, op: [op] if before is None else [before, op], between, send)
+    between = _weighted(st, (st.none(), 2), (configure, 2), (st.just({"op": "resume"}), 1), (st.just({"op": "fork"}), 1),
+                        (st.just({"op": "dispose"}), 1))
+    single = st.builds(lambda before, op: [op] if before is None else [before, op], between, send)
+    # A composition interrupted, then the next turn of the same instance: it must compose again (PFX-5).
+    recompose = st.builds(lambda first, second: [first, second], composition_send,
+                          _weighted(st, (composition_send, 1), (any_send, 1)))
+    turn = _weighted(st, (single, 5), (recompose, 1))
     trace = st.builds(lambda turns: [op for t in turns for op in t], st.lists(turn, min_size=1, max_size=4))
     return st.tuples(st.builds(lambda a: {"agent": a}, agent), trace)

@@ -38,6 +38,8 @@ def answer(handler: Handler, line: str) -> str:
         request = json.loads(line)
     except json.JSONDecodeError as bad:
         return json.dumps({"id": None, "error": f"not JSON: {bad}"}, sort_keys=True)
+    except RecursionError:
+        return json.dumps({"id": None, "error": "not JSON: nested too deeply"}, sort_keys=True)
     ident = request.get("id") if isinstance(request, dict) else None
     if not isinstance(request, dict):
         return json.dumps({"id": None, "error": "an operation is a JSON object"}, sort_keys=True)
@@ -279,6 +281,11 @@ def _size(n: int) -> str:
 
 
 def serve_stdio(session: ModelSession) -> int:
-    sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+    """``serve`` on stdin/stdout.  A request line that is not UTF-8 is read with replacement characters and
+    answered as it then reads (an ``error`` answer when it is malformed), never with a traceback."""
+    sys.stdin.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
     sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
-    return serve(session.handle, sys.stdin, sys.stdout)
+    try:
+        return serve(session.handle, sys.stdin, sys.stdout)
+    except BrokenPipeError:
+        return 0  # the client went away

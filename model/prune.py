@@ -189,20 +189,31 @@ class PruneOutcome:
 
 @implements("PRN-4", "PRN-5", "DIA-18")
 def prune_pass(
-    events: Sequence[Event], config: PruneConfig, *, dialect: Dialect = Dialect.A55, time: int = 0
+    events: Sequence[Event],
+    config: PruneConfig,
+    *,
+    dialect: Dialect = Dialect.A55,
+    time: int = 0,
+    nodes: Sequence[int] | None = None,
 ) -> PruneOutcome | Rejected:
     """PRN-4: for each tool/result node of the surface snapshot whose content
     prunes, append a content-only ``tool/result`` replace ``{start:seq,end:seq}``
     citing ``[seq]``.  D08 (DIA-18) logs ``compaction/prune`` with the range,
     ``[seq]`` and ``estimateMessage(original)`` immediately before it.  PRN-5:
-    pruned content is within the threshold, so a second pass prunes nothing."""
-    fold = fold_surface(events, dialect)
-    if isinstance(fold, Rejected):
-        return fold
+    pruned content is within the threshold, so a second pass prunes nothing.
+    ``nodes``: the surface of ``events`` when the caller already folded it.
+
+    pre: nodes is None or all(0 <= seq < len(events) for seq in nodes)
+    """
+    if nodes is None:
+        fold = fold_surface(events, dialect)
+        if isinstance(fold, Rejected):
+            return fold
+        nodes = fold.state.nodes
     out: list[Event] = []
     pruned: list[PrunedResult] = []
     removed = 0
-    for seq in fold.state.nodes:
+    for seq in nodes:
         original = events[seq]
         if original.type != "tool/result":
             continue

@@ -284,11 +284,14 @@ def data_field(event: Event, key: str) -> Json | Absent:
     return get(event.data, key)
 
 
+def json_int(v: object) -> int | None:
+    """A JSON integer (a number without fraction; ``true``/``false`` are not), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 def data_int(event: Event, key: str) -> int | None:
-    v = get(event.data, key)
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v
-    return None
+    """``event.data[key]`` when it is a JSON integer, else None."""
+    return json_int(get(event.data, key))
 
 
 def is_object(v: Json | Absent) -> bool:

@@ -17,7 +17,7 @@ from typing import Final, final
 from model.assemble import BlockAssembler
 from model.derive import project
 from model.header import EpochHeader, fold_header, header_of_event, opt_header_eq
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, u16
+from model.jsonval import ABSENT, Absent, Json, get, js_stringify, u16
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.rules import implements
@@ -225,6 +225,13 @@ class MeterState:
     def nodes(self) -> list[PricedNode]:
         return self.surface.nodes
 
+    def copy(self) -> MeterState:
+        """A detached copy (the node lists are copied; the rest is immutable)."""
+        surface = PricedSurface(dialect=self.dialect, seqs=list(self.surface.seqs), nodes=list(self.surface.nodes),
+                                tokens=self.surface.tokens)
+        return MeterState(dialect=self.dialect, consumed=self.consumed, header=self.header, surface=surface,
+                          step_start=self.step_start, anchor=self.anchor)
+
     @property
     def surface_tokens(self) -> int:
         return self.surface.tokens
@@ -390,7 +397,3 @@ def measure(
 def latest_header(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> EpochHeader | Absent | Rejected:
     """``requestHeader()``: the canonical header of the latest request/header (HDR-5's fold from nothing)."""
     return fold_header(events, ABSENT, dialect)
-
-
-def message_tokens(messages: Sequence[JsonObject]) -> int:
-    return sum(estimate_message(m) for m in messages)

@@ -8,7 +8,7 @@ D08 logs a ``compaction/prune`` record before each replacement (DIA-18).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -179,6 +179,38 @@ def _call_id(event: Event, dialect: Dialect) -> Json:
     return None if value is ABSENT else value
 
 
+def prune_record(original: Event, seq: int, time: int) -> tuple[Event, ...]:
+    """PRN-4 (A55): a prune writes no record of its own, only the replacement."""
+    return ()
+
+
+@implements("DIA-18")
+def prune_record_d08(original: Event, seq: int, time: int) -> tuple[Event, ...]:
+    """Modified :func:`prune_record` (DIA-18): D08 logs ``compaction/prune
+    {shadowedRange:{start:seq,end:seq}, shadowedSeqs:[seq], shadowedTokenCount:
+    estimateMessage(original)}`` (at ``seq``) immediately before the replacement."""
+    message = project(original, Dialect.D08)
+    tokens = 0 if message is None or isinstance(message, Rejected) else estimate_message(message)
+    shadowed = original.seq
+    record = JsonObject(
+        (
+            ("shadowedRange", JsonObject((("start", shadowed), ("end", shadowed)))),
+            ("shadowedSeqs", (shadowed,)),
+            ("shadowedTokenCount", tokens),
+        )
+    )
+    return (make_event("compaction/prune", seq=seq, time=time, data=record),)
+
+
+def prune_records(dialect: Dialect) -> Callable[[Event, int, int], tuple[Event, ...]]:
+    """The dialect's :func:`prune_record`."""
+    match dialect:
+        case Dialect.A55:
+            return prune_record
+        case Dialect.D08:
+            return prune_record_d08
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PruneOutcome:
@@ -187,22 +219,33 @@ class PruneOutcome:
     chars_removed: int
 
 
-@implements("PRN-4", "PRN-5", "DIA-18")
+@implements("PRN-4", "PRN-5")
 def prune_pass(
-    events: Sequence[Event], config: PruneConfig, *, dialect: Dialect = Dialect.A55, time: int = 0
+    events: Sequence[Event],
+    config: PruneConfig,
+    *,
+    dialect: Dialect = Dialect.A55,
+    time: int = 0,
+    nodes: Sequence[int] | None = None,
 ) -> PruneOutcome | Rejected:
     """PRN-4: for each tool/result node of the surface snapshot whose content
     prunes, append a content-only ``tool/result`` replace ``{start:seq,end:seq}``
     citing ``[seq]``.  D08 (DIA-18) logs ``compaction/prune`` with the range,
     ``[seq]`` and ``estimateMessage(original)`` immediately before it.  PRN-5:
-    pruned content is within the threshold, so a second pass prunes nothing."""
-    fold = fold_surface(events, dialect)
-    if isinstance(fold, Rejected):
-        return fold
+    pruned content is within the threshold, so a second pass prunes nothing.
+    ``nodes``: the surface of ``events`` when the caller already folded it.
+
+    pre: nodes is None or all(0 <= seq < len(events) for seq in nodes)
+    """
+    if nodes is None:
+        fold = fold_surface(events, dialect)
+        if isinstance(fold, Rejected):
+            return fold
+        nodes = fold.state.nodes
     out: list[Event] = []
     pruned: list[PrunedResult] = []
     removed = 0
-    for seq in fold.state.nodes:
+    for seq in nodes:
         original = events[seq]
         if original.type != "tool/result":
             continue
@@ -212,19 +255,8 @@ def prune_pass(
             continue
         if isinstance(after, Rejected):
             return Rejected(rule=after.rule, seq=seq, reason=after.reason, kind=after.kind)
+        out.extend(prune_records(dialect)(original, len(events) + len(out), time))
         next_seq = len(events) + len(out)
-        if dialect is Dialect.D08:
-            message = project(original, dialect)
-            tokens = 0 if message is None or isinstance(message, Rejected) else estimate_message(message)
-            record = JsonObject(
-                (
-                    ("shadowedRange", JsonObject((("start", seq), ("end", seq)))),
-                    ("shadowedSeqs", (seq,)),
-                    ("shadowedTokenCount", tokens),
-                )
-            )
-            out.append(make_event("compaction/prune", seq=next_seq, time=time, data=record))
-            next_seq += 1
         replacement = make_event(
             "tool/result",
             seq=next_seq,

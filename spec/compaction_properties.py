@@ -1,8 +1,11 @@
 """Property predicates of RULES §16.3 for compaction, the token meter and the prune.
 
-Each predicate is a pure, total function returning ``True`` when the property
-holds for its input; ``tests/test_compaction_properties.py`` feeds them
-generated surfaces and logs.  Docstrings name the P-ID and the rules checked.
+Each predicate is a pure, total function named after what it protects,
+carries ``@implements`` with its property ID, and returns ``None`` when the
+property holds for its input, else the violation in words (starting with the
+P-ID).  ``tests/test_compaction_properties.py`` feeds them generated surfaces
+and logs; the loop's state machines feed them the loop's logs.  Docstrings name
+the P-ID and the rules checked.
 """
 
 from __future__ import annotations
@@ -36,193 +39,236 @@ from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
 
 
-def success_bracket_well_formed(events: Sequence[Event], outcome: RegionOutcome, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-CMP-1")
+def success_bracket_well_formed(events: Sequence[Event], outcome: RegionOutcome, dialect: Dialect = Dialect.A55) -> str | None:
     """P-CMP-1 (CMP-15, CMP-22): start, summary, checkpoint replace, end;
     shadowedSeqs are the positional range; provenance ``[start, summary] ++ shadowed``."""
     if outcome.result is None:
-        return True
+        return None
     prefix = "compact/" if dialect is Dialect.A55 else "compaction/"
     types = [e.type for e in outcome.events]
     if types != [prefix + "start", prefix + "summary", "user/message", prefix + "end"]:
-        return False
+        return f"P-CMP-1: a success appends {types}"
     fold = fold_surface(events, dialect)
     if isinstance(fold, Rejected):
-        return False
+        return f"P-CMP-1: the log before the bracket has no surface: {fold}"
     nodes = fold.state.nodes
     r = outcome.result
     i, j = nodes.index(r.shadowed_range.start), nodes.index(r.shadowed_range.end)
     start, summary, checkpoint, _ = outcome.events
-    return (
-        r.shadowed_seqs == nodes[i : j + 1]
-        and get(summary.data, "shadowedSeqs") == r.shadowed_seqs
-        and checkpoint.source_event_seqs == (start.seq, summary.seq, *r.shadowed_seqs)
-        and is_checkpoint_source(get(checkpoint.data, "source"))
-    )
+    if r.shadowed_seqs != nodes[i : j + 1] or get(summary.data, "shadowedSeqs") != r.shadowed_seqs:
+        return "P-CMP-1: shadowedSeqs are not the positional range of the surface"
+    if checkpoint.source_event_seqs != (start.seq, summary.seq, *r.shadowed_seqs):
+        return "P-CMP-1: the checkpoint provenance is not [start, summary] ++ shadowed"
+    if not is_checkpoint_source(get(checkpoint.data, "source")):
+        return "P-CMP-1: the checkpoint source is not the compaction's"
+    return None
 
 
-def failure_leaves_surface(events: Sequence[Event], outcome: RegionOutcome, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-CMP-2")
+def failure_leaves_surface(events: Sequence[Event], outcome: RegionOutcome, dialect: Dialect = Dialect.A55) -> str | None:
     """P-CMP-2 (CMP-23): a failed transaction ends with an error end and the surface is unchanged."""
-    if outcome.error is None:
-        return True
+    if outcome.error is None or not outcome.events:
+        return None
     before, after = fold_surface(events, dialect), fold_surface([*events, *outcome.events], dialect)
-    if isinstance(before, Rejected) or isinstance(after, Rejected) or not outcome.events:
-        return not outcome.events
-    return after.state == before.state and get(outcome.events[-1].data, "error") is not ABSENT
+    if isinstance(before, Rejected) or isinstance(after, Rejected):
+        return "P-CMP-2: a failed transaction appended events to a log without a surface"
+    if after.state != before.state:
+        return "P-CMP-2: a failed transaction changed the surface"
+    if get(outcome.events[-1].data, "error") is ABSENT:
+        return "P-CMP-2: a failed transaction does not end with an error end"
+    return None
 
 
-def range_balanced(events: Sequence[Event], chosen: Range, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-CMP-3")
+def range_balanced(events: Sequence[Event], chosen: Range, dialect: Dialect = Dialect.A55) -> str | None:
     """P-CMP-3 (CMP-10, CMP-11, CMP-13): both edges of a range are balanced cuts."""
     fold = fold_surface(events, dialect)
     if isinstance(fold, Rejected):
-        return False
+        return f"P-CMP-3: the log has no surface: {fold}"
     nodes = fold.state.nodes
     balanced = balanced_cuts(nodes, events, dialect)
     if isinstance(balanced, Rejected):
-        return False
-    return balanced[nodes.index(chosen.start)] and balanced[nodes.index(chosen.end) + 1]
+        return f"P-CMP-3: the surface is not balanced: {balanced}"
+    if not (balanced[nodes.index(chosen.start)] and balanced[nodes.index(chosen.end) + 1]):
+        return f"P-CMP-3: the range {chosen.start}..{chosen.end} splits a tool call from its result"
+    return None
 
 
+@implements("P-CMP-4")
 def retention_minimal(
     priced: Sequence[tuple[int, int]], nodes: Sequence[int], events: Sequence[Event], retain: int, dialect: Dialect = Dialect.A55
-) -> bool:
+) -> str | None:
     """P-CMP-4 (CMP-11, CMP-12): head-anchored; never the whole surface; the
     retained tail is the shortest reaching ``retain``, rounded head-ward to the
     nearest balanced cut."""
     chosen = select_range(priced, nodes, events, retain, dialect)
     balanced = balanced_cuts(nodes, events, dialect)
     if isinstance(chosen, Rejected) or isinstance(balanced, Rejected):
-        return isinstance(chosen, Rejected) and isinstance(balanced, Rejected)
+        if isinstance(chosen, Rejected) and isinstance(balanced, Rejected):
+            return None
+        return "P-CMP-4: the selection and the balance counter disagree on rejecting the surface"
     tokens = [t for _, t in priced]
     # The unrounded cut: the largest k whose tail sum reaches retain (k < n).
     raw = next((k for k in range(len(nodes) - 1, -1, -1) if sum(tokens[k:]) >= retain), 0)
     expected = next((k for k in range(raw, 0, -1) if balanced[k]), 0)
     if chosen is None:
-        return expected == 0
-    return chosen.start == nodes[0] and chosen.end == nodes[expected - 1]
+        return None if expected == 0 else f"P-CMP-4: no range selected, expected the head up to index {expected - 1}"
+    if chosen.start != nodes[0] or expected == 0 or chosen.end != nodes[expected - 1]:
+        return f"P-CMP-4: selected {chosen.start}..{chosen.end}, expected the head up to index {expected - 1}"
+    return None
 
 
-def surface_shrinks(events: Sequence[Event], outcome: RegionOutcome, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-CMP-6")
+def surface_shrinks(events: Sequence[Event], outcome: RegionOutcome, dialect: Dialect = Dialect.A55) -> str | None:
     """P-CMP-6 (CMP-21): a committed summary compaction strictly lowers ``surfaceTokens``."""
     if outcome.result is None:
-        return True
+        return None
     before, after = measure(events, dialect), measure([*events, *outcome.events], dialect)
     if isinstance(before, Rejected) or isinstance(after, Rejected):
-        return False
-    return after.surface_tokens < before.surface_tokens
+        return "P-CMP-6: the meter rejects the log around the compaction"
+    if after.surface_tokens >= before.surface_tokens:
+        return f"P-CMP-6: surfaceTokens went from {before.surface_tokens} to {after.surface_tokens}"
+    return None
 
 
-def audit_clean(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-CMP-7")
+def audit_clean(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> str | None:
     """P-CMP-7 (CMP-14, CMP-25) and P-DIA-2: the compaction audit finds nothing."""
-    return audit_compactions(events, dialect) == ()
+    findings = audit_compactions(events, dialect)
+    return f"P-CMP-7: the compaction audit finds {findings[0]}" if findings else None
 
 
+@implements("P-CMP-9")
 def pressure_gated(events: Sequence[Event], run: CompactionRun, config: CompactConfig, context_window: int,
-                   dialect: Dialect = Dialect.A55) -> bool:
+                   dialect: Dialect = Dialect.A55) -> str | None:
     """P-CMP-9 (CMP-5, CMP-8): no events without a routed header or below the threshold."""
     target = routed_target(events, dialect)
     if target is None:
-        return run.events == ()
+        return None if run.events == () else "P-CMP-9: compaction wrote events without a routed header"
     spec = compact_spec(target_policy(config, target.provider, target.model), context_window, "t")
     m = measure(events, dialect)
     if isinstance(spec, Rejected) or isinstance(m, Rejected):
-        return True
-    return m.total_tokens >= spec.threshold_tokens or run.events == ()
+        return None
+    if m.total_tokens < spec.threshold_tokens and run.events != ():
+        return f"P-CMP-9: compaction wrote events at {m.total_tokens} tokens, below the threshold {spec.threshold_tokens}"
+    return None
 
 
-def bounded_transactions(run: CompactionRun, config: CompactConfig, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-CMP-12")
+def bounded_transactions(run: CompactionRun, config: CompactConfig, dialect: Dialect = Dialect.A55) -> str | None:
     """P-CMP-12 (CMP-8): at most ``compactionRetries + 1`` transactions per call."""
     start = "compact/start" if dialect is Dialect.A55 else "compaction/start"
-    return sum(1 for e in run.events if e.type == start) <= config.compaction_retries + 1
+    count = sum(1 for e in run.events if e.type == start)
+    if count > config.compaction_retries + 1:
+        return f"P-CMP-12: {count} transactions with compactionRetries {config.compaction_retries}"
+    return None
 
 
-def total_is_header_plus_nodes(events: Sequence[Event], header: EpochHeader, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-MTR-1")
+def total_is_header_plus_nodes(events: Sequence[Event], header: EpochHeader, dialect: Dialect = Dialect.A55) -> str | None:
     """P-MTR-1 (MTR-4, MTR-10): without a reusable anchor the total is
     ``estimateHeader(h) + Σ node tokens`` (the prefix counted via the header only)."""
     m = measure(events, dialect, override=header)
     if isinstance(m, Rejected):
-        return True
+        return None
     if m.baseline.kind.value == "usage" or m.surface_delta_tokens != 0:
-        return True  # a reusable anchor: P-MTR-1 does not apply
-    return m.total_tokens == estimate_header(header, dialect) + sum(n.tokens for n in m.nodes)
+        return None  # a reusable anchor: P-MTR-1 does not apply
+    expected = estimate_header(header, dialect) + sum(n.tokens for n in m.nodes)
+    return None if m.total_tokens == expected else f"P-MTR-1: total {m.total_tokens} != header + nodes {expected}"
 
 
-def override_keeps_nodes(events: Sequence[Event], header: EpochHeader, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-MTR-2")
+def override_keeps_nodes(events: Sequence[Event], header: EpochHeader, dialect: Dialect = Dialect.A55) -> str | None:
     """P-MTR-2 (MTR-10): an override never changes nodes or surfaceTokens."""
     a, b = measure(events, dialect), measure(events, dialect, override=header)
     if isinstance(a, Rejected) or isinstance(b, Rejected):
-        return isinstance(a, Rejected) and isinstance(b, Rejected)
-    return a.nodes == b.nodes and a.surface_tokens == b.surface_tokens
+        return None if isinstance(a, Rejected) and isinstance(b, Rejected) else "P-MTR-2: an override changes whether the meter rejects"
+    if a.nodes != b.nodes or a.surface_tokens != b.surface_tokens:
+        return "P-MTR-2: an override changes nodes or surfaceTokens"
+    return None
 
 
-def meter_nodes_are_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-MTR-3")
+def meter_nodes_are_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> str | None:
     """P-MTR-3 (MTR-7): meter nodes equal surface nodes seq-for-seq with MTR-7 prices."""
     m, fold = measure(events, dialect), fold_surface(events, dialect)
     if isinstance(m, Rejected) or isinstance(fold, Rejected):
-        return True
-    return tuple(n.seq for n in m.nodes) == fold.state.nodes and all(
-        node_price(events[n.seq], dialect) == n.tokens for n in m.nodes
-    ) and m.surface_tokens == sum(n.tokens for n in m.nodes)
+        return None
+    if tuple(n.seq for n in m.nodes) != fold.state.nodes:
+        return "P-MTR-3: the meter's nodes are not the surface nodes"
+    wrong = next((n for n in m.nodes if node_price(events[n.seq], dialect) != n.tokens), None)
+    if wrong is not None:
+        return f"P-MTR-3: node {wrong.seq} is priced {wrong.tokens}, not its MTR-7 price"
+    if m.surface_tokens != sum(n.tokens for n in m.nodes):
+        return "P-MTR-3: surfaceTokens is not the sum of the node prices"
+    return None
 
 
-def prune_content_bounds(blocks: Json, config: PruneConfig) -> bool:
+@implements("P-PRN-1")
+def prune_content_bounds(blocks: Json, config: PruneConfig) -> str | None:
     """P-PRN-1 (PRN-2, PRN-3): CP ≤ threshold and < input, one marker, head and
     tail preserved, non-text blocks kept in order."""
     out = prune_content(blocks, config)
     if out is None:
-        return content_chars(blocks) <= config.threshold_chars
+        return None if content_chars(blocks) <= config.threshold_chars else "P-PRN-1: content above the threshold is not pruned"
     if isinstance(out, Rejected) or not isinstance(blocks, tuple):
-        return False
+        return f"P-PRN-1: pruneContent rejects or prunes a non-list: {out}"
     before, after = _text(blocks), _text(out)
     non_text_in = [b for b in blocks if get(b, "type") != "text"]
     non_text_out = [b for b in out if get(b, "type") != "text"]
     head, tail = before[: config.head_chars], before[len(before) - config.tail_chars :] if config.tail_chars else ""
-    return (
-        content_chars(out) <= config.threshold_chars
-        and content_chars(out) < content_chars(blocks)
-        and after.count(PRUNE_MARKER) >= 1
-        and after == head + PRUNE_MARKER + tail
-        and non_text_in == non_text_out
-    )
+    if content_chars(out) > config.threshold_chars or content_chars(out) >= content_chars(blocks):
+        return "P-PRN-1: the pruned content is not below the threshold and the input"
+    if after.count(PRUNE_MARKER) < 1 or after != head + PRUNE_MARKER + tail:
+        return "P-PRN-1: the pruned text is not head ++ marker ++ tail"
+    if non_text_in != non_text_out:
+        return "P-PRN-1: the non-text blocks changed"
+    return None
 
 
 def _text(blocks: Sequence[Json]) -> str:
     return "".join(str(get(b, "text")) for b in blocks if get(b, "type") == "text" and isinstance(get(b, "text"), str))
 
 
-def prune_idempotent(events: Sequence[Event], config: PruneConfig, dialect: Dialect = Dialect.A55) -> bool:
+@implements("P-PRN-2")
+def prune_idempotent(events: Sequence[Event], config: PruneConfig, dialect: Dialect = Dialect.A55) -> str | None:
     """P-PRN-2 (PRN-4, PRN-5): single-node replaces citing ``[seq]``; a second
     pass is empty; replay reproduces the derivation and generation."""
     first = prune_session(events, config, dialect=dialect)
     if isinstance(first, Rejected):
-        return True
+        return None
     log = [*events, *first]
     for event in first:
         op = event.surface_op
         if event.type == "tool/result" and not (
             isinstance(op, JsonObject) and op["start"] == op["end"] and event.source_event_seqs == (op["start"],)
         ):
-            return False
+            return f"P-PRN-2: the prune at seq {event.seq} is not a single-node replace citing [seq]"
     again = prune_session(log, config, dialect=dialect)
     fold_a, fold_b = fold_surface(log, dialect), fold_surface(list(log), dialect)
-    return (
-        again == ()
-        and not isinstance(fold_a, Rejected)
-        and not isinstance(fold_b, Rejected)
-        and fold_a.state == fold_b.state
-        and derive(log, dialect) == derive(list(log), dialect)
-    )
+    if isinstance(again, Rejected):
+        return f"P-PRN-2: a second pass rejects the pruned log: {again}"
+    if again != ():
+        return f"P-PRN-2: a second pass prunes {len(again)} more events"
+    if isinstance(fold_a, Rejected) or isinstance(fold_b, Rejected) or fold_a.state != fold_b.state:
+        return "P-PRN-2: replay does not reproduce the surface"
+    if derive(log, dialect) != derive(list(log), dialect):
+        return "P-PRN-2: replay does not reproduce the derivation"
+    return None
 
 
-def d08_bracket_adjacent(events: Sequence[Event]) -> bool:
+@implements("P-DIA-2")
+def d08_bracket_adjacent(events: Sequence[Event]) -> str | None:
     """P-DIA-2 (DIA-2, DIA-16): D08 checkpoint/end adjacency and matching ids."""
-    return not any(f.rule in ("DIA-16", "DIA-19") for f in audit_compactions(events, Dialect.D08))
+    found = next((f for f in audit_compactions(events, Dialect.D08) if f.rule in ("DIA-16", "DIA-19")), None)
+    return None if found is None else f"P-DIA-2: {found}"
 
 
 # ---------------------------------------------------------------- compaction on the loop (the machines)
 #
 # These take what the loop model wrote (an A55 log, the loop requests and the
-# summarizer calls) and return ``None`` when the property holds, else a message
-# starting with the property ID (the state machines assert on them).
+# summarizer calls); the state machines assert on them.
 
 
 @final
@@ -274,7 +320,7 @@ def _prefix(log: Sequence[Event]) -> tuple[Json, ...]:
 
 
 @implements("P-CMP-5")
-def p_cmp_5(log: Sequence[Event], requests: Sequence[SentRequest] = (), since: int = 0) -> str | None:
+def compaction_leaves_envelope(log: Sequence[Event], requests: Sequence[SentRequest] = (), since: int = 0) -> str | None:
     """P-CMP-5 (CMP-16, CMP-24, PFX-9): compaction never touches prefix, system,
     tools or config — no header event inside a bracket; the history right after a
     committed bracket is ``[checkpoint, retained…]`` (the shadowed head replaced
@@ -320,7 +366,7 @@ def p_cmp_5(log: Sequence[Event], requests: Sequence[SentRequest] = (), since: i
 
 
 @implements("P-CMP-3")
-def p_cmp_3(log: Sequence[Event], since: int = 0) -> str | None:
+def compactions_keep_tool_pairs(log: Sequence[Event], since: int = 0) -> str | None:
     """P-CMP-3 (CMP-10, CMP-11, CMP-13) on the loop's log: every compacted range
     (of a bracket starting at or after ``since``) is balanced on both edges at
     the time it was summarised — no tool call is ever compacted away from its result."""
@@ -334,14 +380,14 @@ def p_cmp_3(log: Sequence[Event], since: int = 0) -> str | None:
         nodes = fold_surface(log[: b.summary])
         if isinstance(nodes, Rejected) or start not in nodes.state.nodes or end not in nodes.state.nodes:
             return f"P-CMP-3: the range at seq {b.summary} is not on the surface"
-        if not range_balanced(log[: b.summary], Range(start=start, end=end)):
+        if range_balanced(log[: b.summary], Range(start=start, end=end)) is not None:
             return f"P-CMP-3: the compaction at seq {b.start} splits a tool call from its result"
     return None
 
 
 @implements("P-CMP-4")
-def p_cmp_4_resummarizes(log: Sequence[Event], summarizer_requests: Sequence[tuple[int, JsonObject]] = (),
-                         since: int = 0) -> str | None:
+def compactions_resummarize_head(log: Sequence[Event], summarizer_requests: Sequence[tuple[int, JsonObject]] = (),
+                                 since: int = 0) -> str | None:
     """P-CMP-4 (CMP-11, CMP-12, CMP-16) on the loop's log: every range is the
     head of the surface, so a re-compaction re-summarises the previous checkpoint
     (it is the first shadowed node); each summarizer request (``(dispatch length,
@@ -381,7 +427,7 @@ def _step_of(log: Sequence[Event], end_index: int) -> tuple[int, bool]:
 
 
 @implements("P-CMP-10")
-def p_cmp_10(log: Sequence[Event]) -> str | None:
+def overflow_retry_iff_compacted(log: Sequence[Event]) -> str | None:
     """P-CMP-10 (CMP-7, LOOP-14): compaction outside a step happens only between a
     failed step's ``step/end`` and the next ``step/start``/``turn/end``; with the
     default decision ``fail``, the turn retries (a new ``step/start``) iff that
@@ -421,7 +467,7 @@ def _in_overflow_window(log: Sequence[Event], seq: int) -> bool:
 
 
 @implements("P-CMP-11")
-def p_cmp_11(log: Sequence[Event]) -> str | None:
+def pressure_compaction_closes_step(log: Sequence[Event]) -> str | None:
     """P-CMP-11 (CMP-6, LOOP-13): a compaction inside a step (pressure, or a
     manual post-step request) lies after the step's assistant message and its
     tool results and before its ``step/end``: nothing of the step follows it."""
@@ -445,7 +491,7 @@ def p_cmp_11(log: Sequence[Event]) -> str | None:
 
 
 @implements("P-PRN-3")
-def p_prn_3(log: Sequence[Event], since: int = 0) -> str | None:
+def prunes_only_under_pressure(log: Sequence[Event], since: int = 0) -> str | None:
     """P-PRN-3 (PRN-6) on the loop's log: prunes (content-only ``tool/result``
     replaces) happen only inside an open turn, at a step's post-step (pressure)
     or after a failed step (overflow); and a prune changes only the pruned
@@ -472,7 +518,7 @@ def p_prn_3(log: Sequence[Event], since: int = 0) -> str | None:
     return None
 
 
-PROPERTY_PREDICATES: Final[dict[str, Callable[..., object]]] = {
+PROPERTY_PREDICATES: Final[dict[str, Callable[..., str | None]]] = {
     "P-CMP-1": success_bracket_well_formed,
     "P-CMP-2": failure_leaves_surface,
     "P-CMP-3": range_balanced,
@@ -487,8 +533,8 @@ PROPERTY_PREDICATES: Final[dict[str, Callable[..., object]]] = {
     "P-PRN-1": prune_content_bounds,
     "P-PRN-2": prune_idempotent,
     "P-DIA-2": d08_bracket_adjacent,
-    "P-CMP-5": p_cmp_5,
-    "P-CMP-10": p_cmp_10,
-    "P-CMP-11": p_cmp_11,
-    "P-PRN-3": p_prn_3,
+    "P-CMP-5": compaction_leaves_envelope,
+    "P-CMP-10": overflow_retry_iff_compacted,
+    "P-CMP-11": pressure_compaction_closes_step,
+    "P-PRN-3": prunes_only_under_pressure,
 }

@@ -82,7 +82,14 @@ from model.prune import PruneConfig
 from model.rejected import Rejected
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
-from spec.compaction_properties import p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
+from spec.compaction_properties import (
+    compaction_leaves_envelope,
+    compactions_keep_tool_pairs,
+    compactions_resummarize_head,
+    overflow_retry_iff_compacted,
+    pressure_compaction_closes_step,
+    prunes_only_under_pressure,
+)
 from spec.loop_properties import (
     p_inv_1,
     p_inv_4,
@@ -534,28 +541,28 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
         @invariant()
         def compaction_envelope(self) -> None:
             s = self.session
-            self._when_grown(Check.ENVELOPE, lambda since: p_cmp_5(s.log, self._new_requests(Check.ENVELOPE), since))
+            self._when_grown(Check.ENVELOPE, lambda since: compaction_leaves_envelope(s.log, self._new_requests(Check.ENVELOPE), since))
 
         @invariant()
         def compaction_keeps_tool_pairs(self) -> None:
-            self._when_grown(Check.PAIRS, lambda since: p_cmp_3(self.session.log, since))
+            self._when_grown(Check.PAIRS, lambda since: compactions_keep_tool_pairs(self.session.log, since))
 
         @invariant()
         def compaction_resummarizes(self) -> None:
             s = self.session
-            self._when_grown(Check.RESUMMARIZE, lambda since: p_cmp_4_resummarizes(s.log, s.summaries, since))
+            self._when_grown(Check.RESUMMARIZE, lambda since: compactions_resummarize_head(s.log, s.summaries, since))
 
         @invariant()
         def overflow_compaction_placed(self) -> None:
-            self._when_grown(Check.OVERFLOW, lambda _: p_cmp_10(self.session.log))
+            self._when_grown(Check.OVERFLOW, lambda _: overflow_retry_iff_compacted(self.session.log))
 
         @invariant()
         def pressure_compaction_placed(self) -> None:
-            self._when_grown(Check.PRESSURE, lambda _: p_cmp_11(self.session.log))
+            self._when_grown(Check.PRESSURE, lambda _: pressure_compaction_closes_step(self.session.log))
 
         @invariant()
         def prune_content_only(self) -> None:
-            self._when_grown(Check.PRUNE, lambda since: p_prn_3(self.session.log, since))
+            self._when_grown(Check.PRUNE, lambda since: prunes_only_under_pressure(self.session.log, since))
 
         @invariant()
         def dispatch_scoped(self) -> None:

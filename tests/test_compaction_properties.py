@@ -16,7 +16,7 @@ from model.compaction import (
 from model.header import EpochHeader
 from model.jsonval import freeze
 from model.log import Dialect
-from model.meter import measure
+from model.meter import measure, measure_state, meter_state
 from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.surface import fold_surface
@@ -76,12 +76,12 @@ def test_P_CMP_3_P_CMP_4_selection_balanced_head_anchored_minimal(log: Log, reta
     m, fold = measure(log.events), fold_surface(log.events)
     assert not isinstance(m, Rejected) and not isinstance(fold, Rejected)
     priced = [(n.seq, n.tokens) for n in m.nodes]
-    assert retention_minimal(priced, fold.state.nodes, log.events, retain)
+    assert retention_minimal(priced, fold.state.nodes, log.events, retain) is None
     chosen = select_range(priced, fold.state.nodes, log.events, retain)
     if chosen is not None and not isinstance(chosen, Rejected):
         assert chosen.start == fold.state.nodes[0]
         assert chosen.end != fold.state.nodes[-1]  # never the whole surface
-        assert range_balanced(log.events, chosen)
+        assert range_balanced(log.events, chosen) is None
 
 
 @given(logs())
@@ -89,16 +89,16 @@ def test_P_CMP_1_P_CMP_6_P_CMP_7_overflow_transaction(log: Log) -> None:
     run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW)
     assert not isinstance(run, Rejected)
     events = [*log.events, *run.events]
-    assert audit_clean(events)
+    assert audit_clean(events) is None
     if run.results:
         fold = fold_surface(log.events)
         assert not isinstance(fold, Rejected)
         r = run.results[0]
         outcome = compact_region(log.events, r.shadowed_range.start, r.shadowed_range.end, short)
         assert not isinstance(outcome, Rejected)
-        assert success_bracket_well_formed(log.events, outcome)
-        assert surface_shrinks(log.events, outcome)
-        assert failure_leaves_surface(log.events, outcome)
+        assert success_bracket_well_formed(log.events, outcome) is None
+        assert surface_shrinks(log.events, outcome) is None
+        assert failure_leaves_surface(log.events, outcome) is None
 
 
 @given(logs(), st.integers(50, 3000))
@@ -106,9 +106,25 @@ def test_P_CMP_9_P_CMP_12_pressure_gating_and_bounded_retries(log: Log, window: 
     config = CompactConfig(threshold_ratio=0.5, retain_tokens=20, compaction_retries=1)
     run = compact_if_needed(log.events, short, config=config, context_window=window)
     assert not isinstance(run, Rejected)
-    assert pressure_gated(log.events, run, config, window)
-    assert bounded_transactions(run, config)
-    assert audit_clean([*log.events, *run.events])
+    assert pressure_gated(log.events, run, config, window) is None
+    assert bounded_transactions(run, config) is None
+    assert audit_clean([*log.events, *run.events]) is None
+
+
+@given(logs(), st.integers(50, 3000), st.sampled_from(list(Trigger)))
+def test_MTR_5_a_callers_running_meter_gives_the_same_run(log: Log, window: int, trigger: Trigger) -> None:
+    """The fast path (the loop's running meter passed in) equals the definition
+    (the run folding ``meter_state(events)`` itself), and leaves the caller's meter unchanged."""
+    config = CompactConfig(threshold_ratio=0.5, retain_tokens=20, compaction_retries=1)
+    prune = PruneConfig(threshold_chars=300, head_chars=40, tail_chars=20)
+    state = meter_state(log.events)
+    assert not isinstance(state, Rejected)
+    before = measure_state(state)
+    plain = compact_if_needed(log.events, short, config=config, context_window=window, prune=prune, trigger=trigger)
+    fast = compact_if_needed(log.events, short, config=config, context_window=window, prune=prune, trigger=trigger,
+                             meter=state)
+    assert fast == plain
+    assert measure_state(state) == before and state.consumed == len(log.events)
 
 
 @given(logs())
@@ -119,16 +135,16 @@ def test_P_CMP_2_failed_summary_leaves_surface(log: Log) -> None:
     outcome = compact_region(log.events, nodes[0], nodes[0], lambda call: Rejected(rule="CMP-18", reason="boom"))
     if isinstance(outcome, Rejected):
         return  # validation failed before any event (CMP-13)
-    assert outcome.error is not None and failure_leaves_surface(log.events, outcome)
-    assert audit_clean([*log.events, *outcome.events])
+    assert outcome.error is not None and failure_leaves_surface(log.events, outcome) is None
+    assert audit_clean([*log.events, *outcome.events]) is None
 
 
 @given(logs(), st.text(max_size=30))
 def test_P_MTR_1_P_MTR_2_P_MTR_3_meter(log: Log, system: str) -> None:
     header = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system=system or "x")
-    assert meter_nodes_are_surface(log.events)
-    assert override_keeps_nodes(log.events, header)
-    assert total_is_header_plus_nodes(log.events, header)
+    assert meter_nodes_are_surface(log.events) is None
+    assert override_keeps_nodes(log.events, header) is None
+    assert total_is_header_plus_nodes(log.events, header) is None
 
 
 texts = st.text(alphabet=st.sampled_from("ab\U0001F600\n"), max_size=120)
@@ -141,12 +157,12 @@ blocks = st.lists(
 @given(blocks, st.integers(0, 20), st.integers(0, 20), st.integers(0, 40))
 def test_P_PRN_1_prune_content_bounds(content: list[object], head: int, tail: int, slack: int) -> None:
     config = PruneConfig(threshold_chars=head + 39 + tail + slack, head_chars=head, tail_chars=tail)
-    assert prune_content_bounds(freeze(content), config)
+    assert prune_content_bounds(freeze(content), config) is None
 
 
 @given(logs())
 def test_P_PRN_2_prune_idempotent(log: Log) -> None:
-    assert prune_idempotent(log.events, PruneConfig(threshold_chars=100, head_chars=20, tail_chars=10))
+    assert prune_idempotent(log.events, PruneConfig(threshold_chars=100, head_chars=20, tail_chars=10)) is None
 
 
 def test_P_DIA_2_predicate_flags_non_adjacent_d08_bracket() -> None:
@@ -154,7 +170,7 @@ def test_P_DIA_2_predicate_flags_non_adjacent_d08_bracket() -> None:
     log.add("turn/start", {"turn": 1})
     log.add("compaction/start", {"compactionId": "a", "turn": 1})
     log.add("compaction/end", {"compactionId": "b", "turn": 1, "error": "x"})
-    assert not d08_bracket_adjacent(log.events)
+    assert d08_bracket_adjacent(log.events) is not None
 
 
 def test_PROPERTY_PREDICATES_are_compaction_properties() -> None:

@@ -48,12 +48,12 @@ from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
 from spec.compaction_properties import (
     brackets,
-    p_cmp_3,
-    p_cmp_4_resummarizes,
-    p_cmp_5,
-    p_cmp_10,
-    p_cmp_11,
-    p_prn_3,
+    compaction_leaves_envelope,
+    compactions_keep_tool_pairs,
+    compactions_resummarize_head,
+    overflow_retry_iff_compacted,
+    pressure_compaction_closes_step,
+    prunes_only_under_pressure,
 )
 from spec.loop_properties import p_inv_1
 from spec.machines import compaction_plugin, summarize
@@ -109,12 +109,12 @@ def _session(fault: Planted | None = None) -> Run:
 
 def _ok(run: Run) -> None:
     assert p_inv_1(run.log, run.requests) is None
-    assert p_cmp_5(run.log, run.requests) is None
-    assert p_cmp_3(run.log) is None
-    assert p_cmp_4_resummarizes(run.log, run.summaries) is None
-    assert p_cmp_10(run.log) is None
-    assert p_cmp_11(run.log) is None
-    assert p_prn_3(run.log) is None
+    assert compaction_leaves_envelope(run.log, run.requests) is None
+    assert compactions_keep_tool_pairs(run.log) is None
+    assert compactions_resummarize_head(run.log, run.summaries) is None
+    assert overflow_retry_iff_compacted(run.log) is None
+    assert pressure_compaction_closes_step(run.log) is None
+    assert prunes_only_under_pressure(run.log) is None
 
 
 def test_P_CMP_5_P_CMP_3_P_CMP_4_P_CMP_10_P_CMP_11_P_PRN_3_hold_on_the_loop() -> None:
@@ -160,13 +160,13 @@ def test_CMP_7_overflow_recovery_retries_and_second_overflow_fails() -> None:
 
 def test_P_CMP_3_catches_a_retention_walk_that_splits_a_tool_pair() -> None:
     run = _session(Planted.COMPACT_SPLITS_TOOL_PAIR)
-    problem = p_cmp_3(run.log)
+    problem = compactions_keep_tool_pairs(run.log)
     assert problem is not None and problem.startswith("P-CMP-3")
 
 
 def test_P_CMP_5_catches_a_compaction_that_drops_the_prefix() -> None:
     run = _session(Planted.COMPACT_DROPS_PREFIX)
-    problem = p_cmp_5(run.log, run.requests)
+    problem = compaction_leaves_envelope(run.log, run.requests)
     assert problem is not None and problem.startswith("P-CMP-5")
 
 
@@ -176,7 +176,7 @@ def test_P_CMP_4_catches_a_summarizer_request_without_the_prefix() -> None:
     messages = request["messages"]
     assert isinstance(messages, tuple)
     stripped = JsonObject((k, messages[1:] if k == "messages" else v) for k, v in request.items())
-    problem = p_cmp_4_resummarizes(run.log, ((dispatch, stripped), *run.summaries[1:]))
+    problem = compactions_resummarize_head(run.log, ((dispatch, stripped), *run.summaries[1:]))
     assert problem is not None and problem.startswith("P-CMP-4")
 
 
@@ -200,7 +200,7 @@ def test_P_CMP_10_catches_an_overflow_listener_that_fails_after_compacting() -> 
     overflow = TurnScript(prompt=Prompt(content=text_content("q " + "long " * 40)),
                           replies=(OVERFLOW, Reply(text="x")))
     run = _run([(_big(1), hooks), (_big(2), hooks), (overflow, broken)])
-    problem = p_cmp_10(run.log)
+    problem = overflow_retry_iff_compacted(run.log)
     assert problem is not None and problem.startswith("P-CMP-10")
 
 
@@ -216,20 +216,20 @@ def _groundtruth(name: str) -> list[Event]:
 def test_P_CMP_11_catches_step_work_after_a_pressure_compaction() -> None:
     log = _groundtruth("j1-pressure-compaction")
     end = next(e.seq for e in log if e.type == "compact/end")
-    assert p_cmp_11(log) is None
+    assert pressure_compaction_closes_step(log) is None
     late = make_event("tool/call", seq=end + 1, time=0,
                       data=JsonObject((("turn", 1), ("step", 4), ("callId", "late"), ("name", "work"),
                                        ("arguments", "{}"))))
-    problem = p_cmp_11([*log[: end + 1], late])
+    problem = pressure_compaction_closes_step([*log[: end + 1], late])
     assert problem is not None and problem.startswith("P-CMP-11")
 
 
 def test_P_PRN_3_catches_a_prune_outside_an_open_turn() -> None:
     log = _groundtruth("j2-tool-result-prune")
-    assert p_prn_3(log) is None
+    assert prunes_only_under_pressure(log) is None
     pruned = prune_session(log, PruneConfig(threshold_chars=100, head_chars=20, tail_chars=10))
     assert not isinstance(pruned, Rejected) and len(pruned) == 1
-    problem = p_prn_3([*log, *pruned])
+    problem = prunes_only_under_pressure([*log, *pruned])
     assert problem is not None and problem.startswith("P-PRN-3")
 
 
@@ -296,5 +296,5 @@ def test_P_CMP_3_P_CMP_4_P_CMP_5_P_CMP_10_P_CMP_11_P_PRN_3_hold_on_the_real_harn
     """The loop-level predicates accept what the real harness wrote (ground truth j1, j2, j3)."""
     for name in ("j1-pressure-compaction", "j2-tool-result-prune", "j3-overflow-compaction-retry"):
         log = _groundtruth(name)
-        for predicate in (p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3):
+        for predicate in (compactions_keep_tool_pairs, compactions_resummarize_head, compaction_leaves_envelope, overflow_retry_iff_compacted, pressure_compaction_closes_step, prunes_only_under_pressure):
             assert predicate(log) is None, (name, predicate.__name__)

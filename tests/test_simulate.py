@@ -25,7 +25,15 @@ from sessionspec.check.checker import FileReport, Verdict, check_path
 from sessionspec.fast.request_points import reconstruct_requests
 from sessionspec.planted.loop import Planted
 from sessionspec.simulate import simulate, to_jsonl
-from spec.compaction_properties import brackets, p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
+from spec.compaction_properties import (
+    brackets,
+    compaction_leaves_envelope,
+    compactions_keep_tool_pairs,
+    compactions_resummarize_head,
+    overflow_retry_iff_compacted,
+    pressure_compaction_closes_step,
+    prunes_only_under_pressure,
+)
 from spec.machines import Check, loop_machine
 
 
@@ -67,7 +75,7 @@ def test_CMP_6_CMP_7_PRN_6_simulate_with_compaction_compacts_prunes_and_recovers
     # An overflow recovery: a bracket right after a failed step's step/end, then the retry step.
     assert any(log[b.start - 1].type == "step/end" and b.end is not None and log[b.end + 1].type == "step/start"
                for b in committed)
-    for predicate in (p_cmp_3, p_cmp_10, p_cmp_11, p_prn_3, p_cmp_5, p_cmp_4_resummarizes):
+    for predicate in (compactions_keep_tool_pairs, overflow_retry_iff_compacted, pressure_compaction_closes_step, prunes_only_under_pressure, compaction_leaves_envelope, compactions_resummarize_head):
         assert predicate(log) is None, predicate.__name__
     assert all(is_checkpoint_source(get(log[b.checkpoint].data, "source")) for b in committed)  # type: ignore[index]
     requests = reconstruct_requests(log)

@@ -11,7 +11,7 @@ from model.compaction.retention import balanced_cuts
 from model.compaction.summary import check_summary_smaller, frame_summary, summary_text_blocks
 from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event, make_event
-from model.meter import measure
+from model.meter import MeterState, measure, measure_state
 from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
@@ -30,6 +30,7 @@ def compact_region(
     ids: Ids = NO_IDS,
     manual: bool = False,
     time: int = 0,
+    meter: MeterState | None = None,
 ) -> RegionOutcome | Rejected:
     """One region transaction for ``(start, end)``.
 
@@ -42,12 +43,19 @@ def compact_region(
     ``end{error}`` and leaves the surface unchanged.  CMP-24: no header event.
     CMP-26/Q-2: no abort check before commit.  DIA-16: summary, checkpoint and
     end adjacent.  The dialect's record shapes come from :func:`rules_of`.
+    ``meter``: the caller's meter folded over exactly ``events`` (MTR-5), read
+    instead of folding the log again (its nodes are the surface, P-MTR-3).
+
+    pre: meter is None or (meter.consumed == len(events) and meter.dialect is dialect)
     """
     rules = rules_of(dialect)
-    fold = fold_surface(events, dialect)
-    if isinstance(fold, Rejected):
-        return fold
-    nodes = fold.state.nodes
+    if meter is None:
+        fold = fold_surface(events, dialect)
+        if isinstance(fold, Rejected):
+            return fold
+        nodes = fold.state.nodes
+    else:
+        nodes = tuple(meter.surface.seqs)
     for name, seq in (("start", start), ("end", end)):
         if seq not in nodes:
             return Rejected(rule="CMP-13", reason=f"compactRegion: {name} seq {seq} not found in surface")
@@ -81,7 +89,7 @@ def compact_region(
         append(rules.event_type("end"), rules.bracket_record(ids, (turn_pair, ("error", error.reason))))
         return RegionOutcome(events=tuple(out), result=None, error=error)
 
-    measured = measure(events, dialect)
+    measured = measure(events, dialect) if meter is None else measure_state(meter)
     if isinstance(measured, Rejected):
         return fail(measured)
     priced = measured.nodes[start_idx : end_idx + 1]

@@ -28,11 +28,10 @@ from model.compaction.region import compact_region
 from model.compaction.retention import select_range
 from model.jsonval import ABSENT, JsonObject
 from model.log import Dialect, Event
-from model.meter import measure
+from model.meter import MeterState, fold_meter_event, measure_state, meter_state
 from model.prune import PruneConfig, prune_pass
 from model.rejected import Rejected
 from model.rules import implements
-from model.surface import fold_surface
 
 
 @implements("CMP-8", "CMP-9", "PRN-6", "DIA-20")
@@ -47,13 +46,21 @@ def compact_if_needed(
     prune: PruneConfig | None = None,
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
+    meter: MeterState | None = None,
 ) -> CompactionRun | Rejected:
     """CMP-8 (pressure): target, policy, measure, spec; below threshold -> none;
     prune and re-measure; then up to ``compactionRetries + 1`` transactions,
     each followed by a re-measure; still above threshold -> error (committed
     compactions stay).  CMP-9 (overflow) and DIA-20 (manual): prune (overflow
     only), select with ``retainTokens = 0``, one transaction.  PRN-6: the prune
-    runs only here.  Configuration errors are returned as Rejected."""
+    runs only here.  Configuration errors are returned as Rejected.
+
+    Every measure reads one running meter (MTR-5: a replay fold advanced to the
+    tail on every read), started from ``meter_state(events)`` -- or from
+    ``meter``, a caller's fold over exactly ``events`` (copied, never changed).
+
+    pre: meter is None or (meter.consumed == len(events) and meter.dialect is dialect)
+    """
     checked = check_compact_config(config)
     if isinstance(checked, Rejected):
         return checked
@@ -69,32 +76,35 @@ def compact_if_needed(
     log: list[Event] = list(events)
     appended: list[Event] = []
     results: list[RegionResult] = []
+    state: MeterState | Rejected = meter_state(events, dialect) if meter is None else meter.copy()
 
     def extend(new: Sequence[Event]) -> None:
-        log.extend(new)
+        nonlocal state
+        for event in new:
+            if not isinstance(state, Rejected):
+                bad = fold_meter_event(state, event, log)
+                state = state if bad is None else bad
+            log.append(event)
         appended.extend(new)
 
     def total() -> int | Rejected:
-        m = measure(log, dialect)
-        return m if isinstance(m, Rejected) else m.total_tokens
+        return state if isinstance(state, Rejected) else measure_state(state).total_tokens
 
     def run_prune() -> Rejected | None:
         if prune is None:
             return None
-        pruned = prune_pass(log, prune, dialect=dialect, time=time)
+        nodes = None if isinstance(state, Rejected) else tuple(state.surface.seqs)
+        pruned = prune_pass(log, prune, dialect=dialect, time=time, nodes=nodes)
         if isinstance(pruned, Rejected):
             return pruned
         extend(pruned.events)
         return None
 
     def transaction(retain: int, attempt: int) -> RegionOutcome | None | Rejected:
-        m = measure(log, dialect)
-        if isinstance(m, Rejected):
-            return m
-        fold = fold_surface(log, dialect)
-        if isinstance(fold, Rejected):
-            return fold
-        chosen = select_range([(n.seq, n.tokens) for n in m.nodes], fold.state.nodes, log, retain, dialect)
+        if isinstance(state, Rejected):
+            return state
+        priced = state.surface
+        chosen = select_range([(n.seq, n.tokens) for n in priced.nodes], priced.seqs, log, retain, dialect)
         if chosen is None or isinstance(chosen, Rejected):
             return chosen
         outcome = compact_region(
@@ -108,6 +118,7 @@ def compact_if_needed(
             ids=ids(attempt),
             manual=trigger is Trigger.MANUAL,
             time=time,
+            meter=state,
         )
         if isinstance(outcome, Rejected):
             return outcome
@@ -179,6 +190,7 @@ def pressure_compaction(
     prune: PruneConfig | None = None,
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
+    meter: MeterState | None = None,
 ) -> CompactionRun | Rejected:
     """The automatic pressure trigger.  CMP-6 (A55): on ``agent/post-step``,
     inside the step (after its results, before ``step/end``); DIA-6 (D08): in
@@ -201,6 +213,7 @@ def pressure_compaction(
         prune=prune,
         ids=ids,
         time=time,
+        meter=meter,
     )
 
 
@@ -218,6 +231,7 @@ def recover_overflow(
     prune: PruneConfig | None = None,
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
+    meter: MeterState | None = None,
 ) -> OverflowDecision:
     """CMP-7: only for ``CONTEXT_WINDOW_EXCEEDED``, not aborted, with a routed
     target and fewer than ``maxOverflowRetries`` earlier overflows; run
@@ -232,7 +246,8 @@ def recover_overflow(
     ):
         return OverflowDecision(events=(), retry=False)
     run = compact_if_needed(
-        events, summarizer, dialect=dialect, trigger=Trigger.CONTEXT_OVERFLOW, config=config, prune=prune, ids=ids, time=time
+        events, summarizer, dialect=dialect, trigger=Trigger.CONTEXT_OVERFLOW, config=config, prune=prune, ids=ids,
+        time=time, meter=meter,
     )
     if isinstance(run, Rejected):
         return OverflowDecision(events=(), retry=False, error=run)

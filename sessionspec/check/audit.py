@@ -34,6 +34,7 @@ from model.codec import serialize_event
 from model.header import EpochHeader, HeaderReason, check_llm_shape, header_of_event, opt_header_eq
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
 from model.log import Dialect, Event
+from model.log import json_int as _int
 from model.placeholder import holds_placeholder, is_placeholder
 from model.rejected import Rejected
 from model.rules import implements
@@ -339,10 +340,6 @@ def pre_a55_designs(events: Sequence[Event]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- LOG-13
-
-
-def _int(v: Json | Absent) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _result_call_id(event: Event, dialect: Dialect) -> Json | Absent:

@@ -11,7 +11,7 @@ from typing import final
 
 from model.header import EpochHeader, header_of_event
 from model.jsonval import ABSENT, Absent, JsonObject, get
-from model.log import Dialect, Event
+from model.log import Dialect, Event, data_int
 from model.rejected import Rejected
 from model.rules import implements
 from model.wire import Request, build_request
@@ -47,10 +47,6 @@ class RequestPoint:
         if self.header is ABSENT:
             return None
         return build_request(self.header, self.boundary)
-
-
-def _int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -125,8 +121,8 @@ def request_points(
                 store, length = derivation.snapshot()
                 open_step = _OpenStep(
                     seq=event.seq,
-                    turn=_int(get(event.data, "turn")),
-                    step=_int(get(event.data, "step")),
+                    turn=data_int(event, "turn"),
+                    step=data_int(event, "step"),
                     header=header,
                     header_seq=header_seq,
                     store=store,

@@ -55,7 +55,7 @@ from spec.compaction_properties import (
     p_cmp_11,
     p_prn_3,
 )
-from spec.loop_properties import p_inv_1
+from spec.loop_properties import requests_rebuild_from_log
 from spec.machines import compaction_plugin, summarize
 
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,),
@@ -108,7 +108,7 @@ def _session(fault: Planted | None = None) -> Run:
 
 
 def _ok(run: Run) -> None:
-    assert p_inv_1(run.log, run.requests) is None
+    assert requests_rebuild_from_log(run.log, run.requests) is None
     assert p_cmp_5(run.log, run.requests) is None
     assert p_cmp_3(run.log) is None
     assert p_cmp_4_resummarizes(run.log, run.summaries) is None

@@ -85,7 +85,7 @@ class Composition:
     mutators_own: tuple[list[object], ...] = ()
 
 
-@implements("PFX-3", "PFX-4", "PFX-12", "PFX-13")
+@implements("PFX-3", "PFX-4", "PFX-13")
 def compose(contributors: Sequence[Contributor], agent_id: str | None = None) -> Composition:
     """PFX-3/PFX-4: run the waterfall over the frozen empty seed in registration
     order.  "Dispatch goes to global listeners and to the composing agent's own

@@ -52,8 +52,6 @@ from model.compaction import CONTEXT_WINDOW_EXCEEDED, CompactConfig, SummarizerO
 from model.jsonval import Json, JsonObject, freeze, js_stringify
 from model.log import Event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     CompactionPlugin,
     Hooks,
@@ -82,6 +80,7 @@ from model.prune import PruneConfig
 from model.rejected import Rejected
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
+from sessionspec.simulate import ECHO_TOOL, PERSONA
 from spec.compaction_properties import p_cmp_3, p_cmp_4_resummarizes, p_cmp_5, p_cmp_10, p_cmp_11, p_prn_3
 from spec.loop_properties import (
     checker_finds_the_sent_requests,

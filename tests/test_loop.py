@@ -12,8 +12,6 @@ from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify
 from model.log import Event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     Draft,
     ErrorAction,
@@ -41,13 +39,12 @@ from model.loop import (
     run_turn,
     seed_config,
     text_content,
-    to_jsonl,
 )
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
 from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
 from sessionspec.fast.request_points import reconstruct_requests
-from sessionspec.simulate import simulate
+from sessionspec.simulate import ECHO_TOOL, PERSONA, simulate, to_jsonl
 from spec.loop_properties import (
     PROPERTY_PREDICATES,
     empty_prefix_leaves_requests_bare,

@@ -18,8 +18,6 @@ from model.compaction import CONTEXT_WINDOW_EXCEEDED, SummarizerOutput, SummaryC
 from model.jsonval import JsonObject, get
 from model.log import Event, make_event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     ErrorAction,
     ErrorDecision,
@@ -46,6 +44,7 @@ from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
+from sessionspec.simulate import ECHO_TOOL, PERSONA
 from spec.compaction_properties import (
     brackets,
     p_cmp_3,

@@ -141,7 +141,6 @@ class _Thrown(Exception):
         self.message = message
 
 
-@implements("PFX-6")
 def frozen_copy(held: Sequence[object]) -> tuple[Json, ...]:
     """PFX-6: "The cached value MUST be a deep, frozen copy of the waterfall's
     result"; objects a contributor still holds cannot affect it."""

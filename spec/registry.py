@@ -39,7 +39,6 @@ MODEL_MODULES: Final = (
     "model.seed",
     "model.session",
     "sessionspec.check.audit",
-    "sessionspec.fast.request_points",
     "model.migrate",
     "spec.properties",
     "spec.loop_properties",

@@ -34,7 +34,7 @@ def compose_if_needed(t: Turn) -> None:
     write_cache(t, comp)
 
 
-@implements("PFX-6", "PFX-9")
+@implements("PFX-6")
 def write_cache(t: Turn, comp: Composition) -> None:
     """PFX-6: "The cached value MUST be a deep, frozen copy of the waterfall's
     result"; PFX-9: the prefix never enters the log.  PFX-13 / Q-3: the content

@@ -40,7 +40,6 @@ from model.rejected import FailureKind, Rejected
 from model.rules import implements
 
 
-@implements("WIRE-1")
 def run_turn(log: Sequence[Event], instance: LoopInstance, agent: AgentConfig, script: TurnScript, *,
              hooks: Hooks = NO_HOOKS, dialect: Dialect = Dialect.A55) -> TurnOutcome | Rejected:
     """One message-triggered turn over ``log``.  Total: an invalid input log, a

@@ -12,7 +12,6 @@ from model.jsonval import JsonObject, freeze, get, js_stringify
 from model.log import Event
 from model.loop import (
     LOSSY_HEADER_MESSAGE,
-    PERSONA,
     AgentConfig,
     Interrupt,
     InterruptKind,
@@ -31,6 +30,7 @@ from model.loop import (
 from model.prefix import Contributor, Idiom, prefix_message
 from model.rejected import Rejected
 from sessionspec.planted.loop import Planted, planted
+from sessionspec.simulate import PERSONA
 
 PFX = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<pfx>"),))
 AGENT = AgentConfig(system=PERSONA, contributors=(PFX,))

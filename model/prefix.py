@@ -85,7 +85,7 @@ class Composition:
     mutators_own: tuple[list[object], ...] = ()
 
 
-@implements("PFX-3", "PFX-4", "PFX-12", "PFX-13")
+@implements("PFX-3", "PFX-4", "PFX-13")
 def compose(contributors: Sequence[Contributor], agent_id: str | None = None) -> Composition:
     """PFX-3/PFX-4: run the waterfall over the frozen empty seed in registration
     order.  "Dispatch goes to global listeners and to the composing agent's own
@@ -141,7 +141,6 @@ class _Thrown(Exception):
         self.message = message
 
 
-@implements("PFX-6")
 def frozen_copy(held: Sequence[object]) -> tuple[Json, ...]:
     """PFX-6: "The cached value MUST be a deep, frozen copy of the waterfall's
     result"; objects a contributor still holds cannot affect it."""

@@ -27,7 +27,7 @@ from model.rules import implements
 from model.wire import Request, build_request, request_to_json
 
 
-@implements("INV-3", "INV-5", "P-INV-1")
+@implements("INV-3", "INV-5")
 def rebuild_request_at(events: Sequence[Event], step_start_seq: int, first_chunk_seq: int | None, dialect: Dialect = Dialect.A55) -> Request | Rejected:
     """The executable definition (INV-5): a fresh derivation of
     ``log[0:step_start]`` and the header fold at the first chunk (or, with no
@@ -70,7 +70,7 @@ MODEL_FIELDS: Final = ("provider", "model", "reasoningEffort", "messages", "syst
                        "maxTokens", "stop")
 
 
-@implements("INV-3", "INV-4", "INV-5")
+@implements("INV-4")
 def reconstruction_mismatch(log: Sequence[Event], request: Request, step_start_seq: int,
                             dispatch_len: int) -> Mismatch | Rejected | None:
     """INV-5 (the model's theorem): rebuild the request from ``log`` strictly before

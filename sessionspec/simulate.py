@@ -21,20 +21,20 @@ pressure check runs on an incremental token meter (MTR-5) so the full
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
+from model.codec import serialize_event
 from model.compaction import (
     CONTEXT_WINDOW_EXCEEDED,
     CompactConfig,
     SummarizerOutput,
     SummaryCall,
 )
-from model.jsonval import Json
+from model.jsonval import Json, freeze
 from model.log import Event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     CompactionPlugin,
     Hooks,
@@ -50,7 +50,6 @@ from model.loop import (
     new_instance,
     overflow_listener,
     text_content,
-    to_jsonl,
 )
 from model.prefix import Contributor, Idiom, prefix_message
 from model.prune import PruneConfig
@@ -60,6 +59,17 @@ from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
 
 __all__ = ["simulate", "simulation_plugin", "to_jsonl"]
+
+# The ground-truth test agent of tests/data/groundtruth (its persona and its one tool).
+ECHO_TOOL: Final = freeze({"name": "echo", "description": "echo back the text argument",
+                           "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
+PERSONA: Final = "You are an AI agent powered by the DeepSeek Harness SDK.\n\nYou are the ground-truth test agent."
+
+
+def to_jsonl(events: Sequence[Event]) -> str:
+    """The log as JSONL text, byte-exact real key order (one event per line)."""
+    return "".join(serialize_event(e) + "\n" for e in events)
+
 
 WORDS: Final = ("the", "log", "request", "prefix", "surface", "tool", "result", "step", "turn", "model", "header",
                 "session", "checkpoint", "summary", "context", "token", "stream", "chunk", "agent", "cache")

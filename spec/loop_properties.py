@@ -1,7 +1,8 @@
 """Loop, prefix and reconstruction properties (RULES §16.2) as pure predicates.
 
-Each predicate returns ``None`` when the property holds, else a message that
-starts with the property ID.  They take what the loop model produced (the log,
+One convention: each predicate is named after what it protects, carries
+``@implements("P-…")`` and returns ``None`` when the property holds, else the
+violation in words (starting with the property ID).  They take what the loop model produced (the log,
 the requests it sent, per-turn outcomes) and are used by the state machines in
 ``spec/machines.py`` and by the unit tests.  ``PROPERTY_PREDICATES`` maps every
 property ID to its predicate.
@@ -37,7 +38,7 @@ def _prefix_text(h: EpochHeader | Absent | Rejected) -> str:
 
 
 @implements("P-INV-1", "P-INV-2")
-def p_inv_1(log: Sequence[Event], requests: Sequence[SentRequest]) -> str | None:
+def requests_rebuild_from_log(log: Sequence[Event], requests: Sequence[SentRequest]) -> str | None:
     """P-INV-1/P-INV-2 (reconstructability, INV-3/INV-5): every loop request equals
     its rebuild from the log strictly before its ``step/start`` (fresh derivation)
     with the header in force at dispatch, in every field."""
@@ -51,8 +52,8 @@ def p_inv_1(log: Sequence[Event], requests: Sequence[SentRequest]) -> str | None
     return None
 
 
-@implements("P-INV-1", "INV-7")
-def p_inv_checker_agrees(log: Sequence[Event], requests: Sequence[SentRequest], first_live_seq: int = 0,
+@implements("P-INV-1")
+def checker_finds_the_sent_requests(log: Sequence[Event], requests: Sequence[SentRequest], first_live_seq: int = 0,
                          since: int = 0) -> str | None:
     """P-INV-1 via the real-log checker (INV-7, ``model.reconstruct.request_points``):
     every request point the checker finds is a request the loop sent, equal in
@@ -96,7 +97,7 @@ def _surface_rewrite_between(log: Sequence[Event], start: int, end: int) -> bool
 
 
 @implements("P-INV-4")
-def p_inv_4(log: Sequence[Event], instance_requests: Sequence[Sequence[SentRequest]]) -> str | None:
+def requests_extend_within_instance(log: Sequence[Event], instance_requests: Sequence[Sequence[SentRequest]]) -> str | None:
     """P-INV-4 (cache stability, INV-6): within an instance, with no header event
     and no replace between their boundaries, each request's messages extend the
     previous request's messages."""
@@ -114,7 +115,7 @@ def p_inv_4(log: Sequence[Event], instance_requests: Sequence[Sequence[SentReque
 
 
 @implements("P-PFX-1")
-def p_pfx_1(log: Sequence[Event], instance_requests: Sequence[Sequence[SentRequest]],
+def prefix_frozen_per_instance(log: Sequence[Event], instance_requests: Sequence[Sequence[SentRequest]],
             instance_compositions: Sequence[int]) -> str | None:
     """P-PFX-1 (freeze; PFX-6, PFX-7, PFX-15): at most one successful composition
     per instance; every request of an instance starts with the identical prefix
@@ -144,7 +145,7 @@ def p_pfx_1(log: Sequence[Event], instance_requests: Sequence[Sequence[SentReque
 
 
 @implements("P-PFX-6")
-def p_pfx_6(outcome: TurnOutcome, before_len: int) -> str | None:
+def interrupted_composition_discarded(outcome: TurnOutcome, before_len: int) -> str | None:
     """P-PFX-6 (discard, PFX-5): an interrupted composition leaves no cache, no
     ``step/start``, no header and no model call; the turn ends aborted/disposed."""
     if not outcome.interrupted_composition:
@@ -165,7 +166,7 @@ def p_pfx_6(outcome: TurnOutcome, before_len: int) -> str | None:
 
 
 @implements("P-PFX-8")
-def p_pfx_8(log: Sequence[Event], contributed: Sequence[Json] = ()) -> str | None:
+def prefix_never_history(log: Sequence[Event], contributed: Sequence[Json] = ()) -> str | None:
     """P-PFX-8 (PFX-9): no message of any logged ``messagePrefix``, nor any message
     a contributor returned (``contributed``, known to the driver), is part of
     ``derive(log)`` (the prefix is never history)."""
@@ -192,7 +193,7 @@ def _content_of(message: Json) -> Json:
 
 
 @implements("P-PFX-4")
-def p_pfx_4(requests: Sequence[SentRequest], foreign: Sequence[Json]) -> str | None:
+def other_agents_never_contribute(requests: Sequence[SentRequest], foreign: Sequence[Json]) -> str | None:
     """P-PFX-4 (PFX-4): "dispatch reaches global + own-agent listeners only": no
     request carries a message that only another agent's scoped session-prefix
     listener contributed (``foreign``, known to the driver)."""
@@ -204,7 +205,7 @@ def p_pfx_4(requests: Sequence[SentRequest], foreign: Sequence[Json]) -> str | N
 
 
 @implements("P-LOOP-1")
-def p_loop_1(log: Sequence[Event], instance_starts: Sequence[int], first_live_seq: int = 0) -> str | None:
+def header_reasons_follow_instances(log: Sequence[Event], instance_starts: Sequence[int], first_live_seq: int = 0) -> str | None:
     """P-LOOP-1 (LOOP-9): an instance's first header is ``initial`` iff the log had
     no header, else ``resume``; later headers are ``change`` and differ from the fold.
     ``instance_starts`` are the log lengths at which each instance began; headers
@@ -231,7 +232,7 @@ def p_loop_1(log: Sequence[Event], instance_starts: Sequence[int], first_live_se
 
 
 @implements("P-LOOP-4")
-def p_loop_4(outcome: TurnOutcome, before_len: int) -> str | None:
+def steps_closed_before_turn_end(outcome: TurnOutcome, before_len: int) -> str | None:
     """P-LOOP-4 (LOOP-15): every opened step is closed before ``turn/end``;
     an interrupted turn ends ``aborted`` or ``disposed``."""
     written = outcome.log[before_len:]
@@ -245,7 +246,7 @@ def p_loop_4(outcome: TurnOutcome, before_len: int) -> str | None:
 
 
 @implements("P-LOOP-7")
-def p_loop_7(log: Sequence[Event], first_live_seq: int = 0) -> str | None:
+def turn_numbers_continue(log: Sequence[Event], first_live_seq: int = 0) -> str | None:
     """P-LOOP-7 (LOOP-2): live turn numbers continue the log's numbering by one."""
     last: int | None = None
     for event in log:
@@ -258,7 +259,7 @@ def p_loop_7(log: Sequence[Event], first_live_seq: int = 0) -> str | None:
 
 
 @implements("P-PFX-7")
-def p_pfx_7(outcome: TurnOutcome, before_len: int) -> str | None:
+def empty_prefix_leaves_requests_bare(outcome: TurnOutcome, before_len: int) -> str | None:
     """P-PFX-7 (PFX-10): with an empty composition the instance's headers omit
     ``messagePrefix`` and every request is the bare boundary derivation."""
     if outcome.instance.prefix != ():
@@ -274,15 +275,15 @@ def p_pfx_7(outcome: TurnOutcome, before_len: int) -> str | None:
 
 
 PROPERTY_PREDICATES: Final[dict[str, Callable[..., str | None]]] = {
-    "P-INV-1": p_inv_1,
-    "P-INV-2": p_inv_1,
-    "P-INV-4": p_inv_4,
-    "P-PFX-1": p_pfx_1,
-    "P-PFX-4": p_pfx_4,
-    "P-PFX-6": p_pfx_6,
-    "P-PFX-7": p_pfx_7,
-    "P-PFX-8": p_pfx_8,
-    "P-LOOP-1": p_loop_1,
-    "P-LOOP-4": p_loop_4,
-    "P-LOOP-7": p_loop_7,
+    "P-INV-1": requests_rebuild_from_log,
+    "P-INV-2": requests_rebuild_from_log,
+    "P-INV-4": requests_extend_within_instance,
+    "P-PFX-1": prefix_frozen_per_instance,
+    "P-PFX-4": other_agents_never_contribute,
+    "P-PFX-6": interrupted_composition_discarded,
+    "P-PFX-7": empty_prefix_leaves_requests_bare,
+    "P-PFX-8": prefix_never_history,
+    "P-LOOP-1": header_reasons_follow_instances,
+    "P-LOOP-4": steps_closed_before_turn_end,
+    "P-LOOP-7": turn_numbers_continue,
 }

@@ -52,8 +52,6 @@ from model.compaction import CONTEXT_WINDOW_EXCEEDED, CompactConfig, SummarizerO
 from model.jsonval import Json, JsonObject, freeze, js_stringify
 from model.log import Event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     CompactionPlugin,
     Hooks,
@@ -82,6 +80,7 @@ from model.prune import PruneConfig
 from model.rejected import Rejected
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
+from sessionspec.simulate import ECHO_TOOL, PERSONA
 from spec.compaction_properties import (
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
@@ -91,16 +90,16 @@ from spec.compaction_properties import (
     prunes_only_under_pressure,
 )
 from spec.loop_properties import (
-    p_inv_1,
-    p_inv_4,
-    p_inv_checker_agrees,
-    p_loop_1,
-    p_loop_4,
-    p_loop_7,
-    p_pfx_1,
-    p_pfx_4,
-    p_pfx_6,
-    p_pfx_8,
+    checker_finds_the_sent_requests,
+    header_reasons_follow_instances,
+    interrupted_composition_discarded,
+    other_agents_never_contribute,
+    prefix_frozen_per_instance,
+    prefix_never_history,
+    requests_extend_within_instance,
+    requests_rebuild_from_log,
+    steps_closed_before_turn_end,
+    turn_numbers_continue,
 )
 
 
@@ -276,10 +275,10 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
                 s.interrupted_pending and not outcome.compositions)
             self.turns_sent += 1
             if Check.DISCARD in checks:
-                problem = p_pfx_6(outcome, before)
+                problem = interrupted_composition_discarded(outcome, before)
                 assert problem is None, problem
             if Check.HEADERS in checks:
-                problem = p_loop_4(outcome, before)
+                problem = steps_closed_before_turn_end(outcome, before)
                 assert problem is None, problem
 
         def teardown(self) -> None:
@@ -511,13 +510,13 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
         @invariant()
         def reconstructable(self) -> None:
             s = self.session
-            self._when_grown(Check.RECONSTRUCT, lambda since: p_inv_1(s.log, self._new_requests(Check.RECONSTRUCT)) or
-                             p_inv_checker_agrees(s.log, [r for rs in s.requests for r in rs], s.first_live_seq, since))
+            self._when_grown(Check.RECONSTRUCT, lambda since: requests_rebuild_from_log(s.log, self._new_requests(Check.RECONSTRUCT)) or
+                             checker_finds_the_sent_requests(s.log, [r for rs in s.requests for r in rs], s.first_live_seq, since))
 
         @invariant()
         def frozen_prefix(self) -> None:
             s = self.session
-            self._when_grown(Check.FREEZE, lambda _: p_pfx_1(s.log, s.requests, s.compositions))
+            self._when_grown(Check.FREEZE, lambda _: prefix_frozen_per_instance(s.log, s.requests, s.compositions))
 
         @invariant()
         def cache_stable(self) -> None:
@@ -529,14 +528,14 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
                 current = s.requests[-1]
                 done = s.requests_checked.get(Check.CACHE, 0) if s.cache_instance == len(s.requests) else 0
                 s.requests_checked[Check.CACHE], s.cache_instance = len(current), len(s.requests)
-                return p_inv_4(s.log, [current[max(0, done - 1):]])
+                return requests_extend_within_instance(s.log, [current[max(0, done - 1):]])
 
             self._when_grown(Check.CACHE, check)
 
         @invariant()
         def prefix_not_history(self) -> None:
             s = self.session
-            self._when_grown(Check.HISTORY, lambda _: p_pfx_8(s.log, sorted(self.contributed, key=js_stringify)))
+            self._when_grown(Check.HISTORY, lambda _: prefix_never_history(s.log, sorted(self.contributed, key=js_stringify)))
 
         @invariant()
         def compaction_envelope(self) -> None:
@@ -566,14 +565,14 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
 
         @invariant()
         def dispatch_scoped(self) -> None:
-            self._when_grown(Check.DISPATCH, lambda _: p_pfx_4(self._new_requests(Check.DISPATCH),
+            self._when_grown(Check.DISPATCH, lambda _: other_agents_never_contribute(self._new_requests(Check.DISPATCH),
                                                                sorted(self.foreign, key=js_stringify)))
 
         @invariant()
         def header_reasons(self) -> None:
             s = self.session
-            self._when_grown(Check.HEADERS, lambda _: p_loop_1(s.log, s.instance_starts, s.first_live_seq) or
-                             p_loop_7(s.log, s.first_live_seq))
+            self._when_grown(Check.HEADERS, lambda _: header_reasons_follow_instances(s.log, s.instance_starts, s.first_live_seq) or
+                             turn_numbers_continue(s.log, s.first_live_seq))
 
     LoopMachine.__name__ = f"LoopMachine_{fault.name if fault is not None else 'NONE'}"
     LoopMachine.__qualname__ = LoopMachine.__name__

@@ -51,7 +51,6 @@ MODEL_MODULES: Final = (
     "model.session",
     "sessionspec.check.audit",
     "sessionspec.check.compaction_audit",
-    "sessionspec.fast.request_points",
     "model.migrate",
     "spec.properties",
     "spec.loop_properties",

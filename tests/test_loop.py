@@ -12,8 +12,6 @@ from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify
 from model.log import Event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     Draft,
     ErrorAction,
@@ -41,14 +39,19 @@ from model.loop import (
     run_turn,
     seed_config,
     text_content,
-    to_jsonl,
 )
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
 from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
 from sessionspec.fast.request_points import reconstruct_requests
-from sessionspec.simulate import simulate
-from spec.loop_properties import PROPERTY_PREDICATES, p_inv_1, p_loop_4, p_pfx_6, p_pfx_7
+from sessionspec.simulate import ECHO_TOOL, PERSONA, simulate, to_jsonl
+from spec.loop_properties import (
+    PROPERTY_PREDICATES,
+    empty_prefix_leaves_requests_bare,
+    interrupted_composition_discarded,
+    requests_rebuild_from_log,
+    steps_closed_before_turn_end,
+)
 
 PFX = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<pfx>"),))
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,), contributors=(PFX,))
@@ -176,7 +179,7 @@ def test_PFX_5_cancel_in_composition_discards_and_the_next_turn_recomposes() -> 
     out = _turn(interrupt=Interrupt(window=Window.IN_COMPOSITION))
     assert _types(out.log) == ["turn/start", "user/message", "turn/end"]
     assert out.interrupted_composition and out.instance.prefix is NOT_COMPOSED
-    assert p_pfx_6(out, 0) is None
+    assert interrupted_composition_discarded(out, 0) is None
     fresh = replace(AGENT, contributors=(Contributor(idiom=Idiom.PREPEND, content=(prefix_message("fresh"),)),))
     nxt = _turn(out.log, out.instance, agent=fresh)
     assert nxt.compositions == 1 and nxt.requests[0].request.messages[0] == prefix_message("fresh")
@@ -216,7 +219,7 @@ def test_PFX_8_inject_during_composition_joins_the_current_request() -> None:
 def test_PFX_10_P_PFX_7_empty_composition_omits_message_prefix() -> None:
     out = _turn(agent=replace(AGENT, contributors=()))
     assert get(get(out.log[3].data, "header"), "messagePrefix") is ABSENT
-    assert p_pfx_7(out, 0) is None
+    assert empty_prefix_leaves_requests_bare(out, 0) is None
 
 
 def test_PFX_6_contributor_mutation_never_reaches_later_requests() -> None:
@@ -237,7 +240,7 @@ def test_LOOP_6_P_INV_3_request_time_inject_joins_the_next_request() -> None:
     out = _turn(replies=(Reply(request_inject=inject, continue_with="go"), Reply()))
     first, second = out.requests
     assert late not in first.request.messages and late in second.request.messages
-    assert p_inv_1(out.log, out.requests) is None
+    assert requests_rebuild_from_log(out.log, out.requests) is None
 
 
 def test_LOOP_13_continuation_reason_is_steering_before_the_next_step() -> None:
@@ -267,7 +270,7 @@ def test_LOOP_14_fail_ends_the_turn_with_the_failure() -> None:
 @pytest.mark.parametrize("window", list(Window))
 def test_LOOP_15_every_window_closes_steps_and_names_the_reason(window: Window, kind: InterruptKind) -> None:
     out = _turn(interrupt=Interrupt(window=window, kind=kind, chunk=1))
-    assert p_loop_4(out, 0) is None
+    assert steps_closed_before_turn_end(out, 0) is None
     if kind is InterruptKind.FOREIGN:
         # not an agent interrupt reason.
         assert get(out.end_reason, "kind") == "error" and get(out.end_reason, "message") == "turn interrupted"
@@ -283,7 +286,7 @@ def test_LOOP_15_every_window_closes_steps_and_names_the_reason(window: Window, 
     called = window in (Window.BEFORE_CHUNK, Window.AFTER_STREAM, Window.AFTER_STEP_RESULT, Window.AFTER_POST_STEP,
                         Window.AFTER_CONTINUATION, Window.AFTER_TURN_STOP)
     assert bool(out.requests) is called
-    assert p_inv_1(out.log, out.requests) is None
+    assert requests_rebuild_from_log(out.log, out.requests) is None
 
 
 def test_Q_4_prompt_submit_failure_names_step_0_and_pre_step_failure_the_pending_step() -> None:
@@ -390,12 +393,12 @@ def test_property_predicates_are_registered_by_id() -> None:
 
 
 def test_INV_7_the_one_pass_checker_agrees_with_the_loop_and_sees_tampering() -> None:
-    from spec.loop_properties import p_inv_checker_agrees
+    from spec.loop_properties import checker_finds_the_sent_requests
 
     first = _turn(replies=(Reply(kind=ReplyKind.ERROR_THROWN, retry=True), Reply()))
-    assert p_inv_checker_agrees(first.log, first.requests) is None
+    assert checker_finds_the_sent_requests(first.log, first.requests) is None
     tampered = replace(first.requests[1], request=replace(first.requests[1].request, system="forged"))
-    problem = p_inv_checker_agrees(first.log, (first.requests[0], tampered))
+    problem = checker_finds_the_sent_requests(first.log, (first.requests[0], tampered))
     assert problem is not None and problem.startswith("P-INV-1")
 
 
@@ -421,7 +424,7 @@ def test_LOOP_11_max_tokens_drops_tool_calls_runs_no_tools_and_ends_max_tokens()
     assert get(get(finish, "reason"), "kind") == "max-tokens"
     # No tool calls ran, so the turn stops after one step; LOG-11: max-tokens takes precedence over completed.
     assert types.count("step/start") == 1 and out.end_reason == JsonObject((("kind", "max-tokens"),))
-    assert p_inv_1(out.log, out.requests) is None
+    assert requests_rebuild_from_log(out.log, out.requests) is None
 
 
 def test_LOOP_11_a_throwing_step_result_records_an_empty_message_and_fails_the_turn() -> None:
@@ -446,7 +449,7 @@ def test_LOOP_12_results_keep_model_order_and_deferred_context_follows_all_resul
     second = out.requests[1].request.messages
     tail = [get(get(m, "content")[0], "toolCallId") for m in second[-3:-1]]  # type: ignore[index]
     assert tail == ["a", "b"] and js_stringify(second[-1]) == '{"role":"user","content":[{"type":"text","text":"deferred by a"}]}'
-    assert p_inv_1(out.log, out.requests) is None
+    assert requests_rebuild_from_log(out.log, out.requests) is None
 
 
 def test_WIRE_3_a_stream_listener_mutating_the_request_fails_the_turn() -> None:
@@ -472,7 +475,7 @@ def test_WIRE_3_requests_are_deeply_immutable_values() -> None:
 
 def test_PFX_4_another_agents_scoped_listener_never_contributes() -> None:
     from sessionspec.planted.loop import Planted, planted
-    from spec.loop_properties import p_pfx_4
+    from spec.loop_properties import other_agents_never_contribute
 
     theirs = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<theirs>"),), scope="other")
     mine = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<mine>"),), scope="me")
@@ -481,9 +484,9 @@ def test_PFX_4_another_agents_scoped_listener_never_contributes() -> None:
     assert not isinstance(out, Rejected)
     assert [js_stringify(m) for m in out.requests[0].request.messages[:2]] == [
         js_stringify(prefix_message("<pfx>")), js_stringify(prefix_message("<mine>"))]
-    assert p_pfx_4(out.requests, theirs.content) is None
+    assert other_agents_never_contribute(out.requests, theirs.content) is None
     with planted(Planted.IGNORE_SCOPE):
         broken = run_turn((), new_instance(), agent, TurnScript(prompt=Prompt(content=text_content("hi"))))
     assert not isinstance(broken, Rejected)
-    problem = p_pfx_4(broken.requests, theirs.content)
+    problem = other_agents_never_contribute(broken.requests, theirs.content)
     assert problem is not None and problem.startswith("P-PFX-4")

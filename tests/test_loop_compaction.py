@@ -18,8 +18,6 @@ from model.compaction import CONTEXT_WINDOW_EXCEEDED, SummarizerOutput, SummaryC
 from model.jsonval import JsonObject, get
 from model.log import Event, make_event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     ErrorAction,
     ErrorDecision,
@@ -46,6 +44,7 @@ from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
+from sessionspec.simulate import ECHO_TOOL, PERSONA
 from spec.compaction_properties import (
     brackets,
     compaction_leaves_envelope,
@@ -55,7 +54,7 @@ from spec.compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
-from spec.loop_properties import p_inv_1
+from spec.loop_properties import requests_rebuild_from_log
 from spec.machines import compaction_plugin, summarize
 
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,),
@@ -108,7 +107,7 @@ def _session(fault: Planted | None = None) -> Run:
 
 
 def _ok(run: Run) -> None:
-    assert p_inv_1(run.log, run.requests) is None
+    assert requests_rebuild_from_log(run.log, run.requests) is None
     assert compaction_leaves_envelope(run.log, run.requests) is None
     assert compactions_keep_tool_pairs(run.log) is None
     assert compactions_resummarize_head(run.log, run.summaries) is None

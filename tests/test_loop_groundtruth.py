@@ -19,8 +19,6 @@ from model.compaction import CompactConfig, Summarizer, SummarizerOutput, Summar
 from model.jsonval import Json, JsonObject, freeze, get, thaw
 from model.log import Event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     CompactionPlugin,
     Interrupt,
@@ -44,6 +42,7 @@ from model.prefix import Contributor, Idiom, prefix_message
 from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.wire import request_to_json
+from sessionspec.simulate import ECHO_TOOL, PERSONA
 from tests.conftest import GROUNDTRUTH
 
 BASE = AgentConfig(system=PERSONA)

@@ -12,8 +12,6 @@ from dataclasses import replace
 from model.jsonval import JsonObject, freeze, get, js_stringify
 from model.log import Event
 from model.loop import (
-    ECHO_TOOL,
-    PERSONA,
     AgentConfig,
     Interrupt,
     LoopInstance,
@@ -31,6 +29,7 @@ from model.loop import (
 )
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
 from model.rejected import Rejected
+from sessionspec.simulate import ECHO_TOOL, PERSONA
 
 INJECT = JsonObject((("content", text_content("from composition")), ("source", freeze({"kind": "plugin", "plugin": "c"}))))
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,),

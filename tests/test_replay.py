@@ -204,8 +204,7 @@ def test_INV_5_replay_of_simulated_logs_with_compactions_matches_the_simulators_
     """On a log written by the model's own loop (compactions, prunes, resumes),
     every request replay prints equals the executable definition: a fresh
     derivation before its step/start and the header at its first chunk."""
-    from model.loop import to_jsonl
-    from sessionspec.simulate import simulate
+    from sessionspec.simulate import simulate, to_jsonl
 
     events = simulate(7, 40, contributors=2, compaction=True)
     loaded = load_log_text(to_jsonl(events))

@@ -41,9 +41,7 @@ from model.loop.instance import (
 )
 from model.loop.listeners import CompactionPlugin, compaction_hooks, manual_listener, overflow_listener, pressure_listener
 from model.loop.script import (
-    ECHO_TOOL,
     GOAL_SOURCE,
-    PERSONA,
     REQUEST_DELIMITER,
     USER_SOURCE,
     AgentConfig,
@@ -59,7 +57,6 @@ from model.loop.script import (
     TurnScript,
     Window,
     text_content,
-    to_jsonl,
 )
 from model.loop.state import APPEND, LogWriter, SessionLog, log_writer
 from model.loop.step import dispatch_request, open_step, take_boundary
@@ -67,7 +64,7 @@ from model.loop.streaming import record_assistant, run_tools, stream
 from model.loop.turn import after_step, drain_steering, play_turn, prompt_message_data, run_step_stages, run_turn
 
 __all__ = [
-    "APPEND", "ECHO_TOOL", "GOAL_SOURCE", "LOSSY_HEADER_MESSAGE", "PERSONA", "REQUEST_DELIMITER", "USER_SOURCE",
+    "APPEND", "GOAL_SOURCE", "LOSSY_HEADER_MESSAGE", "REQUEST_DELIMITER", "USER_SOURCE",
     "AgentConfig", "CompactionPlugin", "Draft", "ErrorAction", "ErrorDecision", "Hooks", "Interrupt",
     "InterruptKind", "LogWriter", "LoopInstance", "Placement", "PostStepHook", "PostStepResult", "Prompt",
     "PromptContext", "Reply", "ReplyKind", "RequestErrorContext", "RequestErrorHook", "SentRequest", "SessionLog",
@@ -76,5 +73,5 @@ __all__ = [
     "dispatch_request", "drain_steering", "fork_seed", "header_record", "interruption_reason", "log_writer",
     "manual_listener", "new_instance", "next_turn_number", "open_step", "overflow_listener", "play_turn",
     "pressure_listener", "prompt_message_data", "record_assistant", "request_error", "run_step_stages", "run_tools",
-    "run_turn", "seed_config", "stream", "take_boundary", "text_content", "to_jsonl", "write_cache",
+    "run_turn", "seed_config", "stream", "take_boundary", "text_content", "write_cache",
 ]

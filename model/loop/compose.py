@@ -34,15 +34,18 @@ def compose_if_needed(t: Turn) -> None:
     write_cache(t, comp)
 
 
-@implements("PFX-6", "PFX-9", "PFX-13")
+@implements("PFX-6")
 def write_cache(t: Turn, comp: Composition) -> None:
     """PFX-6: "The cached value MUST be a deep, frozen copy of the waterfall's
     result"; PFX-9: the prefix never enters the log.  PFX-13 / Q-3: the content
     is not validated, so a clonable non-JSON value the dispatched contributors
-    returned is cached too (every later header append of the instance fails)."""
+    returned is cached too (every later header append of the instance fails).
+    QF-6: only dispatched contributors return anything: a lossy listener scoped
+    to another agent is never called (PFX-4), so it cannot make the header fail."""
+    dispatched = [c for c in t.agent.contributors if c.scope is None or c.scope == t.agent.agent_id]
     t.compositions += 1
     t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
-                         prefix_lossy=any(c.lossy for c in t.agent.contributors))
+                         prefix_lossy=any(c.lossy for c in dispatched))
 
 
 def cached_prefix(t: Turn) -> tuple[Json, ...]:

@@ -19,9 +19,13 @@ def request_error(t: Turn, reply: Reply, prior_failures: list[JsonObject]) -> St
     waterfall ... The default is ``{action:"fail"}``; (4) interruption wins
     again; (5) ``retry`` appends the failure to ``priorFailures`` and starts a
     **new numbered step** ...; (6) ``fail`` gives ``turn/end {kind:"error",
-    step, failure}``."  The listeners see whether the signal is aborted."""
+    step, failure}``."  The listeners see whether the signal is aborted.  QF-7
+    (settles Q-30): "interrupted" means an agent interrupt (cancel or dispose);
+    the path ignores a foreign abort reason, so the turn ends with the provider
+    failure, or a retry meets the abort at the next step's first checkpoint."""
     t.append(Draft(type_name="step/end", data=obj(("turn", t.turn), ("step", t.step))))
     t.open_step = None
+    end_if_agent_interrupted(t)
     failure = failure_of(reply)
     default = ErrorAction.RETRY if reply.retry else ErrorAction.FAIL
     decision = ErrorDecision(action=default)
@@ -32,8 +36,7 @@ def request_error(t: Turn, reply: Reply, prior_failures: list[JsonObject]) -> St
     for draft in decision.drafts:
         t.append(draft)
     t.side_calls.extend(decision.side_calls)
-    if t.aborted is not None:
-        raise Interrupted(t.aborted)
+    end_if_agent_interrupted(t)
     match decision.action:
         case ErrorAction.RETRY:
             prior_failures.append(failure)
@@ -42,6 +45,13 @@ def request_error(t: Turn, reply: Reply, prior_failures: list[JsonObject]) -> St
             raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("failure", failure)))
         case _:
             assert_never(decision.action)
+
+
+def end_if_agent_interrupted(t: Turn) -> None:
+    """LOOP-14 (2) and (4): end the turn when the signal carries an agent
+    interrupt reason (cancel or dispose); a foreign reason is not one."""
+    if t.aborted is InterruptKind.CANCEL or t.aborted is InterruptKind.DISPOSE:
+        raise Interrupted(t.aborted)
 
 
 @implements("LOOP-15")

@@ -36,7 +36,6 @@ from model.loop.events import (
 )
 from model.prune import PruneConfig
 from model.rejected import Rejected
-from model.rules import implements
 
 
 @final
@@ -80,7 +79,6 @@ def _side_calls(sent: Sequence[JsonObject], appended: Sequence[Event]) -> tuple[
     return tuple(SideCall(request=r, dispatch_len=seq + 1) for r, seq in zip(sent, starts))
 
 
-@implements("CMP-6")
 def pressure_listener(plugin: CompactionPlugin) -> PostStepHook:
     """CMP-6: "On every ``agent/post-step`` — inside the step, after the assistant
     message, tool results, deferred context and the post-stream steering drain,
@@ -100,7 +98,6 @@ def pressure_listener(plugin: CompactionPlugin) -> PostStepHook:
     return post_step
 
 
-@implements("CMP-7")
 def overflow_listener(plugin: CompactionPlugin) -> RequestErrorHook:
     """CMP-7: in ``agent/request-error`` (after the failed step's ``step/end``),
     recover only a ``CONTEXT_WINDOW_EXCEEDED`` failure with fewer earlier overflow
@@ -122,7 +119,6 @@ def overflow_listener(plugin: CompactionPlugin) -> RequestErrorHook:
     return request_error
 
 
-@implements("CMP-9")
 def manual_listener(plugin: CompactionPlugin) -> PostStepHook:
     """A compaction requested by hand (``compactIfNeeded(manual)``: the CMP-9
     selection with ``retainTokens = 0``, one transaction, no prune).  A55 has no

@@ -7,14 +7,11 @@ turn is a deterministic function of (log, instance, agent, script).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, final
 
-from model.codec import serialize_event
-from model.jsonval import ABSENT, Absent, Json, JsonObject, freeze
-from model.log import Event
+from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.prefix import Contributor
 
 USER_SOURCE: Final = JsonObject((("kind", "user"),))
@@ -33,7 +30,17 @@ def text_content(text: str) -> tuple[Json, ...]:
 class Window(Enum):
     """Where a cancel/dispose lands: every LOOP-15 checkpoint, plus inside the
     ``agent/session-prefix`` waterfall (PFX-5).  The interruption is observed at
-    the next checkpoint the loop reaches."""
+    the next checkpoint the loop reaches.
+
+    Positions (step windows apply to ``Interrupt.step``): IN_COMPOSITION lands
+    after the whole waterfall has run (every dispatched contributor, its
+    injects appended, a throwing one included) and before the cache write;
+    AFTER_STREAM is a checkpoint only for a stream that ends: on a thrown
+    stream the abort lands but the request-error path decides (QF-7);
+    AFTER_STEP_RESULT is inside the step-result try, so an interruption there
+    records an empty assistant message first (QF-3); AFTER_CONTINUATION and
+    AFTER_TURN_STOP follow ``step/end`` on every step, also when the turn goes
+    on (QF-5)."""
 
     AFTER_TURN_START = "after turn/start"
     AFTER_PROMPT_SUBMIT = "after prompt-submit"
@@ -195,16 +202,6 @@ class AgentConfig:
     # PFX-4: the composing agent (its scoped session-prefix listeners run; other agents' do not).
     agent_id: str = "agent"
 
-
-# The ground-truth test agent of tests/data/groundtruth (its persona and its one tool).
-ECHO_TOOL: Final = freeze({"name": "echo", "description": "echo back the text argument",
-                           "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
-PERSONA: Final = "You are an AI agent powered by the DeepSeek Harness SDK.\n\nYou are the ground-truth test agent."
-
-
-def to_jsonl(events: Sequence[Event]) -> str:
-    """The log as JSONL text, byte-exact real key order (one event per line)."""
-    return "".join(serialize_event(e) + "\n" for e in events)
 
 
 def obj(*pairs: tuple[str, Json | Absent]) -> JsonObject:

@@ -21,7 +21,7 @@ from model.jsonval import ABSENT, Absent, JsonObject
 from model.log import Dialect, Event, make_event
 from model.loop.events import Draft, Hooks, SentRequest, SideCall
 from model.loop.instance import LoopInstance
-from model.loop.script import AgentConfig, InterruptKind, TurnScript, Window
+from model.loop.script import AgentConfig, InterruptKind, Steering, TurnScript, Window
 from model.rejected import Rejected
 from model.surface import SurfaceState, fold_surface, log_view, step_surface
 
@@ -154,6 +154,8 @@ class Turn:
     compositions: int = 0
     interrupted_composition: bool = False
     max_tokens: bool = False
+    # Steering put back on the queue when the turn ended in its prologue (QF-4).
+    requeued: tuple[Steering, ...] = ()
 
     def signal(self, window: Window, chunk: int = 0) -> None:
         """The scripted cancel/dispose fires when the loop passes ``window``."""

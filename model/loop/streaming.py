@@ -11,7 +11,7 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from model.loop.errors import request_error
 from model.loop.events import Draft
 from model.loop.script import Reply, ReplyKind, Window, obj, text_content
-from model.loop.state import APPEND, StepEnd, Turn, TurnFailed
+from model.loop.state import APPEND, Interrupted, StepEnd, Turn, TurnFailed
 from model.loop.stream import reply_chunks, reply_content, usage_json
 from model.rules import implements
 
@@ -29,21 +29,45 @@ def stream(t: Turn, reply: Reply, header: EpochHeader, prior_failures: list[Json
         t.checkpoint(Window.BEFORE_CHUNK, index)
         chunk_seqs.append(t.append(Draft(type_name="assistant/chunk",
                                          data=obj(("turn", t.turn), ("step", t.step), ("chunk", chunk)))))
-    t.checkpoint(Window.AFTER_STREAM)
+    after_stream(t, reply)
     if reply.kind in (ReplyKind.ERROR_THROWN, ReplyKind.ERROR_IN_BAND):
         return request_error(t, reply, prior_failures)
-    if reply.step_result_error is not None:
-        # LOOP-11: "If agent/step-result throws, an assistant/message with
-        # content: [] and no replayState is recorded, and the turn then fails."
-        record_assistant(t, header, reply, (), chunk_seqs)
-        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", reply.step_result_error)))
-    t.checkpoint(Window.AFTER_STEP_RESULT)
-    record_assistant(t, header, reply, reply_content(reply), chunk_seqs)
+    step_result(t, header, reply, chunk_seqs)
     run_tools(t, reply)
     return StepEnd.DONE
 
 
+def after_stream(t: Turn, reply: Reply) -> None:
+    """LOOP-10: "After the stream: interruption checkpoint."  QF-7: only a stream
+    that ends (normally or with an in-band ``finish`` error) reaches it; a
+    stream that throws goes straight to the request-error path (LOOP-14), so an
+    abort landing there is not observed here: the request-error path decides
+    (it honours agent interrupts, not foreign abort reasons)."""
+    if reply.kind is ReplyKind.ERROR_THROWN:
+        t.signal(Window.AFTER_STREAM)
+    else:
+        t.checkpoint(Window.AFTER_STREAM)
+
+
 @implements("LOOP-11")
+def step_result(t: Turn, header: EpochHeader, reply: Reply, chunk_seqs: Sequence[Json]) -> None:
+    """LOOP-11: "``content`` is the message after the ``agent/step-result``
+    waterfall ... If ``agent/step-result`` throws, an ``assistant/message`` with
+    ``content: []`` and no replayState is recorded, and the turn then fails."
+    QF-3: the checkpoint after step-result sits inside the same try block, so an
+    interruption observed there is caught the same way: ``assistant/message``
+    with ``content: []`` (usage kept), then the turn ends aborted / disposed
+    (LOOP-15)."""
+    if reply.step_result_error is not None:
+        record_assistant(t, header, reply, (), chunk_seqs)
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", reply.step_result_error)))
+    t.signal(Window.AFTER_STEP_RESULT)
+    if t.aborted is not None:
+        record_assistant(t, header, reply, (), chunk_seqs)
+        raise Interrupted(t.aborted)
+    record_assistant(t, header, reply, reply_content(reply), chunk_seqs)
+
+
 def record_assistant(t: Turn, header: EpochHeader, reply: Reply, content: tuple[Json, ...],
                      chunk_seqs: Sequence[Json]) -> None:
     """LOOP-11: "A successful stream MUST append ``assistant/message {turn, step,

@@ -40,7 +40,6 @@ from model.rejected import FailureKind, Rejected
 from model.rules import implements
 
 
-@implements("WIRE-1")
 def run_turn(log: Sequence[Event], instance: LoopInstance, agent: AgentConfig, script: TurnScript, *,
              hooks: Hooks = NO_HOOKS, dialect: Dialect = Dialect.A55) -> TurnOutcome | Rejected:
     """One message-triggered turn over ``log``.  Total: an invalid input log, a
@@ -57,21 +56,47 @@ def run_turn(log: Sequence[Event], instance: LoopInstance, agent: AgentConfig, s
 
 def play_turn(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript,
               hooks: Hooks) -> TurnOutcome | Rejected:
-    """The turn on a session ``w`` (grown in place); the outcome as values."""
+    """The turn on a session ``w`` (grown in place), then the turns of any
+    steering it put back on the queue (QF-4); the outcome as values (requests,
+    compositions and side calls of all of them, the end of the last)."""
     if instance.disposed:
         return Rejected(rule="LOOP-1", reason="the loop instance was disposed; start a new instance")
-    t = Turn(w=w, instance=instance, agent=agent, script=script, hooks=hooks, turn=next_turn_number(w.events))
-    try:
-        reason = end_turn(t)
-    except AppendRejected as failed:
-        return Rejected(rule=failed.rejected.rule, seq=failed.rejected.seq, kind=FailureKind.BUG,
-                        reason=f"the loop model wrote an invalid event: {failed.rejected.reason}")
-    # Contributors that keep references edit them after the turn (PFX-6 probe).
-    mutate_held(t.instance.contributor_refs)
-    return TurnOutcome(log=tuple(w.events), instance=replace(t.instance, disposed=t.aborted is InterruptKind.DISPOSE),
-                       agent=t.agent, requests=tuple(t.requests), compositions=t.compositions,
-                       interrupted_composition=t.interrupted_composition, turn=t.turn, end_reason=reason,
-                       side_calls=tuple(t.side_calls))
+    played: list[tuple[Turn, JsonObject]] = []
+    scripts = [script]
+    while scripts:
+        t = Turn(w=w, instance=instance, agent=agent, script=scripts.pop(0), hooks=hooks,
+                 turn=next_turn_number(w.events))
+        try:
+            played.append((t, end_turn(t)))
+        except AppendRejected as failed:
+            return Rejected(rule=failed.rejected.rule, seq=failed.rejected.seq, kind=FailureKind.BUG,
+                            reason=f"the loop model wrote an invalid event: {failed.rejected.reason}")
+        # Contributors that keep references edit them after the turn (PFX-6 probe).
+        mutate_held(t.instance.contributor_refs)
+        instance, agent = replace(t.instance, disposed=t.aborted is InterruptKind.DISPOSE), t.agent
+        scripts.extend(requeued_turn(t.script, item) for item in t.requeued)
+    last, reason = played[-1]
+    return TurnOutcome(log=tuple(w.events), instance=instance, agent=agent,
+                       requests=tuple(r for t, _ in played for r in t.requests),
+                       compositions=sum(t.compositions for t, _ in played),
+                       interrupted_composition=any(t.interrupted_composition for t, _ in played), turn=last.turn,
+                       end_reason=reason, side_calls=tuple(c for t, _ in played for c in t.side_calls))
+
+
+def requeue_steering(t: Turn) -> None:
+    """QF-4: steering queued for a turn that ends in its prologue (the prompt is
+    blocked, or ``agent/prompt-submit`` throws) is never drained into it; the
+    harness puts it back on the queue, and each item runs as the next
+    message-triggered turn (LOOP-3 (1) claims it)."""
+    t.requeued = t.script.steering
+
+
+def requeued_turn(script: TurnScript, item: Steering) -> TurnScript:
+    """The turn a re-queued steering item triggers: the item is its prompt; the
+    model's replies and the listeners' behaviour (an interruption that did not
+    land yet, a throwing pre-step listener) are the script's."""
+    return TurnScript(prompt=Prompt(content=item.content, source=item.source), replies=script.replies,
+                      interrupt=script.interrupt, pre_step_error=script.pre_step_error)
 
 
 @implements("LOOP-17")
@@ -100,17 +125,20 @@ def end_turn(t: Turn) -> JsonObject:
 def prologue(t: Turn) -> JsonObject | None:
     """LOOP-3: ``turn/start`` (written by :func:`end_turn`), checkpoint,
     ``agent/prompt-submit``, checkpoint, then **block** (``prompt/blocked`` and
-    ``{kind:"rejected", reason}``: zero steps, so no composition, PFX-14) or
+    ``{kind:"rejected", reason}``: zero steps, so no composition, PFX-14; queued
+    steering is put back on the queue, QF-4) or
     **allow** (the prompt as ``user/message`` (LOOP-4), then each context whose
     placement is not ``prompt-prefix`` as its own ``user/message``).  Returns the
     end reason of a blocked turn, else None."""
     prompt = t.script.prompt
     t.checkpoint(Window.AFTER_TURN_START)
     if prompt.submit_error is not None:
+        requeue_steering(t)
         # Q-4: a prompt-submit failure names step 0.
         raise TurnFailed(obj(("kind", "error"), ("step", 0), ("message", prompt.submit_error)))
     t.checkpoint(Window.AFTER_PROMPT_SUBMIT)
     if prompt.block_reason is not None:
+        requeue_steering(t)
         t.append(Draft(type_name="prompt/blocked",
                        data=obj(("content", prompt.content), ("source", prompt.source), ("reason", prompt.block_reason))))
         return obj(("kind", "rejected"), ("reason", prompt.block_reason))
@@ -199,7 +227,7 @@ def after_step(t: Turn, reply: Reply, pending: list[Steering], prior_failures: l
     (4) ``step/end``; (5) ``agent/turn-continuation``.  The default is continue
     exactly when the step had tool calls or steering was drained.  A
     continuation reason becomes steering for the next step ...; (6)
-    ``agent/turn-stop``."  Returns the end reason when the turn stops (LOG-11:
+    ``agent/turn-stop``" and its checkpoint, on every step (QF-5).  Returns the end reason when the turn stops (LOG-11:
     "max-tokens takes precedence over completed only"), else None."""
     drain_steering(t, pending)
     # A cancel that lands while the tools run is already visible to the
@@ -225,7 +253,8 @@ def after_step(t: Turn, reply: Reply, pending: list[Steering], prior_failures: l
     go_on = bool(reply.executed_calls) or bool(pending)
     t.max_tokens = t.max_tokens or reply.max_tokens
     t.checkpoint(Window.AFTER_CONTINUATION)
+    # QF-5: agent/turn-stop and its checkpoint run after every step, also when the turn goes on.
+    t.checkpoint(Window.AFTER_TURN_STOP)
     if go_on:
         return None
-    t.checkpoint(Window.AFTER_TURN_STOP)
     return obj(("kind", "max-tokens" if t.max_tokens else "completed"))

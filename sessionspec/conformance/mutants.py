@@ -158,6 +158,22 @@ MUTANTS: Final = (
            install=_keep_empty_tools),
     Mutant(name="accept-larger-summary", rule="CMP-21", description="a summary not smaller than its region is accepted",
            install=_accept_larger_summary),
+    # Issue 16: the model before the running harness corrected it (QF-3..QF-7).
+    Mutant(name="step-result-cancel-drops-message", rule="LOOP-11",
+           description="a cancel after step-result records no empty assistant message",
+           install=_fault(Planted.STEP_RESULT_CANCEL_DROPS_MESSAGE)),
+    Mutant(name="drop-requeued-steering", rule="LOOP-3",
+           description="steering queued for a blocked or failed prompt is dropped, not run as the next turn",
+           install=_fault(Planted.DROP_REQUEUED_STEERING)),
+    Mutant(name="turn-stop-only-when-stopping", rule="LOOP-13",
+           description="the after-turn-stop checkpoint is skipped on a continuing step",
+           install=_fault(Planted.TURN_STOP_ONLY_WHEN_STOPPING)),
+    Mutant(name="lossy-over-all-contributors", rule="PFX-13",
+           description="a lossy contributor scoped to another agent still fails the header append",
+           install=_fault(Planted.LOSSY_OVER_ALL_CONTRIBUTORS)),
+    Mutant(name="thrown-stream-checkpoint", rule="LOOP-14",
+           description="a thrown stream passes an after-stream checkpoint (a foreign abort wins over the failure)",
+           install=_fault(Planted.THROWN_STREAM_CHECKPOINT)),
 )
 
 BY_NAME: Final = {m.name: m for m in MUTANTS}

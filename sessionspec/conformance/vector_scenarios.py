@@ -288,4 +288,49 @@ def scenarios() -> list[Scenario]:
     ]
     out += _interrupt_scenarios()
     out += _compaction_scenarios()
+    out += _harness_agreement_scenarios()
     return out
+
+
+def _harness_agreement_scenarios() -> list[Scenario]:
+    """Issue 16: the five loop behaviours the running harness showed the model
+    wrong (QF-3..QF-7), one vector each (two for the foreign abort)."""
+    steer = [{"content": text("steer me")}]
+    thrown = {"kind": "error-thrown", "errorCode": "SERVER", "errorMessage": "boom"}
+    return [
+        _s("harness/cancel-after-step-result-records-empty-message", "LOOP-11 LOOP-15",
+           "a cancel at the checkpoint after agent/step-result records an empty assistant message (usage kept) "
+           "before step/end; the turn ends aborted (QF-3)",
+           {"agent": agent(P, tools=[ECHO_TOOL])},
+           send("first", echo("c1", "x", "calling"), reply("never"), interrupt={"window": "after-step-result"}),
+           send("second", reply("two"))),
+        _s("harness/blocked-prompt-requeues-steering", "LOOP-3 LOOP-13",
+           "steering queued for a turn whose prompt is blocked is re-queued and runs as the next message turn (QF-4)",
+           {"agent": agent(P)},
+           {"op": "send", "prompt": {"content": text("first"), "blockReason": "policy"}, "steering": steer,
+            "replies": [reply("answer")]}),
+        _s("harness/throwing-prompt-submit-requeues-steering", "LOOP-3 LOOP-16",
+           "steering queued for a turn whose prompt-submit throws is re-queued and runs as the next message turn (QF-4)",
+           {"agent": agent(P)},
+           {"op": "send", "prompt": {"content": text("first"), "submitError": "submit threw"}, "steering": steer,
+            "replies": [reply("answer")]}),
+        _s("harness/turn-stop-checkpoint-on-a-continuing-step", "LOOP-13 LOOP-15",
+           "agent/turn-stop and its checkpoint run after every step: a cancel there after a tool step ends the turn "
+           "aborted before step 2 (QF-5)",
+           {"agent": agent(P, tools=[ECHO_TOOL])},
+           send("first", echo("c1", "x"), reply("never"), interrupt={"window": "after-turn-stop", "step": 1}),
+           send("second", reply("two"))),
+        _s("harness/lossy-contributor-of-another-agent", "PFX-13 PFX-4",
+           "a lossy session-prefix listener scoped to another agent is never called, so the header append succeeds (QF-6)",
+           {"agent": agent(P, contributor("theirs", lossy=True, scope="other"), agentId="me")},
+           send("one", reply("a")), send("two", reply("b"))),
+        _s("harness/foreign-abort-with-thrown-error", "LOOP-14 LOOP-10 LOOP-15",
+           "a foreign abort on a thrown stream: no after-stream checkpoint, the request-error path ignores the foreign "
+           "reason, the turn ends with the provider failure (QF-7, Q-30)",
+           {"agent": agent(P)},
+           send("first", thrown, interrupt={"window": "after-stream", "kind": "foreign"})),
+        _s("harness/foreign-abort-with-thrown-error-retry", "LOOP-14 LOOP-15",
+           "with retry, the foreign abort ends the turn \"turn interrupted\" at step 2 (QF-7, Q-30)",
+           {"agent": agent(P)},
+           send("first", dict(thrown, retry=True), reply("never"), interrupt={"window": "after-stream", "kind": "foreign"})),
+    ]

@@ -13,7 +13,6 @@ from model.header import EpochHeader, header_of_event
 from model.jsonval import ABSENT, Absent, JsonObject, get
 from model.log import Dialect, Event, data_int
 from model.rejected import Rejected
-from model.rules import implements
 from model.wire import Request, build_request
 from sessionspec.fast.derivation import IncrementalDerivation
 
@@ -75,7 +74,6 @@ class _OpenStep:
         )
 
 
-@implements("INV-7", "FMT-8", "HDR-9")
 def request_points(
     events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0
 ) -> tuple[RequestPoint, ...] | Rejected:

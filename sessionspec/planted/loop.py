@@ -17,6 +17,7 @@ from typing import Any, Final, assert_never
 import model.loop.compose as compose_module
 import model.loop.listeners as listeners_module
 import model.loop.step as step_module
+import model.loop.streaming as streaming_module
 import model.loop.turn as turn_module
 from model.compaction import CompactionRun, OverflowDecision
 from model.compaction import compact_if_needed as compact_if_needed_
@@ -26,11 +27,14 @@ from model.header import EpochHeader, canonical, header_to_json
 from model.jsonval import Json, JsonObject, get
 from model.log import Event
 from model.loop.compose import cached_prefix
-from model.loop.events import Draft, Hooks, SentRequest, TurnOutcome
+from model.loop.events import Draft, Hooks, SentRequest, StepContext, TurnOutcome
 from model.loop.instance import LOSSY_HEADER_MESSAGE, LoopInstance, apply_request_listener, header_record, seed_config
-from model.loop.script import USER_SOURCE, AgentConfig, Reply, TurnScript, Window, obj
+from model.loop.script import GOAL_SOURCE, USER_SOURCE, AgentConfig, Reply, Steering, TurnScript, Window, obj, text_content
 from model.loop.state import APPEND, Interrupted, SessionLog, Turn, TurnFailed
 from model.loop.step import mutation_attempt
+from model.loop.stream import reply_content
+from model.loop.streaming import record_assistant
+from model.loop.turn import drain_steering
 from model.prefix import NOT_COMPOSED, Composition, Contributor, NotComposed, compose, frozen_copy
 from model.rejected import Rejected
 from model.wire import Request, build_request
@@ -49,6 +53,12 @@ class Planted(Enum):
     COMPACT_SPLITS_TOOL_PAIR = "a retention walk that splits a tool call from its result"
     COMPACT_DROPS_PREFIX = "a compaction that folds the prefix away (logs a header without it)"
     IGNORE_SCOPE = "dispatch the session-prefix waterfall to every agent's scoped listeners"
+    # Issue 16: the model's behaviour before the running harness corrected it (QF-3..QF-7).
+    STEP_RESULT_CANCEL_DROPS_MESSAGE = "a cancel after step-result records no assistant message"
+    DROP_REQUEUED_STEERING = "drop the steering queued for a blocked or failed prompt"
+    TURN_STOP_ONLY_WHEN_STOPPING = "check the after-turn-stop point only when the turn stops"
+    LOSSY_OVER_ALL_CONTRIBUTORS = "compute the lossy flag over every contributor, dispatched or not"
+    THROWN_STREAM_CHECKPOINT = "an after-stream checkpoint also on a thrown stream"
 
 
 # The model's own functions, captured before any variant is installed.
@@ -172,6 +182,64 @@ def compose_ignoring_scope(contributors: Sequence[Contributor], agent_id: str | 
     return compose(tuple(replace(c, scope=None) for c in contributors), agent_id)
 
 
+# --------------------------------------------------------------------------- issue 16 (the old model)
+
+
+def step_result_without_message(t: Turn, header: EpochHeader, reply: Reply, chunk_seqs: Sequence[Json]) -> None:
+    """``step_result`` with the checkpoint outside the recording try (QF-3 broken)."""
+    if reply.step_result_error is not None:
+        record_assistant(t, header, reply, (), chunk_seqs)
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", reply.step_result_error)))
+    t.checkpoint(Window.AFTER_STEP_RESULT)  # BUG: an interruption here records no message
+    record_assistant(t, header, reply, reply_content(reply), chunk_seqs)
+
+
+def requeue_nothing(t: Turn) -> None:
+    """BUG: the steering of a turn that ended in its prologue is dropped (QF-4)."""
+
+
+def after_step_stop_check_when_stopping(t: Turn, reply: Reply, pending: list[Steering],
+                                        prior_failures: list[JsonObject]) -> JsonObject | None:
+    """``after_step`` with the after-turn-stop checkpoint only when the turn stops (QF-5 broken)."""
+    drain_steering(t, pending)
+    t.signal(Window.AFTER_POST_STEP)
+    if t.hooks.post_step is not None:
+        header = t.w.header
+        assert isinstance(header, EpochHeader)
+        listened = t.hooks.post_step(t.w.events, StepContext(
+            turn=t.turn, step=t.step, header=header, had_tool_calls=bool(reply.executed_calls),
+            aborted=t.aborted is not None))
+        for draft in listened.drafts:
+            t.append(draft)
+        t.side_calls.extend(listened.side_calls)
+    t.checkpoint(Window.AFTER_POST_STEP)
+    t.append(Draft(type_name="step/end", data=obj(("turn", t.turn), ("step", t.step))))
+    t.open_step = None
+    prior_failures.clear()
+    if reply.continue_with is not None:
+        pending.append(Steering(content=text_content(reply.continue_with), source=GOAL_SOURCE))
+    go_on = bool(reply.executed_calls) or bool(pending)
+    t.max_tokens = t.max_tokens or reply.max_tokens
+    t.checkpoint(Window.AFTER_CONTINUATION)
+    if go_on:
+        return None
+    t.checkpoint(Window.AFTER_TURN_STOP)  # BUG: skipped on a continuing step
+    return obj(("kind", "max-tokens" if t.max_tokens else "completed"))
+
+
+def write_cache_lossy_over_all(t: Turn, comp: Composition) -> None:
+    """``write_cache`` whose lossy flag counts undispatched contributors (QF-6 broken)."""
+    t.compositions += 1
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+                         prefix_lossy=any(c.lossy for c in t.agent.contributors))  # BUG: not only dispatched ones
+
+
+def after_stream_always_checkpoint(t: Turn, reply: Reply) -> None:
+    """BUG: a thrown stream passes an after-stream checkpoint too (QF-7), so a
+    foreign abort ends the turn "turn interrupted" before the request-error path."""
+    t.checkpoint(Window.AFTER_STREAM)
+
+
 # --------------------------------------------------------------------------- CMP-10 / CMP-24
 
 
@@ -224,6 +292,16 @@ def patches(variant: Planted) -> tuple[tuple[ModuleType, str, object], ...]:
             return _broken_compactions(broken_compaction.drop_prefix)
         case Planted.IGNORE_SCOPE:
             return ((compose_module, "compose", compose_ignoring_scope),)
+        case Planted.STEP_RESULT_CANCEL_DROPS_MESSAGE:
+            return ((streaming_module, "step_result", step_result_without_message),)
+        case Planted.DROP_REQUEUED_STEERING:
+            return ((turn_module, "requeue_steering", requeue_nothing),)
+        case Planted.TURN_STOP_ONLY_WHEN_STOPPING:
+            return ((turn_module, "after_step", after_step_stop_check_when_stopping),)
+        case Planted.LOSSY_OVER_ALL_CONTRIBUTORS:
+            return ((compose_module, "write_cache", write_cache_lossy_over_all),)
+        case Planted.THROWN_STREAM_CHECKPOINT:
+            return ((streaming_module, "after_stream", after_stream_always_checkpoint),)
         case _:
             assert_never(variant)
 

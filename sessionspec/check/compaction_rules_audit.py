@@ -1,0 +1,139 @@
+"""Where compaction runs and which range it takes (CMP-6, DIA-6, CMP-12), one fold.
+
+Complements the compaction audit (bracket shapes, lock, provenance,
+balance): the trigger placement of a bracket relative to the loop's steps,
+and the automatic range's anchoring.  State: the surface's head and last
+node (O(1) per event: a replace changes them only when it starts at the head
+or ends at the last node), and the open step's message/answer counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from model.compaction import compaction_type
+from model.jsonval import ABSENT, get
+from model.log import Dialect, Event, surface_types
+from model.rejected import Rejected
+from model.rules import implements
+
+
+@dataclass(slots=True)
+class _State:
+    head: int | None = None
+    last: int | None = None
+    size: int = 0
+    in_step: bool = False
+    message: bool = False
+    calls: int = 0
+    results: int = 0
+    failed_attempt: bool = False
+    last_step_failed: bool = False
+
+
+def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
+    """The head and last node of the surface (SURF-8)."""
+    if event.type not in eligible:
+        return
+    op = event.surface_op
+    if op == "append":
+        s.head = event.seq if s.size == 0 else s.head
+        s.last = event.seq
+        s.size += 1
+        return
+    start, end = get(op, "start"), get(op, "end")
+    if start == s.head:
+        s.head = event.seq
+    if end == s.last:
+        s.last = event.seq
+
+
+def _tool_calls(event: Event, dialect: Dialect) -> int:
+    content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
+    return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
+
+
+@implements("CMP-6", "DIA-6")
+def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Rejected | None:
+    """CMP-6 (A55): pressure compaction runs in ``agent/post-step`` -- "inside
+    the step, after the assistant message, tool results, deferred context
+    and the post-stream steering drain, **before ``step/end``**"; the only
+    bracket outside a step is the overflow recovery (CMP-7) after a failed
+    step.  DIA-6 (D08): pressure runs in ``agent/pre-step``, before
+    ``step/start``; inside a step only the overflow recovery of a failed
+    attempt (DIA-7), before the retry's message; manual brackets (owner
+    ``null``) lie between turns (DIA-3)."""
+    if dialect is Dialect.A55:
+        if s.in_step and not s.message:
+            return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's assistant/message (it runs in post-step)")
+        if s.in_step and s.results < s.calls:
+            return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's last tool result")
+        if not s.in_step and not s.last_step_failed:
+            return Rejected(rule="CMP-6", seq=event.seq, reason="compaction bracket after the step/end of a successful step (pressure runs before step/end; only overflow recovery follows a failed step)")
+        return None
+    if get(event.data, "turn") is None:
+        return None
+    if s.in_step and (s.message or not s.failed_attempt):
+        return Rejected(rule="DIA-6", seq=event.seq, reason="compaction bracket inside a step that is not recovering a failed attempt (D08 pressure runs in pre-step)")
+    return None
+
+
+@implements("CMP-12")
+def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
+    """CMP-12: "Automatic ranges MUST be head-anchored (start = current
+    surface head [...])"; CMP-11: the retention walk keeps at least one node
+    ("the retained tail has at least one node"), so a range never ends at
+    the last node.  Every A55 compaction is automatic; a D08 manual one
+    selects with ``retainTokens = 0`` through the same walk (DIA-20)."""
+    rng = get(event.data, "shadowedRange")
+    start, end = get(rng, "start"), get(rng, "end")
+    if start is ABSENT or end is ABSENT or s.head is None:
+        return None  # CMP-1/CMP-25 report the shape
+    if start != s.head:
+        return Rejected(rule="CMP-12", seq=event.seq, reason=f"compaction range starts at seq {start!r}, not at the surface head {s.head} (automatic ranges are head-anchored)")
+    if end == s.last:
+        return Rejected(rule="CMP-12", seq=event.seq, reason=f"compaction range ends at the last surface node {s.last} (the retention walk keeps at least one node)")
+    return None
+
+
+def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
+    match event.type:
+        case "step/start":
+            s.in_step, s.message, s.calls, s.results, s.failed_attempt = True, False, 0, 0, False
+        case "step/end":
+            s.last_step_failed = not s.message
+            s.in_step = False
+        case "turn/start":
+            s.in_step, s.last_step_failed = False, False
+        case "assistant/message" if event.surface_op == "append":
+            s.message, s.calls = True, _tool_calls(event, dialect)
+        case "tool/result" if event.surface_op == "append":
+            s.results += 1
+        case "assistant/chunk":
+            chunk = get(event.data, "chunk")
+            if get(chunk, "type") == "finish":
+                s.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+        case _:
+            pass
+
+
+@implements("CMP-6", "CMP-12", "DIA-6")
+def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """Trigger placement and range anchoring of every live bracket."""
+    found: list[Rejected] = []
+    s = _State()
+    eligible = surface_types(dialect)
+    start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
+    for event in events:
+        live = event.seq >= first_live_seq
+        if live and event.type == start_t:
+            bad = check_bracket_placement(s, event, dialect)
+            found += [bad] if bad is not None else []
+        elif live and event.type == summary_t:
+            bad = check_range_anchoring(s, event)
+            found += [bad] if bad is not None else []
+        _step_event(s, event, dialect)
+        if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
+            _fold_surface(s, event, eligible)
+    return found

@@ -1,4 +1,4 @@
-"""Where compaction runs and which range it takes (CMP-6, DIA-6, CMP-12), one fold.
+"""Where compaction runs, which range it takes, what its bracket holds (CMP-5, CMP-6, DIA-6, CMP-12, CMP-19, CMP-23), one fold.
 
 Complements the compaction audit (bracket shapes, lock, provenance,
 balance): the trigger placement of a bracket relative to the loop's steps,
@@ -30,6 +30,10 @@ class _State:
     results: int = 0
     failed_attempt: bool = False
     last_step_failed: bool = False
+    header: bool = False
+    bracket: bool = False
+    surface_append: int | None = None
+    checkpoint: int | None = None
 
 
 def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
@@ -97,6 +101,31 @@ def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
     return None
 
 
+@implements("CMP-19", "CMP-23")
+def check_bracket_body(s: _State, event: Event, failed: bool) -> Rejected | None:
+    """At a bracket's end.  CMP-19: a surface append while the summarizer ran
+    makes the commit fail ("session surface changed during summarization"),
+    so a bracket with such an append has no checkpoint; CMP-23: a failed
+    bracket leaves the surface unchanged, so it has no checkpoint."""
+    if s.checkpoint is None:
+        return None
+    if failed:
+        return Rejected(rule="CMP-23", seq=event.seq, reason=f"failed compaction end after the checkpoint at seq {s.checkpoint} (a failure leaves the surface unchanged)")
+    if s.surface_append is not None:
+        return Rejected(rule="CMP-19", seq=event.seq, reason=f"compaction committed although the surface changed during summarization (append at seq {s.surface_append})")
+    return None
+
+
+def _bracket_event(s: _State, event: Event) -> None:
+    """Surface appends and the checkpoint inside the open bracket."""
+    if not s.bracket or event.surface_op is ABSENT:
+        return
+    if isinstance(event.surface_op, str):
+        s.surface_append = s.surface_append if s.surface_append is not None else event.seq
+    elif event.type == "user/message":
+        s.checkpoint = event.seq
+
+
 def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
     match event.type:
         case "step/start":
@@ -118,22 +147,34 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
             pass
 
 
-@implements("CMP-6", "CMP-12", "DIA-6")
+@implements("CMP-5", "CMP-6", "CMP-12", "CMP-19", "CMP-23", "DIA-6")
 def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Trigger placement and range anchoring of every live bracket."""
     found: list[Rejected] = []
     s = _State()
     eligible = surface_types(dialect)
-    start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
+    start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
     for event in events:
         live = event.seq >= first_live_seq
+        if event.type == "request/header":
+            s.header = True
         if live and event.type == start_t:
             bad = check_bracket_placement(s, event, dialect)
+            if bad is None and not s.header and get(event.data, "turn") is not None:
+                bad = Rejected(rule="CMP-5", seq=event.seq, reason="automatic compaction with no request/header before it (no routed target: compactIfNeeded returns none)")
             found += [bad] if bad is not None else []
+            s.bracket, s.surface_append, s.checkpoint = True, None, None
+        elif event.type == end_t and s.bracket:
+            bad = check_bracket_body(s, event, get(event.data, "error") is not ABSENT) if live else None
+            found += [bad] if bad is not None else []
+            s.bracket = False
+        elif event.type == "session/end-seed" or (event.type == "turn/end" and dialect is Dialect.A55):
+            s.bracket = False
         elif live and event.type == summary_t:
             bad = check_range_anchoring(s, event)
             found += [bad] if bad is not None else []
         _step_event(s, event, dialect)
+        _bracket_event(s, event)
         if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
             _fold_surface(s, event, eligible)
     return found

@@ -90,3 +90,40 @@ def renumber_insert(rows: list[Row], at: int, new: Row) -> list[Row]:
     position = at if at >= header else header
     out.insert(position, new)
     return out
+
+
+def permute(rows: list[Row], order: list[int]) -> list[Row]:
+    """The rows in ``order`` (indices into ``rows``), seqs renumbered by position
+    and every seq reference (provenance, replace ranges, compaction summaries)
+    following its event."""
+    header = [r for r in rows if r.get("type") == "session"]
+    events = [r for r in rows if r.get("type") != "session"]
+    moved = [copy.deepcopy(events[i]) for i in order]
+    new_seq = {events[i]["seq"]: position for position, i in enumerate(order)}
+
+    def m(s: Any) -> Any:
+        return new_seq.get(s, s) if isinstance(s, int) else s
+
+    for position, r in enumerate(moved):
+        r["seq"] = position
+        if "sourceEventSeqs" in r:
+            r["sourceEventSeqs"] = [m(s) for s in r["sourceEventSeqs"]]
+        op = r.get("surfaceOp")
+        if isinstance(op, dict):
+            op["start"], op["end"] = m(op["start"]), m(op["end"])
+        if r.get("type") in ("compact/summary", "compaction/summary"):
+            d = r["data"]
+            d["shadowedSeqs"] = [m(s) for s in d["shadowedSeqs"]]
+            d["shadowedRange"] = {"start": m(d["shadowedRange"]["start"]), "end": m(d["shadowedRange"]["end"])}
+    return header + moved
+
+
+def events_to_rows(events: Any) -> list[Row]:
+    from model.codec import serialize_event
+
+    return [json.loads(serialize_event(e)) for e in events]
+
+
+def rows_to_events(rows: list[Row]) -> Any:
+    log = read_stream(io.BytesIO(text(rows)), "rows.jsonl")
+    return log.events

@@ -159,11 +159,13 @@ def audit_repair(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
 
 
 def _judge_run(run: Sequence[Event], befores: Sequence[tuple[_Scan, int | None]], dialect: Dialect) -> list[Rejected]:
-    """The closers are the suffix of the run that LOG-14 gives; no finding if
-    some suffix matches exactly, else the findings of the longest suffix whose
-    event types match (or of the whole run)."""
-    attempts = [check_closers(before, time, run[i:], dialect) for i, (before, time) in enumerate(befores)]
+    """The closers are a suffix of the run.  Synthetic results come only from
+    the repair, so with any the closers start at the first of them; without
+    any, a ``step/end`` before the ``turn/end`` may be an ordinary one, and
+    either reading that matches is accepted."""
+    synthetic = next((i for i, e in enumerate(run) if e.type == "tool/result"), None)
+    starts = [synthetic] if synthetic is not None else list(range(len(run)))
+    attempts = [check_closers(befores[i][0], befores[i][1], run[i:], dialect) for i in starts]
     if any(not a for a in attempts):
         return []
-    typed = [a for a in attempts if not (len(a) == 1 and a[0].reason.startswith("crash-repair closers are"))]
-    return typed[0] if typed else attempts[-1]
+    return attempts[0]

@@ -443,3 +443,58 @@ def test_d08_corruption_names_its_rule(rule: str, case: str, base: Callable[[], 
     assert check(rows).dialect is not None and check(rows).dialect.name == "D08"  # type: ignore[union-attr]
     found = rules_after(rows, edit)
     assert rule in found, (case, found)
+
+
+# --------------------------------------------------------------------------- LOOP-5, LOOP-12 callId, LOOP-16, DIA-15, CMP-7
+
+STEER = {"type": "steering/message", "time": 0,
+         "data": {"turn": 2, "content": [{"type": "text", "text": "also"}], "source": {"kind": "plugin", "plugin": "goal"}},
+         "surfaceOp": "append"}
+
+
+def test_steering_inside_a_step_before_its_message_is_loop_5() -> None:
+    """LOOP-5/LOOP-13: the drain runs before assembly (before step/start) or after the stream and tools."""
+    assert "LOOP-5" in rules_after(B(), lambda rows: renumber_insert(rows, 26, copy.deepcopy(STEER)))
+
+
+def test_steering_after_the_tools_stays_valid() -> None:
+    """The post-stream drain: after the step's message and its tool results, before step/end."""
+    report = check(renumber_insert(B(), 38, copy.deepcopy(STEER)))
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+def test_tool_call_id_differing_from_its_block_is_loop_12() -> None:
+    assert "LOOP-12" in rules_after(B(), _set(36, "callId", "call-2"))
+
+
+@pytest.mark.parametrize(("step", "valid"), [(2, True), (3, True), (5, False), (0, False)])
+def test_error_turn_end_names_the_step_counter(step: int, valid: bool) -> None:
+    """LOOP-16: step = the current step counter: the last started step (2), or the pending next one (3, quirk Q-4)."""
+    rows = B()
+    rows[55]["data"]["reason"] = {"kind": "error", "step": step, "message": "boom"}
+    found = rules(check(rows))
+    assert ("LOOP-16" not in found) is valid, found
+    if valid:
+        assert check(rows).verdict is Verdict.VALID
+
+
+def test_interrupted_message_with_tool_calls_is_dia_15() -> None:
+    """DIA-15: a cancelled stream keeps its text/reasoning prefix only, no tool calls."""
+    rows = load(D08_SNAPSHOTS / "cancel" / "session.jsonl")
+    at = next(i for i, r in enumerate(rows) if r.get("type") == "assistant/message" and r["data"].get("interrupted"))
+    block = {"type": "tool-call", "id": "c9", "name": "read", "arguments": "{}"}
+    assert "DIA-15" in rules_after(rows, lambda r: r[at]["data"]["message"]["content"].append(block))
+
+
+@pytest.mark.parametrize(("code", "rule"), [("SERVER", "CMP-7"), ("CONTEXT_WINDOW_EXCEEDED", None)])
+def test_overflow_bracket_needs_a_context_window_failure(code: str, rule: str | None) -> None:
+    """CMP-7: overflow recovery runs "only if failure.code == CONTEXT_WINDOW_EXCEEDED" (j3's failed step, its failure logged)."""
+    rows = gt("j3-overflow-compaction-retry")
+    step_end = index(rows, "step/end", 1)
+    finish = {"type": "assistant/chunk", "time": 0,
+              "data": {"turn": 2, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "error", "failure": {"message": "x", "code": code}}}}}
+    report = check(renumber_insert(rows, step_end, finish))
+    if rule is None:
+        assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+    else:
+        assert rule in rules(report)

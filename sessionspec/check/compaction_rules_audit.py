@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from model.compaction import compaction_type
-from model.jsonval import ABSENT, get
+from model.jsonval import ABSENT, Absent, Json, get
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from model.rules import implements
+
+OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
 
 
 @dataclass(slots=True)
@@ -29,7 +32,9 @@ class _State:
     calls: int = 0
     results: int = 0
     failed_attempt: bool = False
+    failure_code: Json | Absent = ABSENT
     last_step_failed: bool = False
+    last_failure_code: Json | Absent = ABSENT
     header: bool = False
     bracket: bool = False
     surface_append: int | None = None
@@ -58,7 +63,7 @@ def _tool_calls(event: Event, dialect: Dialect) -> int:
     return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
 
 
-@implements("CMP-6", "DIA-6")
+@implements("CMP-6", "CMP-7", "DIA-6")
 def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Rejected | None:
     """CMP-6 (A55): pressure compaction runs in ``agent/post-step`` -- "inside
     the step, after the assistant message, tool results, deferred context
@@ -75,6 +80,9 @@ def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Reject
             return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's last tool result")
         if not s.in_step and not s.last_step_failed:
             return Rejected(rule="CMP-6", seq=event.seq, reason="compaction bracket after the step/end of a successful step (pressure runs before step/end; only overflow recovery follows a failed step)")
+        if not s.in_step and s.last_failure_code is not ABSENT and s.last_failure_code != OVERFLOW:
+            # CMP-7: recovery is attempted "only if failure.code == CONTEXT_WINDOW_EXCEEDED".
+            return Rejected(rule="CMP-7", seq=event.seq, reason=f"overflow compaction after a failure with code {s.last_failure_code!r}, not {OVERFLOW}")
         return None
     if get(event.data, "turn") is None:
         return None
@@ -130,8 +138,10 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
     match event.type:
         case "step/start":
             s.in_step, s.message, s.calls, s.results, s.failed_attempt = True, False, 0, 0, False
+            s.failure_code = ABSENT
         case "step/end":
             s.last_step_failed = not s.message
+            s.last_failure_code = s.failure_code if not s.message else ABSENT
             s.in_step = False
         case "turn/start":
             s.in_step, s.last_step_failed = False, False
@@ -143,6 +153,7 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
             chunk = get(event.data, "chunk")
             if get(chunk, "type") == "finish":
                 s.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+                s.failure_code = get(get(get(chunk, "reason"), "failure"), "code")
         case _:
             pass
 

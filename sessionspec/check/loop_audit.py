@@ -43,6 +43,7 @@ class _Step:
     max_tokens: bool = False
     blocks: list[tuple[Json | Absent, Json | Absent, Json | Absent]] = field(default_factory=list)
     calls: int = 0
+    results: int = 0
     last_result: int = -1
     context_after_results: int | None = None
 
@@ -54,6 +55,7 @@ class _Turn:
     prompt: bool = False
     blocked: Event | None = None
     steps: int = 0
+    last_step: int = 0
     max_tokens: bool = False
     requested: bool = False
     failed_step: int | None = None
@@ -154,6 +156,8 @@ def _turn_end(s: _Loop, event: Event) -> None:
             s.report("LOOP-3", event, "turn ends rejected without a prompt/blocked")
         if t.failed_step is not None and kind not in FAILED_TURN_ENDS:
             s.report("LOOP-14", event, f"turn ends {_show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
+        if kind == "error" and s.dialect is Dialect.A55:
+            _error_step(s, event, t, get(reason, "step"))
         if kind == "completed" and t.max_tokens:
             s.report("LOG-11", event, "turn ends completed after a max-tokens finish (max-tokens takes precedence over completed)")
         if kind == "max-tokens" and not t.max_tokens:
@@ -163,10 +167,23 @@ def _turn_end(s: _Loop, event: Event) -> None:
     s.turn, s.step = None, None
 
 
+@implements("LOOP-16")
+def _error_step(s: _Loop, event: Event, t: _Turn, step: Json | Absent) -> None:
+    """LOOP-16: an error ends the turn with "``step: <current step counter>``":
+    the last started step, or the pending next one for a composition,
+    assembly or pre-step failure (Q-4), or ``0`` for a prompt-submit failure
+    (no step yet)."""
+    allowed = {t.last_step, t.last_step + 1} if t.steps else {0, 1}
+    if isinstance(step, int) and not isinstance(step, bool) and step not in allowed:
+        s.report("LOOP-16", event, f"error turn/end names step {step}; the step counter is {t.last_step} (or {t.last_step + 1} pending)")
+
+
 def _step_start(s: _Loop, event: Event) -> None:
     t = s.turn
     if t is not None:
         t.steps += 1
+        number = get(event.data, "step")
+        t.last_step = number if isinstance(number, int) and not isinstance(number, bool) else t.last_step + 1
         t.failed_step = None
         if t.blocked is not None:
             s.report("LOOP-3", event, f"a step in the turn of a blocked prompt (seq {t.blocked.seq}); a blocked turn has zero steps")
@@ -208,7 +225,7 @@ def _chunk(s: _Loop, event: Event) -> None:
             pass
 
 
-@implements("LOOP-10", "LOOP-11")
+@implements("LOOP-10", "LOOP-11", "DIA-15")
 def _assistant_message(s: _Loop, event: Event) -> None:
     """LOOP-10: a finish ``error``/``aborted`` is a request error, which
     "produces no ``assistant/message``" (A55; D08 retries in the step, DIA-7).
@@ -234,6 +251,8 @@ def _assistant_message(s: _Loop, event: Event) -> None:
     ):
         s.report("LOOP-11", event, "usage differs from the step's last usage chunk")
     blocks = _tool_blocks(_message_content(event, s.dialect))
+    if interrupted and blocks:
+        s.report("DIA-15", event, "interrupted assistant/message keeps tool-call blocks (a cancelled stream keeps its text/reasoning prefix only)")
     if st.finish == "max-tokens":
         st.max_tokens = True
         if blocks:
@@ -279,6 +298,7 @@ def _tool_result(s: _Loop, event: Event) -> None:
         s.report("LOOP-12", event, f"tool/result after deferred context (seq {st.context_after_results}); context follows all results of the batch")
         st.context_after_results = None
     call_id = _result_call_id(event, s.dialect)
+    st.results += 1
     index = next((i for i, (cid, _, _) in enumerate(st.blocks) if json_eq(cid, call_id)), None)
     if index is None:
         return  # an unknown call is LOG-13's finding
@@ -303,10 +323,15 @@ def _user_message(s: _Loop, event: Event) -> None:
             s.found.append(flaw)
 
 
-@implements("LOOP-13")
+@implements("LOOP-13", "LOOP-5")
 def _steering(s: _Loop, event: Event) -> None:
     """LOOP-13: the drain appends ``steering/message {turn, ...}`` for the
-    turn it runs in."""
+    turn it runs in.  LOOP-5/LOOP-13: it drains before assembly (before
+    ``step/start``) and "after the stream and tools", so inside a step a
+    steering message follows the step's message and all its results."""
+    st = s.step
+    if st is not None and (not st.message or st.results < st.calls):
+        s.report("LOOP-5", event, "steering/message inside a step before its assistant/message and tool results (the drain runs before step/start or after the tools)")
     if s.turn is not None and not json_eq(get(event.data, "turn"), s.turn.number):
         s.report("LOOP-13", event, f"steering/message names turn {_show(get(event.data, 'turn'))}, but turn {_show(s.turn.number)} is open")
 
@@ -323,7 +348,7 @@ def _header(s: _Loop, event: Event) -> None:
         s.anchored = True
 
 
-@implements("LOOP-3", "LOOP-4", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOG-11")
+@implements("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15")
 def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """The loop rules a log shows, one fold (module docstring)."""
     s = _Loop(dialect=dialect)

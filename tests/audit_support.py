@@ -65,7 +65,8 @@ def rules_after(rows: list[Row], edit: Callable[[list[Row]], list[Row] | None]) 
 def renumber_insert(rows: list[Row], at: int, new: Row) -> list[Row]:
     """Insert ``new`` at position ``at`` (its seq the position's), shifting the
     later seqs and every seq reference to them by one."""
-    first = rows[at]["seq"] if at < len(rows) else rows[-1]["seq"] + 1
+    row = rows[at] if at < len(rows) else None
+    first: int = (row["seq"] if "seq" in row else row["seq0"]) if row is not None else rows[-1]["seq"] + 1
 
     def shift(s: Any) -> Any:
         return s + 1 if isinstance(s, int) and s >= first else s
@@ -75,6 +76,8 @@ def renumber_insert(rows: list[Row], at: int, new: Row) -> list[Row]:
         r = copy.deepcopy(r)
         if "seq" in r:
             r["seq"] = shift(r["seq"])
+        if "seq0" in r:  # a packed chunk row (CHK-1)
+            r["seq0"] = shift(r["seq0"])
         if "sourceEventSeqs" in r:
             r["sourceEventSeqs"] = [shift(s) for s in r["sourceEventSeqs"]]
         op = r.get("surfaceOp")
@@ -98,6 +101,7 @@ def permute(rows: list[Row], order: list[int]) -> list[Row]:
     following its event."""
     header = [r for r in rows if r.get("type") == "session"]
     events = [r for r in rows if r.get("type") != "session"]
+    assert all("seq" in r for r in events), "permute works on unpacked logs only"
     moved = [copy.deepcopy(events[i]) for i in order]
     new_seq = {events[i]["seq"]: position for position, i in enumerate(order)}
 

@@ -498,3 +498,86 @@ def test_overflow_bracket_needs_a_context_window_failure(code: str, rule: str | 
         assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
     else:
         assert rule in rules(report)
+
+
+# --------------------------------------------------------------------------- more compaction writers (CMP-2, CMP-5, CMP-20, DIA-2, PRN-3/4)
+
+
+def _checkpoint(rows: list[Row]) -> Row:
+    return rows[index(rows, "compact/summary") + 1]
+
+
+@pytest.mark.parametrize(("rule", "change"), [
+    # CMP-2: the checkpoint source is exactly {kind:"plugin", plugin:"compact"}.
+    ("CMP-2", lambda r: _checkpoint(r)["data"]["source"].update(extra=1)),
+    # CMP-20: the checkpoint content is the framed summary.
+    ("CMP-20", lambda r: _checkpoint(r)["data"]["content"].pop()),
+])
+def test_checkpoint_corruption_names_its_rule(rule: str, change: Callable[[list[Row]], object]) -> None:
+    def edit(rows: list[Row]) -> None:
+        change(rows)  # in place (the lambdas' values are not rows)
+
+    assert rule in rules_after(J1(), edit)
+
+
+def test_automatic_compaction_without_a_routed_header_is_cmp_5() -> None:
+    """CMP-5: with no header, compactIfNeeded returns "no compaction" without events."""
+    rows = J1()
+    header = index(rows, "request/header")
+    rows[header] = {"type": "test/note", "seq": rows[header]["seq"], "time": 0, "data": {}}
+    found = rules(check(rows))
+    assert "CMP-5" in found, found
+
+
+def test_d08_checkpoint_source_keys_are_dia_2() -> None:
+    """DIA-2: the D08 checkpoint source is {kind, plugin, compactionId, sourceCommandId?} in this order."""
+    rows = load(D08_HEADLESS / "compaction-recovery" / "session.jsonl")
+    at = index(rows, "compaction/summary") + 1
+    source = rows[at]["data"]["source"]
+    assert "DIA-2" in rules_after(rows, lambda r: r[at]["data"].update(source=dict(reversed(list(source.items())))))
+
+
+@pytest.mark.parametrize(("rule", "change"), [
+    # PRN-4: a prune replacement cites [originalSeq] (an extra earlier seq still satisfies SURF-6).
+    ("PRN-4", lambda row: row.update(sourceEventSeqs=[*row["sourceEventSeqs"], 0])),
+    # PRN-3: the pruned content is pruneContent of the original.
+    ("PRN-3", lambda row: row["data"]["content"][0].update(text="short")),
+])
+def test_prune_corruption_names_its_rule(rule: str, change: Callable[[Row], None]) -> None:
+    rows = gt("j2-tool-result-prune")
+    at = next(i for i, r in enumerate(rows) if r["type"] == "tool/result" and isinstance(r.get("surfaceOp"), dict))
+    found = rules_after(rows, lambda r: change(r[at]))
+    assert rule in found, found
+
+
+def _d08_pruned(with_record: bool) -> list[Row]:
+    """D08 tool-call-turn with a long tool result pruned before step 2 (DIA-6 pre-step), as DIA-18 writes it."""
+    from model.jsonval import JsonObject, freeze, thaw
+    from model.prune import prune_content, resolve_prune_config
+
+    rows = load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl")
+    at = index(rows, "tool/result")
+    seq = rows[at]["seq"]
+    block = rows[at]["data"]["message"]["content"][0]
+    block["content"] = [{"type": "text", "text": "H" * 5000 + "T" * 5000}]
+    config = resolve_prune_config(JsonObject())
+    pruned = prune_content(freeze(block["content"]), config)  # type: ignore[arg-type]
+    assert isinstance(pruned, tuple)
+    replacement = copy.deepcopy(rows[at])
+    replacement["data"]["message"]["content"][0]["content"] = thaw(pruned)
+    replacement["sourceEventSeqs"] = [seq]
+    replacement["surfaceOp"] = {"op": "replace", "start": seq, "end": seq}
+    record = {"type": "compaction/prune", "time": 0,
+              "data": {"shadowedRange": {"start": seq, "end": seq}, "shadowedSeqs": [seq], "shadowedTokenCount": 2520}}
+    step2 = index(rows, "step/start", 1)
+    out = renumber_insert(rows, step2, replacement)
+    if with_record:
+        out = renumber_insert(out, step2, record)
+    return out
+
+
+def test_d08_prune_with_its_record_is_valid_and_without_is_dia_18() -> None:
+    """DIA-18: the prune appends compaction/prune immediately before each replacement."""
+    report = check(_d08_pruned(True))
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+    assert "DIA-18" in rules(check(_d08_pruned(False)))

@@ -143,6 +143,23 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "P-DIA-2": ("model.compaction.audit_compactions", ""),
 }
 
+# Audited rules whose findings carry another rule's ID (the check is that
+# rule's veto), or that decide no finding: "note" (a file note) or "unknown"
+# (the verdict's reason).  Every other audited rule names itself.
+REPORTED_AS: Final[dict[str, str]] = {
+    "LOG-8": "LEG-2", "LOG-10": "SURF-2", "SURF-9": "SURF-5", "HDR-9": "FMT-9", "FMT-8": "FMT-9",
+    "PFX-7": "PFX-15", "PFX-10": "HDR-2", "LOOP-2": "LOG-13", "LOOP-15": "LOG-13", "LOOP-17": "LOG-13",
+    "MTR-6": "LOG-13", "PRN-6": "LOG-13", "DIA-3": "LOG-13", "CHK-6": "CHK-5", "CHK-8": "LOG-1",
+    "LEG-10": "LOG-1", "LEG-5": "HDR-8", "CMP-11": "CMP-12", "FMT-4": "CMP-1", "FMT-5": "CHK-5",
+    "DIA-11": "SURF-7", "FMT-7": "LOG-13", "LEG-7": "unknown", "LEG-8": "note", "FMT-6": "note",
+    "FMT-10": "unknown", "DIA-1": "unknown",
+    "P-LOG-1": "LOG-1", "P-LOG-3": "LOG-4", "P-LOG-4": "LEG-2", "P-LOG-6": "LOG-14", "P-LOG-7": "FMT-11",
+    "P-SURF-1": "SURF-2", "P-SURF-2": "SURF-5", "P-SURF-4": "SURF-7", "P-LOOP-1": "FMT-9", "P-LOOP-5": "LOOP-3",
+    "P-PFX-7": "HDR-2", "P-INV-1": "FMT-9", "P-CMP-1": "CMP-22", "P-CMP-2": "CMP-23", "P-CMP-3": "CMP-10",
+    "P-CMP-4": "CMP-12", "P-CMP-6": "CMP-21", "P-CMP-7": "CMP-25", "P-CMP-11": "CMP-6", "P-CHK-1": "CHK-5",
+    "P-DIA-2": "DIA-16",
+}
+
 _REQUEST: Final = "the request sent to the model is not in the log (the checker rebuilds it by this rule)"
 _RUNTIME: Final = "in-process behaviour of one append or call; a log records only committed events"
 _DEFINITION: Final = "defines a computation the checker performs over the log; no event can break it"

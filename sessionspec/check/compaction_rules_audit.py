@@ -13,13 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from model.compaction import compaction_type
-from model.jsonval import ABSENT, Absent, Json, get
+from model.compaction import compaction_type, is_checkpoint_source
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq, obj
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from model.rules import implements
+from sessionspec.check.shape_audit import key_flaw
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
+CHECKPOINT_SOURCE: Final = obj((("kind", "plugin"), ("plugin", "compact")))
 
 
 @dataclass(slots=True)
@@ -124,13 +126,32 @@ def check_bracket_body(s: _State, event: Event, failed: bool) -> Rejected | None
     return None
 
 
+@implements("CMP-2", "DIA-2")
+def check_checkpoint_source(event: Event, dialect: Dialect) -> Rejected | None:
+    """CMP-2: "The checkpoint source MUST be exactly ``{kind:"plugin",
+    plugin:"compact"}``"; DIA-2 (D08): ``{kind:"plugin", plugin:"compact",
+    compactionId, sourceCommandId?}`` (key order as listed), the id a
+    non-empty string."""
+    source = get(event.data, "source")
+    if dialect is Dialect.A55:
+        if json_eq(source, CHECKPOINT_SOURCE):
+            return None
+        return Rejected(rule="CMP-2", seq=event.seq, reason="checkpoint source is not exactly {kind:\"plugin\", plugin:\"compact\"}")
+    flaw = key_flaw(source, (("kind", True), ("plugin", True), ("compactionId", True), ("sourceCommandId", False)))
+    if flaw is None and not (isinstance(get(source, "compactionId"), str) and get(source, "compactionId")):
+        flaw = "has an empty compactionId"
+    if flaw is None:
+        return None
+    return Rejected(rule="DIA-2", seq=event.seq, reason=f"checkpoint source {flaw}")
+
+
 def _bracket_event(s: _State, event: Event) -> None:
     """Surface appends and the checkpoint inside the open bracket."""
     if not s.bracket or event.surface_op is ABSENT:
         return
     if isinstance(event.surface_op, str):
         s.surface_append = s.surface_append if s.surface_append is not None else event.seq
-    elif event.type == "user/message":
+    elif event.type == "user/message" and is_checkpoint_source(get(event.data, "source")):
         s.checkpoint = event.seq
 
 
@@ -158,7 +179,7 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
             pass
 
 
-@implements("CMP-5", "CMP-6", "CMP-12", "CMP-19", "CMP-23", "DIA-6")
+@implements("CMP-2", "CMP-5", "CMP-6", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6")
 def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Trigger placement and range anchoring of every live bracket."""
     found: list[Rejected] = []
@@ -185,6 +206,9 @@ def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live
             bad = check_range_anchoring(s, event)
             found += [bad] if bad is not None else []
         _step_event(s, event, dialect)
+        if live and s.bracket and event.type == "user/message" and isinstance(event.surface_op, JsonObject):
+            bad = check_checkpoint_source(event, dialect) if is_checkpoint_source(get(event.data, "source")) else None
+            found += [bad] if bad is not None else []
         _bracket_event(s, event)
         if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
             _fold_surface(s, event, eligible)

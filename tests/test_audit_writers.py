@@ -581,3 +581,21 @@ def test_d08_prune_with_its_record_is_valid_and_without_is_dia_18() -> None:
     report = check(_d08_pruned(True))
     assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
     assert "DIA-18" in rules(check(_d08_pruned(False)))
+
+
+# --------------------------------------------------------------------------- D08 shapes of the kept rules (LOG-9, LOG-10, LOG-11, DIA-9)
+
+
+@pytest.mark.parametrize(("rule", "edit"), [
+    # LOG-11 holds in D08 except the aborted shape (DIA-14): an unknown kind.
+    ("LOG-11", _first("turn/end", lambda r: r["data"].update(reason={"kind": "finished"}))),
+    # DIA-9: request/context {provider, model, contextWindow?}.
+    ("DIA-9", _first("request/context", lambda r: r["data"].pop("provider") and None)),
+    # LOG-10: session/title {title, messageSeqs, source}.
+    ("LOG-10", _first("session/title", lambda r: r["data"].pop("title") and None)),
+    # LOG-9: a MessageSource has a kind.
+    ("LOG-9", _first("user/message", lambda r: r["data"]["source"].pop("kind") and None)),
+])
+def test_d08_kept_shapes(rule: str, edit: Edit) -> None:
+    found = rules_after(load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl"), edit)
+    assert rule in found, found

@@ -24,8 +24,8 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "LOG-4": ("model.jsonval.parse_json", ""),
     "LOG-8": ("sessionspec.check.audit.check_load_shapes", ""),
     "LOG-9": ("sessionspec.check.shape_audit.check_core_shape", "live events; D08 keeps the shapes DIA-10/13 did not change"),
-    "LOG-10": ("model.surface.surface_op_of", "plugin types carry no surface metadata (SURF-2)"),
-    "LOG-11": ("sessionspec.check.shape_audit.check_turn_end_reason", "shapes; max-tokens precedence in sessionspec.check.loop_audit.audit_loop"),
+    "LOG-10": ("sessionspec.check.shape_audit.check_plugin_shape", "the session/title shape; no surface metadata by model.surface.surface_op_of (SURF-2)"),
+    "LOG-11": ("sessionspec.check.shape_audit.check_turn_end_reason", "shapes, both dialects; max-tokens precedence in sessionspec.check.loop_audit.audit_loop"),
     "LOG-12": ("sessionspec.check.shape_audit.check_prompt_shape", "A55"),
     "LOG-13": ("sessionspec.check.audit.check_nesting", "live events"),
     "LOG-14": ("sessionspec.check.repair_audit.check_closers", "A55 byte-exact; D08 codes and provenance"),
@@ -103,6 +103,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "DIA-6": ("sessionspec.check.compaction_rules_audit.check_bracket_placement", ""),
     "DIA-7": ("sessionspec.check.audit.check_retry_attempts", ""),
     "DIA-8": ("sessionspec.check.shape_audit.check_header_canonical", "and the field types by sessionspec.check.audit.check_header_types"),
+    "DIA-9": ("sessionspec.check.shape_audit.check_plugin_shape", "the request/context shape; header equality is a definition"),
     "DIA-10": ("sessionspec.check.audit.check_d08_message_shapes", ""),
     "DIA-11": ("model.surface.fold_surface", ""),
     "DIA-14": ("sessionspec.check.audit.check_d08_turn_end", ""),
@@ -147,7 +148,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
 # rule's veto), or that decide no finding: "note" (a file note) or "unknown"
 # (the verdict's reason).  Every other audited rule names itself.
 REPORTED_AS: Final[dict[str, str]] = {
-    "LOG-8": "LEG-2", "LOG-10": "SURF-2", "SURF-9": "SURF-5", "HDR-9": "FMT-9", "FMT-8": "FMT-9",
+    "LOG-8": "LEG-2", "SURF-9": "SURF-5", "HDR-9": "FMT-9", "FMT-8": "FMT-9",
     "PFX-7": "PFX-15", "PFX-10": "HDR-2", "LOOP-2": "LOG-13", "LOOP-15": "LOG-13", "LOOP-17": "LOG-13",
     "MTR-6": "LOG-13", "PRN-6": "LOG-13", "DIA-3": "LOG-13", "CHK-6": "CHK-5", "CHK-8": "LOG-1",
     "LEG-10": "LOG-1", "LEG-5": "HDR-8", "CMP-11": "CMP-12", "FMT-4": "CMP-1", "FMT-5": "CHK-5",
@@ -229,7 +230,6 @@ UNDECIDABLE: Final[dict[str, str]] = {
     "CHK-4": "packing is per flushed batch and optional per writer, so an unpacked run is not an error; short rows are quirk Q-29",
     "CHK-7": _DEFINITION,
     "LEG-9": "an obligation of the checker (it migrates in D08, model.migrate.migrate_legacy), not of a log",
-    "DIA-9": _DEFINITION,
     "DIA-13": "an obligation of the reader (the checker migrates, model.migrate.migrate_legacy), not of a log",
     "DIA-17": "the summarization request is not in the log",
     "DIA-21": "a permission (MAY): the header may carry origin",

@@ -42,6 +42,11 @@ A55_DATA_KEYS: Final[dict[str, Keys]] = {
 D08_DATA_KEYS: Final[dict[str, Keys]] = {
     name: A55_DATA_KEYS[name] for name in ("turn/end", "step/start", "step/end", "assistant/chunk", "tool/call", "todo/write")
 }
+# LOG-10 gives the shape of session/title; DIA-9 that of request/context (D08).
+PLUGIN_KEYS: Final[dict[str, tuple[str, Keys]]] = {
+    "session/title": ("LOG-10", (("title", True), ("messageSeqs", True), ("source", True))),
+    "request/context": ("DIA-9", (("provider", True), ("model", True), ("contextWindow", False))),
+}
 PROMPT_KEYS: Final[Keys] = (("content", True), ("source", True), ("envelope", False), ("meta", False))
 CHUNK_KEYS: Final[dict[str, Keys]] = {
     "block-start": (("type", True), ("index", True), ("blockType", True)),
@@ -159,16 +164,22 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
 
 
 @implements("LOG-11")
-def check_turn_end_reason(event: Event) -> Rejected | None:
+def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejected | None:
     """LOG-11: ``completed``, ``disposed``, ``max-tokens`` and ``interrupted``
     are bare ``{kind}``; ``error`` is ``{kind, step, failure}`` (an LLM
     failure with at least ``message`` and ``code``) or ``{kind, step,
-    message, code?}``; ``rejected`` is ``{kind, reason}``.  (An unknown kind
-    and a reason-bearing ``aborted`` are LOG-8's load checks.)"""
+    message, code?}``; ``rejected`` is ``{kind, reason}``.  (An unknown A55
+    kind and a reason-bearing ``aborted`` are LOG-8's load checks.)  D08 keeps
+    LOG-11 but for ``aborted`` (DIA-14: with its reason) and ``disposed``
+    (now an aborted reason), so an unknown kind is reported here."""
     reason = get(event.data, "reason")
     kind = get(reason, "kind")
     flaw: str | None = None
-    if kind in BARE_END_KINDS:
+    if dialect is Dialect.D08 and kind == "aborted":
+        return None  # DIA-14's
+    if dialect is Dialect.D08 and kind not in BARE_END_KINDS | {"error", "rejected"}:
+        flaw = "is not a turn/end reason kind"
+    elif kind in BARE_END_KINDS:
         flaw = key_flaw(reason, (("kind", True),))
     elif kind == "rejected":
         flaw = key_flaw(reason, (("kind", True), ("reason", True)))
@@ -277,6 +288,25 @@ def check_compaction_shape(event: Event, dialect: Dialect) -> Rejected | None:
     return Rejected(rule=rule, seq=event.seq, reason=f"{event.type} data {flaw}")
 
 
+@implements("LOG-10", "DIA-9")
+def check_plugin_shape(event: Event) -> Rejected | None:
+    """LOG-10: ``session/title {title, messageSeqs, source}``; DIA-9:
+    ``request/context {provider, model, contextWindow?}`` (strings, a
+    positive window).  Other plugin types are opaque."""
+    rule, keys = PLUGIN_KEYS[event.type]
+    flaw = key_flaw(event.data, keys)
+    data = event.data
+    if flaw is None and event.type == "request/context":
+        window = get(data, "contextWindow")
+        if not (isinstance(get(data, "provider"), str) and isinstance(get(data, "model"), str)):
+            flaw = "has a provider or model that is not a string"
+        elif window is not ABSENT and not (_is_int(window) and isinstance(window, int) and window > 0):
+            flaw = "has a contextWindow that is not a positive integer"
+    elif flaw is None and not (isinstance(get(data, "title"), str) and isinstance(get(data, "messageSeqs"), tuple)):
+        flaw = "has a title or messageSeqs of the wrong type"
+    return None if flaw is None else Rejected(rule=rule, seq=event.seq, reason=f"{event.type} data {flaw}")
+
+
 @implements("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")
 def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Every live event held to the shape its writer gives it (see the module
@@ -287,13 +317,18 @@ def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
             continue
         found += check_core_shape(event, dialect)
         match event.type:
-            case "turn/end" if dialect is Dialect.A55:
-                end = check_turn_end_reason(event)
+            case "turn/end":
+                end = check_turn_end_reason(event, dialect)
                 found += [end] if end is not None else []
             case "user/message" | "steering/message" if dialect is Dialect.A55:
                 found += check_prompt_shape(event)
             case "request/header":
                 found += check_header_canonical(event, dialect)
+            case "session/title" | "request/context":
+                plugin = check_plugin_shape(event)
+                found += [plugin] if plugin is not None else []
+            case "user/message" if not isinstance(get(get(event.data, "source"), "kind"), str):
+                found.append(Rejected(rule="LOG-9", seq=event.seq, reason="user/message source is not a MessageSource {kind, ...}"))
             case _:
                 shape = check_compaction_shape(event, dialect)
                 found += [shape] if shape is not None else []

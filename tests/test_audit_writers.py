@@ -599,3 +599,63 @@ def test_d08_prune_with_its_record_is_valid_and_without_is_dia_18() -> None:
 def test_d08_kept_shapes(rule: str, edit: Edit) -> None:
     found = rules_after(load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl"), edit)
     assert rule in found, found
+
+
+# --------------------------------------------------------------------------- LOG-16, CMP-7 retry, PRN-5
+
+
+def _out_of_band_turn(events: list[Row]) -> Edit:
+    """B followed by turn 3 holding ``events`` and ending completed (LOG-16's out-of-band shape)."""
+
+    def edit(rows: list[Row]) -> list[Row]:
+        out = list(rows)
+        out.append({"type": "turn/start", "seq": len(out), "time": 0, "data": {"turn": 3, "trigger": {"kind": "injection", "source": {"kind": "plugin", "plugin": "x"}}}})
+        for e in events:
+            out.append(dict(copy.deepcopy(e), seq=len(out)))
+        out.append({"type": "turn/end", "seq": len(out), "time": 0, "data": {"turn": 3, "reason": {"kind": "completed"}}})
+        return out
+
+    return edit
+
+
+NOTE = {"type": "todo/write", "time": 0, "data": {"todos": [{"content": "x", "status": "pending"}]}}
+PROMPT = {"type": "user/message", "time": 0, "data": {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}, "surfaceOp": "append"}
+
+
+def test_out_of_band_turn_is_valid() -> None:
+    """LOG-16: with no turn open, turn/start, the event, turn/end completed."""
+    rows = _out_of_band_turn([NOTE])(B())
+    assert rows is not None
+    report = check(rows)
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+@pytest.mark.parametrize("events", [[NOTE, NOTE], [], [PROMPT]], ids=["two-events", "empty", "a-prompt-without-a-step"])
+def test_stepless_completed_turn_that_is_not_out_of_band_is_log_16(events: list[Row]) -> None:
+    assert "LOG-16" in rules_after(B(), _out_of_band_turn(events))
+
+
+def test_committed_overflow_compaction_without_retry_is_cmp_7() -> None:
+    """CMP-7: recovery "returns retry iff not aborted and replaceGeneration > g0"."""
+    rows = gt("j3-overflow-compaction-retry")
+    end = index(rows, "compact/end")
+
+    def edit(r: list[Row]) -> list[Row]:
+        return [*r[: end + 1], {"type": "turn/end", "seq": end + 1, "time": 0,
+                                "data": {"turn": 2, "reason": {"kind": "error", "step": 1, "failure": {"message": "x", "code": "CONTEXT_WINDOW_EXCEEDED"}}}}]
+
+    assert "CMP-7" in rules_after(rows, edit)
+    aborted = edit(copy.deepcopy(rows))
+    aborted[-1]["data"]["reason"] = {"kind": "aborted"}
+    assert check(aborted).verdict is Verdict.VALID, [f.text("x") for f in check(aborted).findings]
+
+
+def test_second_prune_of_a_pruned_result_is_named() -> None:
+    """PRN-5: a second pass prunes nothing, so a prune of a pruned node is not pruneContent of it (PRN-3)."""
+    rows = gt("j2-tool-result-prune")
+    at = next(i for i, r in enumerate(rows) if r["type"] == "tool/result" and isinstance(r.get("surfaceOp"), dict))
+    again = copy.deepcopy(rows[at])
+    seq = rows[at]["seq"]
+    again["surfaceOp"] = {"op": "replace", "start": seq, "end": seq}
+    again["sourceEventSeqs"] = [seq]
+    assert "PRN-3" in rules_after(rows, lambda r: renumber_insert(r, at + 1, again))

@@ -30,6 +30,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "LOG-13": ("sessionspec.check.audit.check_nesting", "live events"),
     "LOG-14": ("sessionspec.check.repair_audit.check_closers", "A55 byte-exact; D08 codes and provenance"),
     "LOG-15": ("sessionspec.check.audit.check_fork_seed", "when the parent file lies beside the child"),
+    "LOG-16": ("sessionspec.check.loop_audit.audit_loop", "A55: a stepless turn ends completed only around one log-only event (its trigger is not pinned by the book)"),
     "LOG-17": ("model.codec.parse_session_header", "version; header-delta, mode/set and fallback by LEG-1..3"),
     "LOG-18": ("model.codec.parse_session_header", ""),
     "SURF-2": ("model.surface.surface_op_of", ""),
@@ -83,6 +84,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "MTR-9": ("sessionspec.check.provenance_audit.check_message_provenance", ""),
     "PRN-3": ("model.compaction.audit_compactions", ""),
     "PRN-4": ("model.compaction.audit_compactions", ""),
+    "PRN-5": ("model.compaction.audit_compactions", "a second prune of a pruned node is not pruneContent of it (reported as PRN-3)"),
     "PRN-6": ("sessionspec.check.audit.check_nesting", "inside an open turn (LOG-13)"),
     "CHK-5": ("model.codec.expand_row", ""),
     "CHK-6": ("model.codec.expand_row", ""),
@@ -130,7 +132,9 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "P-SURF-2": ("model.surface.fold_surface", ""),
     "P-SURF-4": ("model.surface.check_tool_result_rewrite", ""),
     "P-LOOP-1": ("sessionspec.check.loop_audit.audit_loop", "with sessionspec.check.audit.check_header_reasons"),
+    "P-LOOP-4": ("sessionspec.check.audit.check_nesting", "what a log shows: step/end before turn/end, as many step/end as step/start (where the interruption landed is not logged)"),
     "P-LOOP-5": ("sessionspec.check.loop_audit.audit_loop", ""),
+    "P-LOOP-7": ("sessionspec.check.audit.check_nesting", "turn numbers 1..n; a prompt before any step (LOOP-3); the prompt and its separate contexts are all user/messages"),
     "P-PFX-7": ("sessionspec.check.shape_audit.check_header_canonical", ""),
     "P-INV-1": ("sessionspec.check.audit.check_request_points", "every request can be rebuilt; the sent one is not logged"),
     "P-CMP-1": ("model.compaction.audit_compactions", ""),
@@ -139,7 +143,10 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "P-CMP-4": ("sessionspec.check.compaction_rules_audit.check_range_anchoring", "head-anchored, never the whole surface; the shortest tail needs retainTokens"),
     "P-CMP-6": ("model.compaction.audit_compactions", ""),
     "P-CMP-7": ("model.compaction.audit_compactions", ""),
+    "P-CMP-10": ("sessionspec.check.compaction_rules_audit.check_overflow_retry", "A55: a committed overflow compaction is followed by a retry step unless interrupted, and lies between the failed step/end and the retry"),
     "P-CMP-11": ("sessionspec.check.compaction_rules_audit.check_bracket_placement", ""),
+    "P-PRN-2": ("model.compaction.audit_compactions", "single-node content-only prunes citing [seq]; a second prune (PRN-5)"),
+    "P-PRN-3": ("sessionspec.check.audit.check_nesting", "inside an open turn; whether pressure qualified needs the context window"),
     "P-CHK-1": ("model.codec.expand_row", "decoding; packing is not judged (CHK-4)"),
     "P-DIA-2": ("model.compaction.audit_compactions", ""),
 }
@@ -158,7 +165,8 @@ REPORTED_AS: Final[dict[str, str]] = {
     "P-SURF-1": "SURF-2", "P-SURF-2": "SURF-5", "P-SURF-4": "SURF-7", "P-LOOP-1": "FMT-9", "P-LOOP-5": "LOOP-3",
     "P-PFX-7": "HDR-2", "P-INV-1": "FMT-9", "P-CMP-1": "CMP-22", "P-CMP-2": "CMP-23", "P-CMP-3": "CMP-10",
     "P-CMP-4": "CMP-12", "P-CMP-6": "CMP-21", "P-CMP-7": "CMP-25", "P-CMP-11": "CMP-6", "P-CHK-1": "CHK-5",
-    "P-DIA-2": "DIA-16",
+    "P-DIA-2": "DIA-16", "PRN-5": "PRN-3", "P-LOOP-4": "LOG-13", "P-LOOP-7": "LOG-13", "P-CMP-10": "CMP-7",
+    "P-PRN-2": "PRN-4", "P-PRN-3": "LOG-13",
 }
 
 _REQUEST: Final = "the request sent to the model is not in the log (the checker rebuilds it by this rule)"
@@ -270,17 +278,10 @@ UNDECIDABLE: Final[dict[str, str]] = {
 
 # A log could decide these, but the checker does not (yet).
 NOT_YET: Final[dict[str, str]] = {
-    "LOG-16": "an out-of-band turn (turn/start, the event, turn/end completed) is not told apart from a loop turn; its trigger is not pinned by the book",
-    "PRN-5": "a second prune of an already pruned node is not checked on its own",
     "DIA-5": "a seeded D08 log's session/end-seed after the seed is not checked",
     "DIA-12": "the D08 position of the entering user messages (after step/start, before the header) is not checked",
     "DIA-15": "ABORTED_BEFORE_DISPATCH results of a cancelled batch are not checked (an interrupted message's tool calls are)",
     "DIA-20": "the manual range with retainTokens 0 (the largest balanced head) is not checked beyond CMP-12",
-    "P-LOOP-4": "the interruption outcome (aborted/disposed after a closed step) is checked only as LOG-13 nesting",
-    "P-LOOP-7": "one user/message per message-triggered turn is checked only as 'at least one before a step' (LOOP-3)",
-    "P-CMP-10": "the overflow retry after a bracket is not checked (CMP-7)",
-    "P-PRN-2": "a second prune pass is not checked (PRN-5); single-node content-only prunes are (PRN-4)",
-    "P-PRN-3": "the prune's trigger is not checked; only that it lies in an open turn",
 }
 
 # Rules the real loader enforces too (LOG-8 seed validation, LOG-17 load, line decoding).

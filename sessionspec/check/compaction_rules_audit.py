@@ -41,6 +41,7 @@ class _State:
     bracket: bool = False
     surface_append: int | None = None
     checkpoint: int | None = None
+    overflow_committed: int | None = None
 
 
 def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
@@ -155,9 +156,23 @@ def _bracket_event(s: _State, event: Event) -> None:
         s.checkpoint = event.seq
 
 
+@implements("CMP-7")
+def check_overflow_retry(s: _State, event: Event) -> Rejected | None:
+    """CMP-7: the overflow listener "returns ``retry`` iff not aborted and
+    ``replaceGeneration > g0``": after a committed overflow compaction the turn
+    runs a retry step, unless it was interrupted."""
+    at = s.overflow_committed
+    s.overflow_committed = None
+    kind = get(get(event.data, "reason"), "kind")
+    if kind in ("aborted", "disposed", "interrupted"):
+        return None
+    return Rejected(rule="CMP-7", seq=event.seq, reason=f"turn ends {kind!r} after the overflow compaction committed at seq {at} (recovery retries the step)")
+
+
 def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
     match event.type:
         case "step/start":
+            s.overflow_committed = None
             s.in_step, s.message, s.calls, s.results, s.failed_attempt = True, False, 0, 0, False
             s.failure_code = ABSENT
         case "step/end":
@@ -179,7 +194,7 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
             pass
 
 
-@implements("CMP-2", "CMP-5", "CMP-6", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6")
+@implements("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6")
 def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Trigger placement and range anchoring of every live bracket."""
     found: list[Rejected] = []
@@ -197,9 +212,15 @@ def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live
             found += [bad] if bad is not None else []
             s.bracket, s.surface_append, s.checkpoint = True, None, None
         elif event.type == end_t and s.bracket:
-            bad = check_bracket_body(s, event, get(event.data, "error") is not ABSENT) if live else None
+            failed = get(event.data, "error") is not ABSENT
+            bad = check_bracket_body(s, event, failed) if live else None
             found += [bad] if bad is not None else []
+            if dialect is Dialect.A55 and not s.in_step and not failed and s.checkpoint is not None:
+                s.overflow_committed = event.seq
             s.bracket = False
+        elif live and event.type == "turn/end" and s.overflow_committed is not None:
+            bad = check_overflow_retry(s, event)
+            found += [bad] if bad is not None else []
         elif event.type == "session/end-seed" or (event.type == "turn/end" and dialect is Dialect.A55):
             s.bracket = False
         elif live and event.type == summary_t:

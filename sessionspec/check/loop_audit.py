@@ -59,6 +59,8 @@ class _Turn:
     max_tokens: bool = False
     requested: bool = False
     failed_step: int | None = None
+    inner: int = 0
+    inner_surface: bool = False
 
 
 @dataclass(slots=True)
@@ -137,12 +139,15 @@ def _turn_start(s: _Loop, event: Event) -> None:
     s.step = None
 
 
-@implements("LOOP-3", "LOOP-14", "LOG-11", "LOOP-9")
+@implements("LOOP-3", "LOOP-14", "LOG-11", "LOOP-9", "LOG-16")
 def _turn_end(s: _Loop, event: Event) -> None:
     """LOOP-3 (a blocked prompt ends ``rejected`` with its reason, and only
     it does), LOOP-14 (a failed request ends the turn in error or an
     interruption, else retries), LOG-11 (``max-tokens`` takes precedence over
-    ``completed`` only), LOOP-9 (after a crash repair a new instance runs)."""
+    ``completed`` only), LOOP-9 (after a crash repair a new instance runs),
+    LOG-16 (a stepless turn ends ``completed`` only as an out-of-band append:
+    ``turn/start``, one log-only event, ``turn/end``; a loop turn either runs a
+    step after its prompt, or ends rejected, aborted or in error)."""
     t = s.turn
     reason = get(event.data, "reason")
     kind = get(reason, "kind")
@@ -156,6 +161,8 @@ def _turn_end(s: _Loop, event: Event) -> None:
             s.report("LOOP-3", event, "turn ends rejected without a prompt/blocked")
         if t.failed_step is not None and kind not in FAILED_TURN_ENDS:
             s.report("LOOP-14", event, f"turn ends {_show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
+        if kind == "completed" and t.steps == 0 and s.dialect is Dialect.A55 and (t.inner != 1 or t.inner_surface or t.prompt):
+            s.report("LOG-16", event, f"a turn with no step ends completed but holds {t.inner} event(s) (only an out-of-band append, one log-only event, closes a stepless turn completed)")
         if kind == "error" and s.dialect is Dialect.A55:
             _error_step(s, event, t, get(reason, "step"))
         if kind == "completed" and t.max_tokens:
@@ -357,6 +364,9 @@ def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 
             s.config = get(get(event.data, "header"), "config")
         if event.seq < first_live_seq:
             continue
+        if s.turn is not None and event.type not in ("turn/start", "turn/end"):
+            s.turn.inner += 1
+            s.turn.inner_surface = s.turn.inner_surface or event.surface_op is not ABSENT
         match event.type:
             case "turn/start":
                 _turn_start(s, event)

@@ -14,6 +14,7 @@ A55 table there (message identity is DIA-10's).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Final
 
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify
@@ -75,11 +76,23 @@ DIA4_KEYS: Final[Keys] = (
 )
 
 
+@cache
+def _valid_orders(keys: Keys) -> frozenset[tuple[str, ...]]:
+    """Every key tuple ``keys`` allows: the required keys, any subset of the
+    optional ones, in the listed order (a fast path for the common case)."""
+    orders: list[tuple[str, ...]] = [()]
+    for name, required in keys:
+        orders = [(*o, name) for o in orders] + ([] if required else orders)
+    return frozenset(orders)
+
+
 def key_flaw(value: Json | Absent, keys: Keys) -> str | None:
     """Why ``value`` is not an object with exactly ``keys`` (the required ones
     present) in the listed order; None when it is."""
     if not isinstance(value, JsonObject):
         return "is not an object"
+    if tuple(value) in _valid_orders(keys):
+        return None
     order = [name for name, _ in keys]
     extra = [k for k in value if k not in order]
     if extra:
@@ -97,42 +110,65 @@ def _is_int(v: Json | Absent) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _not(data: Json, key: str, ok: Callable[[Json | Absent], bool], what: str) -> list[str]:
+    return [] if ok(get(data, key)) else [f"{key} is not {what}"]
+
+
+def _is_str(v: Json | Absent) -> bool:
+    return isinstance(v, str)
+
+
+def _is_list(v: Json | Absent) -> bool:
+    return isinstance(v, tuple)
+
+
+def _is_object(v: Json | Absent) -> bool:
+    return isinstance(v, JsonObject)
+
+
+ERROR_KEYS: Final[Keys] = (("name", True), ("code", True))
+PROVENANCE_KEYS: Final[Keys] = (("provider", True), ("model", True), ("replayState", False))
+TODO_KEYS: Final[Keys] = (("content", True), ("status", True))
+TRIGGER_KEYS: Final[Keys] = (("kind", True), ("source", True))
+
+
 def _type_flaws(event: Event) -> list[str]:
     """LOG-9 field types of the core A55 types."""
     data = event.data
-    checks: list[tuple[str, Callable[[Json | Absent], bool], str]] = []
+    flaws: list[str] = []
     match event.type:
         case "turn/start":
             trigger = get(data, "trigger")
-            if key_flaw(trigger, (("kind", True), ("source", True))) is not None or get(trigger, "kind") not in TRIGGER_KINDS:
+            if key_flaw(trigger, TRIGGER_KEYS) is not None or get(trigger, "kind") not in TRIGGER_KINDS or not _is_object(get(trigger, "source")):
                 return [f"trigger {js_stringify(trigger if trigger is not ABSENT else None)[:60]} is not {{kind: message|injection, source}}"]
-            checks = [("turn", _is_int, "an integer"), ("trigger.source", lambda _: isinstance(get(trigger, "source"), JsonObject), "an object")]
+            return _not(data, "turn", _is_int, "an integer")
         case "step/start" | "step/end" | "assistant/chunk" | "assistant/message" | "tool/call" | "tool/result":
-            checks = [("turn", lambda _: _is_int(get(data, "turn")), "an integer"), ("step", lambda _: _is_int(get(data, "step")), "an integer")]
-            if event.type == "tool/call":
-                checks += [(k, lambda _, k=k: isinstance(get(data, k), str), "a string") for k in ("callId", "name", "arguments")]  # type: ignore[misc]
-            if event.type == "tool/result":
-                checks += [("callId", lambda _: isinstance(get(data, "callId"), str), "a string"),
-                           ("content", lambda _: isinstance(get(data, "content"), tuple), "a list"),
-                           ("isError", lambda _: isinstance(get(data, "isError"), bool), "a boolean"),
-                           ("error", lambda _: get(data, "error") is ABSENT or key_flaw(get(data, "error"), (("name", True), ("code", True))) is None, "{name, code}")]
-            if event.type == "assistant/message":
-                checks += [("content", lambda _: isinstance(get(data, "content"), tuple), "a list"),
-                           ("provenance", lambda _: key_flaw(get(data, "provenance"), (("provider", True), ("model", True), ("replayState", False))) is None, "{provider, model, replayState?}"),
-                           ("usage", lambda _: get(data, "usage") is ABSENT or isinstance(get(data, "usage"), JsonObject), "an object")]
+            flaws = _not(data, "turn", _is_int, "an integer") + _not(data, "step", _is_int, "an integer")
         case "turn/end":
-            checks = [("turn", lambda _: _is_int(get(data, "turn")), "an integer")]
+            return _not(data, "turn", _is_int, "an integer")
         case "prompt/blocked":
-            checks = [("content", lambda _: isinstance(get(data, "content"), tuple), "a list"),
-                      ("source", lambda _: isinstance(get(data, "source"), JsonObject), "an object"),
-                      ("reason", lambda _: isinstance(get(data, "reason"), str), "a string")]
+            return _not(data, "content", _is_list, "a list") + _not(data, "source", _is_object, "an object") + _not(data, "reason", _is_str, "a string")
         case "todo/write":
             todos = get(data, "todos")
-            ok = isinstance(todos, tuple) and all(key_flaw(t, (("content", True), ("status", True))) is None and get(t, "status") in TODO_STATUSES for t in todos)
+            ok = isinstance(todos, tuple) and all(key_flaw(t, TODO_KEYS) is None and get(t, "status") in TODO_STATUSES for t in todos)
             return [] if ok else ["todos is not a list of {content, status: pending|in_progress|completed}"]
         case _:
+            return []
+    match event.type:
+        case "tool/call":
+            for key in ("callId", "name", "arguments"):
+                flaws += _not(data, key, _is_str, "a string")
+        case "tool/result":
+            flaws += _not(data, "callId", _is_str, "a string") + _not(data, "content", _is_list, "a list")
+            flaws += _not(data, "isError", lambda v: isinstance(v, bool), "a boolean")
+            flaws += _not(data, "error", lambda v: v is ABSENT or key_flaw(v, ERROR_KEYS) is None, "{name, code}")
+        case "assistant/message":
+            flaws += _not(data, "content", _is_list, "a list")
+            flaws += _not(data, "provenance", lambda v: key_flaw(v, PROVENANCE_KEYS) is None, "{provider, model, replayState?}")
+            flaws += _not(data, "usage", lambda v: v is ABSENT or _is_object(v), "an object")
+        case _:
             pass
-    return [f"{name} is not {what}" for name, ok, what in checks if not ok(get(data, name))]
+    return flaws
 
 
 def _chunk_flaw(event: Event) -> str | None:

@@ -67,7 +67,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "CMP-2": ("model.compaction.audit_compactions", ""),
     "CMP-5": ("sessionspec.check.compaction_rules_audit.audit_compaction_rules", "no automatic bracket before any header"),
     "CMP-6": ("sessionspec.check.compaction_rules_audit.check_bracket_placement", ""),
-    "CMP-7": ("sessionspec.check.compaction_rules_audit.check_bracket_placement", "A55: a bracket after a failed step only for a logged CONTEXT_WINDOW_EXCEEDED (or an unlogged failure); the retry decision is not checked"),
+    "CMP-7": ("sessionspec.check.compaction_rules_audit.check_bracket_placement", "A55: a bracket after a failed step only for a logged CONTEXT_WINDOW_EXCEEDED (or an unlogged failure); a committed one is followed by the retry"),
     "CMP-10": ("model.compaction.audit_compactions", ""),
     "CMP-11": ("sessionspec.check.compaction_rules_audit.check_range_anchoring", "a non-empty balanced retained tail; its size needs retainTokens, not logged"),
     "CMP-12": ("sessionspec.check.compaction_rules_audit.check_range_anchoring", ""),
@@ -95,10 +95,10 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "LEG-4": ("sessionspec.check.audit.check_load_shapes", ""),
     "LEG-5": ("model.header.check_llm_shape", ""),
     "LEG-6": ("model.header.check_llm_shape", ""),
-    "LEG-7": ("sessionspec.check.audit.pre_a55_designs", "verdict unknown"),
-    "LEG-8": ("sessionspec.check.audit.placeholder_notes", "a note, never a finding"),
+    "LEG-7": ("sessionspec.check.audit.pre_a55_designs", ""),
+    "LEG-8": ("sessionspec.check.audit.placeholder_notes", ""),
     "LEG-10": ("model.surface.plan_surface_event", "as LOG-1, LOG-17 and HDR-8"),
-    "DIA-1": ("model.migrate.dialect_evidence", "a compact/* in a D08 log mixes the dialects (verdict unknown)"),
+    "DIA-1": ("model.migrate.dialect_evidence", "a compact/* in a D08 log mixes the dialects"),
     "DIA-2": ("model.compaction.audit_compactions", ""),
     "DIA-3": ("sessionspec.check.audit.check_nesting", "owner null only between turns; brackets by model.compaction.audit_compactions"),
     "DIA-4": ("sessionspec.check.shape_audit.check_compaction_shape", ""),
@@ -116,7 +116,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "FMT-2": ("model.jsonval.parse_json", ""),
     "FMT-4": ("model.compaction.audit_compactions", "with sessionspec.check.shape_audit.check_compaction_shape"),
     "FMT-5": ("model.codec.expand_row", ""),
-    "FMT-6": ("sessionspec.check.opaque.is_opaque", "scrubbed fields skip type checks and equality; a note names them"),
+    "FMT-6": ("sessionspec.check.opaque.is_opaque", "scrubbed fields skip type checks and equality"),
     "FMT-7": ("sessionspec.check.audit.audit_events", ""),
     "FMT-8": ("sessionspec.check.audit.check_request_points", ""),
     "FMT-9": ("sessionspec.check.audit.check_header_reasons", ""),
@@ -306,11 +306,15 @@ def _cell(text: str) -> str:
 
 def render(ids: list[str]) -> str:
     """The markdown table for ``docs/check.md``, in the given (book) order."""
-    rows = ["| rule | checked by (from a log alone) | loader | or: why a log cannot decide it |", "|---|---|---|---|"]
+    rows = ["| rule | checked by (from a log alone) | loader refuses it too? | or: why a log cannot decide it |", "|---|---|---|---|"]
     for rid in ids:
         if rid in AUDITED:
             checker, part = AUDITED[rid]
-            where = f"`{checker}`" + (f" ({_cell(part)})" if part else "")
+            named = REPORTED_AS.get(rid)
+            shown = {"note": "a file note, never a finding", "unknown": "the verdict unknown, with the reason"}.get(
+                named or "", f"findings name {named}")
+            notes = "; ".join(x for x in (_cell(part), shown if named else "") if x)
+            where = f"`{checker}`" + (f" ({notes})" if notes else "")
             loader = "refuses" if rid in LOADER_REFUSES else "accepts"
             rows.append(f"| {rid} | {where} | {loader} | |")
         elif rid in NOT_YET:

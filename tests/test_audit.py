@@ -322,7 +322,8 @@ def test_LOG_15_fork_boundary_is_a_turn_end() -> None:
 
 def test_LEG_8_placeholder_prefix_is_a_note_not_a_finding() -> None:
     header = _header("initial", prefix=["{{messagePrefix}}"])
-    header["data"]["header"]["tools"] = "{{tools}}"
+    # canonical key order (HDR-2): tools before messagePrefix
+    header["data"]["header"] = {"config": header["data"]["header"]["config"], "system": "S", "tools": "{{tools}}", "messagePrefix": ["{{messagePrefix}}"]}
     audit = audit_events(_events(_turn(1, header)), Dialect.A55)
     assert audit.findings == ()
     assert any("tools (first at seq 3)" in n and "messagePrefix (first at seq 3)" in n for n in audit.notes)

@@ -35,11 +35,17 @@ from model.header import EpochHeader, HeaderReason, check_llm_shape, header_of_e
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
 from model.log import Dialect, Event
 from model.log import json_int as _int
-from model.placeholder import holds_placeholder, is_placeholder
+from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.check.compaction_rules_audit import audit_compaction_rules
+from sessionspec.check.loop_audit import audit_loop
+from sessionspec.check.opaque import is_opaque
+from sessionspec.check.provenance_audit import audit_provenance
+from sessionspec.check.repair_audit import audit_repair
+from sessionspec.check.shape_audit import audit_shapes
 from sessionspec.fast.request_points import request_points
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
@@ -136,7 +142,7 @@ def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
     wrong: list[str] = []
 
     def expect(name: str, value: Json | Absent, ok: Callable[[Json], bool], what: str) -> None:
-        if value is ABSENT or is_placeholder(value) or ok(value):
+        if value is ABSENT or is_opaque(name, value) or ok(value):
             return
         wrong.append(f"{name} is {js_stringify(value)[:40]}, not {what}")
 
@@ -490,6 +496,11 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
 # --------------------------------------------------------------------------- FMT-9
 
 
+def _opaque_header(h: EpochHeader) -> bool:
+    """A header with a scrubbed field (sessionspec.check.opaque)."""
+    return any(is_opaque(f, v) for f, v in (("system", h.system), ("tools", h.tools), ("messagePrefix", h.message_prefix)))
+
+
 @dataclass(slots=True)
 class _HeaderAudit:
     fold: EpochHeader | Absent = ABSENT
@@ -567,7 +578,9 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
         if first_live and not a.anchored:
             found.append(Rejected(rule="FMT-9", seq=seq, reason="change header before any initial/resume anchor of this instance"))
         # (c) a change must be a real difference.
-        if earlier and opt_header_eq(a.fold, header, dialect):
+        # A scrubbed field (FMT-6) hides whether it changed: no finding may depend on it.
+        opaque = _opaque_header(header) or (isinstance(a.fold, EpochHeader) and _opaque_header(a.fold))
+        if earlier and not opaque and opt_header_eq(a.fold, header, dialect):
             found.append(Rejected(rule="FMT-9", seq=seq, reason="change header equal to the header in force (HDR-4)"))
         # (f) never a prefix change inside an instance.
         if dialect is Dialect.A55 and a.anchored and not json_eq(a.instance_prefix, header.message_prefix):
@@ -588,12 +601,12 @@ def placeholder_notes(events: Sequence[Event]) -> list[str]:
             continue
         header = get(event.data, "header")
         for key in ("system", "tools", "messagePrefix"):
-            if key not in fields and holds_placeholder(get(header, key)):
+            if key not in fields and is_opaque(key, get(header, key)):
                 fields[key] = event.seq
     if not fields:
         return []
     listed = ", ".join(f"{key} (first at seq {seq})" for key, seq in fields.items())
-    return [f"placeholder header fields are opaque (FMT-6, LEG-8): {listed}"]
+    return [f"placeholder header fields are opaque, no finding depends on them (FMT-6, LEG-8): {listed}"]
 
 
 # --------------------------------------------------------------------------- requests
@@ -714,7 +727,13 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
         found.append(fold)
     found += check_nesting(events, dialect, first_live_seq)
     found += check_header_reasons(events, dialect, first_live_seq)
+    # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
+    found += audit_shapes(events, dialect, first_live_seq)
+    found += audit_loop(events, dialect, first_live_seq)
+    found += audit_provenance(events, dialect, first_live_seq)
+    found += audit_repair(events, dialect, first_live_seq)
     if surface_ok:
+        found += audit_compaction_rules(events, dialect, first_live_seq)
         found += check_request_points(events, dialect, first_live_seq)
         found += audit_compactions(events, dialect)
     return Audit(

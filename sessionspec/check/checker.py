@@ -32,12 +32,13 @@ from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audit import audit_events, check_fork_seed
+from sessionspec.check.audit_table import loader_answer
 from sessionspec.check.logfile import STDIN, LogFile, find_parent_file, read_path, session_id
 
 HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
 LOG_SUFFIXES: Final = (".jsonl", ".jsonl.zst")
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 
 class Verdict(Enum):
@@ -56,21 +57,25 @@ class DialectSource(Enum):
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
-    """One finding: ``path:line: RULE seq N: reason``."""
+    """One finding: ``path:line: RULE seq N: reason (loader refuses)``.
+
+    ``loader`` answers the second question (docs/check.md): would the real
+    loader refuse the log for this too (``refuses``), or load it (``accepts``)."""
 
     line: int | None
     rule: str
     seq: int | None
     reason: str
     kind: FailureKind
+    loader: str = "accepts"
 
     def text(self, path: str) -> str:
         where = f"{path}:{self.line}" if self.line is not None else path
         at = f" seq {self.seq}" if self.seq is not None else ""
-        return f"{where}: {self.rule}{at}: {self.reason}"
+        return f"{where}: {self.rule}{at}: {self.reason} (loader {self.loader})"
 
     def to_json(self) -> dict[str, object]:
-        return {"line": self.line, "rule": self.rule, "seq": self.seq, "kind": self.kind.value, "reason": self.reason}
+        return {"line": self.line, "rule": self.rule, "seq": self.seq, "kind": self.kind.value, "reason": self.reason, "loader": self.loader}
 
 
 @final
@@ -134,6 +139,7 @@ def _finding(log: LogFile, rejected: Rejected, line: int | None = None) -> Findi
         seq=rejected.seq,
         reason=rejected.reason,
         kind=rejected.kind,
+        loader=loader_answer(rejected.rule, rejected.kind),
     )
 
 

@@ -1,0 +1,236 @@
+"""Where compaction runs, which range it takes, what its bracket holds (CMP-5, CMP-6, DIA-6, CMP-12, CMP-19, CMP-23), one fold.
+
+Complements the compaction audit (bracket shapes, lock, provenance,
+balance): the trigger placement of a bracket relative to the loop's steps,
+and the automatic range's anchoring.  State: the surface's head and last
+node (O(1) per event: a replace changes them only when it starts at the head
+or ends at the last node), and the open step's message/answer counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from model.compaction import compaction_type, is_checkpoint_source
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq, obj
+from model.log import Dialect, Event, surface_types
+from model.rejected import Rejected
+from model.rules import implements
+from sessionspec.check.shape_audit import key_flaw
+
+OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
+CHECKPOINT_SOURCE: Final = obj((("kind", "plugin"), ("plugin", "compact")))
+
+
+@dataclass(slots=True)
+class _State:
+    head: int | None = None
+    last: int | None = None
+    size: int = 0
+    in_step: bool = False
+    message: bool = False
+    calls: int = 0
+    results: int = 0
+    failed_attempt: bool = False
+    failure_code: Json | Absent = ABSENT
+    last_step_failed: bool = False
+    last_failure_code: Json | Absent = ABSENT
+    header: bool = False
+    bracket: bool = False
+    surface_append: int | None = None
+    checkpoint: int | None = None
+    overflow_committed: int | None = None
+
+
+def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
+    """The head and last node of the surface (SURF-8)."""
+    if event.type not in eligible:
+        return
+    op = event.surface_op
+    if op == "append":
+        s.head = event.seq if s.size == 0 else s.head
+        s.last = event.seq
+        s.size += 1
+        return
+    start, end = get(op, "start"), get(op, "end")
+    if start == s.head:
+        s.head = event.seq
+    if end == s.last:
+        s.last = event.seq
+
+
+def _tool_calls(event: Event, dialect: Dialect) -> int:
+    content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
+    return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
+
+
+@implements("CMP-6", "CMP-7", "DIA-6")
+def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Rejected | None:
+    """CMP-6 (A55): pressure compaction runs in ``agent/post-step`` -- "inside
+    the step, after the assistant message, tool results, deferred context
+    and the post-stream steering drain, **before ``step/end``**"; the only
+    bracket outside a step is the overflow recovery (CMP-7) after a failed
+    step.  DIA-6 (D08): pressure runs in ``agent/pre-step``, before
+    ``step/start``; inside a step only the overflow recovery of a failed
+    attempt (DIA-7), before the retry's message; manual brackets (owner
+    ``null``) lie between turns (DIA-3)."""
+    if dialect is Dialect.A55:
+        if s.in_step and not s.message:
+            return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's assistant/message (it runs in post-step)")
+        if s.in_step and s.results < s.calls:
+            return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's last tool result")
+        if not s.in_step and not s.last_step_failed:
+            return Rejected(rule="CMP-6", seq=event.seq, reason="compaction bracket after the step/end of a successful step (pressure runs before step/end; only overflow recovery follows a failed step)")
+        if not s.in_step and s.last_failure_code is not ABSENT and s.last_failure_code != OVERFLOW:
+            # CMP-7: recovery is attempted "only if failure.code == CONTEXT_WINDOW_EXCEEDED".
+            return Rejected(rule="CMP-7", seq=event.seq, reason=f"overflow compaction after a failure with code {s.last_failure_code!r}, not {OVERFLOW}")
+        return None
+    if get(event.data, "turn") is None:
+        return None
+    if s.in_step and (s.message or not s.failed_attempt):
+        return Rejected(rule="DIA-6", seq=event.seq, reason="compaction bracket inside a step that is not recovering a failed attempt (D08 pressure runs in pre-step)")
+    return None
+
+
+@implements("CMP-12")
+def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
+    """CMP-12: "Automatic ranges MUST be head-anchored (start = current
+    surface head [...])"; CMP-11: the retention walk keeps at least one node
+    ("the retained tail has at least one node"), so a range never ends at
+    the last node.  Every A55 compaction is automatic; a D08 manual one
+    selects with ``retainTokens = 0`` through the same walk (DIA-20)."""
+    rng = get(event.data, "shadowedRange")
+    start, end = get(rng, "start"), get(rng, "end")
+    if start is ABSENT or end is ABSENT or s.head is None:
+        return None  # CMP-1/CMP-25 report the shape
+    if start != s.head:
+        return Rejected(rule="CMP-12", seq=event.seq, reason=f"compaction range starts at seq {start!r}, not at the surface head {s.head} (automatic ranges are head-anchored)")
+    if end == s.last:
+        return Rejected(rule="CMP-12", seq=event.seq, reason=f"compaction range ends at the last surface node {s.last} (the retention walk keeps at least one node)")
+    return None
+
+
+@implements("CMP-19", "CMP-23")
+def check_bracket_body(s: _State, event: Event, failed: bool) -> Rejected | None:
+    """At a bracket's end.  CMP-19: a surface append while the summarizer ran
+    makes the commit fail ("session surface changed during summarization"),
+    so a bracket with such an append has no checkpoint; CMP-23: a failed
+    bracket leaves the surface unchanged, so it has no checkpoint."""
+    if s.checkpoint is None:
+        return None
+    if failed:
+        return Rejected(rule="CMP-23", seq=event.seq, reason=f"failed compaction end after the checkpoint at seq {s.checkpoint} (a failure leaves the surface unchanged)")
+    if s.surface_append is not None:
+        return Rejected(rule="CMP-19", seq=event.seq, reason=f"compaction committed although the surface changed during summarization (append at seq {s.surface_append})")
+    return None
+
+
+@implements("CMP-2", "DIA-2")
+def check_checkpoint_source(event: Event, dialect: Dialect) -> Rejected | None:
+    """CMP-2: "The checkpoint source MUST be exactly ``{kind:"plugin",
+    plugin:"compact"}``"; DIA-2 (D08): ``{kind:"plugin", plugin:"compact",
+    compactionId, sourceCommandId?}`` (key order as listed), the id a
+    non-empty string."""
+    source = get(event.data, "source")
+    if dialect is Dialect.A55:
+        if json_eq(source, CHECKPOINT_SOURCE):
+            return None
+        return Rejected(rule="CMP-2", seq=event.seq, reason="checkpoint source is not exactly {kind:\"plugin\", plugin:\"compact\"}")
+    flaw = key_flaw(source, (("kind", True), ("plugin", True), ("compactionId", True), ("sourceCommandId", False)))
+    if flaw is None and not (isinstance(get(source, "compactionId"), str) and get(source, "compactionId")):
+        flaw = "has an empty compactionId"
+    if flaw is None:
+        return None
+    return Rejected(rule="DIA-2", seq=event.seq, reason=f"checkpoint source {flaw}")
+
+
+def _bracket_event(s: _State, event: Event) -> None:
+    """Surface appends and the checkpoint inside the open bracket."""
+    if not s.bracket or event.surface_op is ABSENT:
+        return
+    if isinstance(event.surface_op, str):
+        s.surface_append = s.surface_append if s.surface_append is not None else event.seq
+    elif event.type == "user/message" and is_checkpoint_source(get(event.data, "source")):
+        s.checkpoint = event.seq
+
+
+@implements("CMP-7")
+def check_overflow_retry(s: _State, event: Event) -> Rejected | None:
+    """CMP-7: the overflow listener "returns ``retry`` iff not aborted and
+    ``replaceGeneration > g0``": after a committed overflow compaction the turn
+    runs a retry step, unless it was interrupted."""
+    at = s.overflow_committed
+    s.overflow_committed = None
+    kind = get(get(event.data, "reason"), "kind")
+    if kind in ("aborted", "disposed", "interrupted"):
+        return None
+    return Rejected(rule="CMP-7", seq=event.seq, reason=f"turn ends {kind!r} after the overflow compaction committed at seq {at} (recovery retries the step)")
+
+
+def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
+    match event.type:
+        case "step/start":
+            s.overflow_committed = None
+            s.in_step, s.message, s.calls, s.results, s.failed_attempt = True, False, 0, 0, False
+            s.failure_code = ABSENT
+        case "step/end":
+            s.last_step_failed = not s.message
+            s.last_failure_code = s.failure_code if not s.message else ABSENT
+            s.in_step = False
+        case "turn/start":
+            s.in_step, s.last_step_failed = False, False
+        case "assistant/message" if event.surface_op == "append":
+            s.message, s.calls = True, _tool_calls(event, dialect)
+        case "tool/result" if event.surface_op == "append":
+            s.results += 1
+        case "assistant/chunk":
+            chunk = get(event.data, "chunk")
+            if get(chunk, "type") == "finish":
+                s.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+                s.failure_code = get(get(get(chunk, "reason"), "failure"), "code")
+        case _:
+            pass
+
+
+@implements("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6")
+def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """Trigger placement and range anchoring of every live bracket."""
+    found: list[Rejected] = []
+    s = _State()
+    eligible = surface_types(dialect)
+    start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
+    for event in events:
+        live = event.seq >= first_live_seq
+        if event.type == "request/header":
+            s.header = True
+        if live and event.type == start_t:
+            bad = check_bracket_placement(s, event, dialect)
+            if bad is None and not s.header and get(event.data, "turn") is not None:
+                bad = Rejected(rule="CMP-5", seq=event.seq, reason="automatic compaction with no request/header before it (no routed target: compactIfNeeded returns none)")
+            found += [bad] if bad is not None else []
+            s.bracket, s.surface_append, s.checkpoint = True, None, None
+        elif event.type == end_t and s.bracket:
+            failed = get(event.data, "error") is not ABSENT
+            bad = check_bracket_body(s, event, failed) if live else None
+            found += [bad] if bad is not None else []
+            if dialect is Dialect.A55 and not s.in_step and not failed and s.checkpoint is not None:
+                s.overflow_committed = event.seq
+            s.bracket = False
+        elif live and event.type == "turn/end" and s.overflow_committed is not None:
+            bad = check_overflow_retry(s, event)
+            found += [bad] if bad is not None else []
+        elif event.type == "session/end-seed" or (event.type == "turn/end" and dialect is Dialect.A55):
+            s.bracket = False
+        elif live and event.type == summary_t:
+            bad = check_range_anchoring(s, event)
+            found += [bad] if bad is not None else []
+        _step_event(s, event, dialect)
+        if live and s.bracket and event.type == "user/message" and isinstance(event.surface_op, JsonObject):
+            bad = check_checkpoint_source(event, dialect) if is_checkpoint_source(get(event.data, "source")) else None
+            found += [bad] if bad is not None else []
+        _bracket_event(s, event)
+        if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
+            _fold_surface(s, event, eligible)
+    return found

@@ -1,0 +1,397 @@
+"""The loop's own rules, audited as one fold over the log (LOOP-3..LOOP-14, LOG-11).
+
+No request is rebuilt: the state is the open turn (its trigger, prompt,
+blocked prompt, failed step, max-tokens finish), the open step (its chunks
+of the current attempt, last usage and finish chunks, the tool-call blocks of
+its message and how many of them were called and answered) and one flag per
+loop instance (has it anchored a header yet).  Memory is bounded by the open
+step; time is linear in the log.
+
+Only live events are judged (seq >= firstLiveSeq): the seed was written
+elsewhere and is judged there.  Instances are visible in a log at its live
+start and after a crash repair (``turn/end {interrupted}``, LOG-14: the
+repair runs on a cold load, so a new instance follows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from model.compaction import is_checkpoint_source
+from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, get, js_stringify, json_eq
+from model.log import Dialect, Event
+from model.placeholder import is_placeholder
+from model.rejected import Rejected
+from model.rules import implements
+
+DELIMITER_TEXT: Final = "\n\n## My request:\n"
+FAILED_FINISHES: Final = frozenset({"error", "aborted"})
+# LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
+FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})
+
+
+@dataclass(slots=True)
+class _Step:
+    turn: Json | Absent
+    step: Json | Absent
+    requested: bool = False
+    attempt_usage: Json | Absent = ABSENT
+    finish: Json | Absent = ABSENT
+    message: bool = False
+    max_tokens: bool = False
+    blocks: list[tuple[Json | Absent, Json | Absent, Json | Absent]] = field(default_factory=list)
+    calls: int = 0
+    results: int = 0
+    last_result: int = -1
+    context_after_results: int | None = None
+
+
+@dataclass(slots=True)
+class _Turn:
+    number: Json | Absent
+    trigger: Json | Absent
+    prompt: bool = False
+    blocked: Event | None = None
+    steps: int = 0
+    last_step: int = 0
+    max_tokens: bool = False
+    requested: bool = False
+    failed_step: int | None = None
+    inner: int = 0
+    inner_surface: bool = False
+
+
+@dataclass(slots=True)
+class _Loop:
+    dialect: Dialect
+    found: list[Rejected] = field(default_factory=list)
+    turn: _Turn | None = None
+    step: _Step | None = None
+    anchored: bool = False
+    config: Json | Absent = ABSENT
+
+    def report(self, rule: str, event: Event, why: str) -> None:
+        self.found.append(Rejected(rule=rule, seq=event.seq, reason=why))
+
+
+def _show(v: Json | Absent) -> str:
+    return js_stringify(None if v is ABSENT else v)[:40]
+
+
+def _kind(v: Json | Absent) -> Json | Absent:
+    return get(get(v, "reason"), "kind")
+
+
+def _message_content(event: Event, dialect: Dialect) -> Json | Absent:
+    data = event.data
+    return get(data, "content") if dialect is Dialect.A55 else get(get(data, "message"), "content")
+
+
+def _message_route(event: Event, dialect: Dialect) -> tuple[Json | Absent, Json | Absent]:
+    source = get(event.data, "provenance") if dialect is Dialect.A55 else get(get(event.data, "message"), "source")
+    return get(source, "provider"), get(source, "model")
+
+
+def _result_call_id(event: Event, dialect: Dialect) -> Json | Absent:
+    if dialect is Dialect.D08:
+        return get(get(get(event.data, "message"), "source"), "callId")
+    return get(event.data, "callId")
+
+
+def _tool_blocks(content: Json | Absent) -> list[tuple[Json | Absent, Json | Absent, Json | Absent]]:
+    if not isinstance(content, tuple):
+        return []
+    return [(get(b, "id"), get(b, "name"), get(b, "arguments")) for b in content if get(b, "type") == "tool-call"]
+
+
+def _is_append(event: Event) -> bool:
+    return event.surface_op == "append"
+
+
+@implements("LOOP-4")
+def check_prefix_contexts(event: Event) -> Rejected | None:
+    """LOOP-4: with ``prompt-prefix`` contexts the logged prompt is "``content``
+    = the content of every such context, concatenated, then the delimiter
+    block ``{type:"text", text:"\\n\\n## My request:\\n"}``, then the (possibly
+    rewritten) prompt content; ``envelope = {displayContent: prompt content,
+    prefixContexts:[{source, meta?}]}``".  So an envelope names at least one
+    context, the content holds context blocks, then the delimiter, then
+    exactly ``displayContent``."""
+    envelope = get(event.data, "envelope")
+    if envelope is ABSENT:
+        return None
+    content, display, contexts = get(event.data, "content"), get(envelope, "displayContent"), get(envelope, "prefixContexts")
+    if not (isinstance(contexts, tuple) and contexts):
+        return Rejected(rule="LOOP-4", seq=event.seq, reason="user/message envelope names no prefix context (the loop writes an envelope only with one)")
+    if not isinstance(content, tuple) or not isinstance(display, tuple):
+        return None  # LOG-12 reports the shape
+    cut = len(content) - len(display) - 1
+    delimiter = content[cut] if 0 < cut < len(content) else ABSENT
+    if get(delimiter, "type") != "text" or get(delimiter, "text") != DELIMITER_TEXT or not json_eq(content[cut + 1:], display):
+        return Rejected(rule="LOOP-4", seq=event.seq, reason="user/message with prefix contexts is not context blocks, the delimiter block, then displayContent")
+    return None
+
+
+def _turn_start(s: _Loop, event: Event) -> None:
+    s.turn = _Turn(number=get(event.data, "turn"), trigger=get(get(event.data, "trigger"), "kind"))
+    s.step = None
+
+
+@implements("LOOP-3", "LOOP-14", "LOG-11", "LOOP-9", "LOG-16")
+def _turn_end(s: _Loop, event: Event) -> None:
+    """LOOP-3 (a blocked prompt ends ``rejected`` with its reason, and only
+    it does), LOOP-14 (a failed request ends the turn in error or an
+    interruption, else retries), LOG-11 (``max-tokens`` takes precedence over
+    ``completed`` only), LOOP-9 (after a crash repair a new instance runs),
+    LOG-16 (a stepless turn ends ``completed`` only as an out-of-band append:
+    ``turn/start``, one log-only event, ``turn/end``; a loop turn either runs a
+    step after its prompt, or ends rejected, aborted or in error)."""
+    t = s.turn
+    reason = get(event.data, "reason")
+    kind = get(reason, "kind")
+    if t is not None:
+        if t.blocked is not None:
+            if kind != "rejected":
+                s.report("LOOP-3", event, f"the turn of a blocked prompt (seq {t.blocked.seq}) ends {_show(kind)}, not rejected")
+            elif not json_eq(get(reason, "reason"), get(t.blocked.data, "reason")):
+                s.report("LOOP-3", event, f"rejected reason differs from the prompt/blocked reason at seq {t.blocked.seq}")
+        elif kind == "rejected":
+            s.report("LOOP-3", event, "turn ends rejected without a prompt/blocked")
+        if t.failed_step is not None and kind not in FAILED_TURN_ENDS:
+            s.report("LOOP-14", event, f"turn ends {_show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
+        if kind == "completed" and t.steps == 0 and s.dialect is Dialect.A55 and (t.inner != 1 or t.inner_surface or t.prompt):
+            s.report("LOG-16", event, f"a turn with no step ends completed but holds {t.inner} event(s) (only an out-of-band append, one log-only event, closes a stepless turn completed)")
+        if kind == "error" and s.dialect is Dialect.A55:
+            _error_step(s, event, t, get(reason, "step"))
+        if kind == "completed" and t.max_tokens:
+            s.report("LOG-11", event, "turn ends completed after a max-tokens finish (max-tokens takes precedence over completed)")
+        if kind == "max-tokens" and not t.max_tokens:
+            s.report("LOG-11", event, "turn ends max-tokens with no step that finished max-tokens")
+    if kind == "interrupted":
+        s.anchored = False
+    s.turn, s.step = None, None
+
+
+@implements("LOOP-16")
+def _error_step(s: _Loop, event: Event, t: _Turn, step: Json | Absent) -> None:
+    """LOOP-16: an error ends the turn with "``step: <current step counter>``":
+    the last started step, or the pending next one for a composition,
+    assembly or pre-step failure (Q-4), or ``0`` for a prompt-submit failure
+    (no step yet)."""
+    allowed = {t.last_step, t.last_step + 1} if t.steps else {0, 1}
+    if isinstance(step, int) and not isinstance(step, bool) and step not in allowed:
+        s.report("LOOP-16", event, f"error turn/end names step {step}; the step counter is {t.last_step} (or {t.last_step + 1} pending)")
+
+
+def _step_start(s: _Loop, event: Event) -> None:
+    t = s.turn
+    if t is not None:
+        t.steps += 1
+        number = get(event.data, "step")
+        t.last_step = number if isinstance(number, int) and not isinstance(number, bool) else t.last_step + 1
+        t.failed_step = None
+        if t.blocked is not None:
+            s.report("LOOP-3", event, f"a step in the turn of a blocked prompt (seq {t.blocked.seq}); a blocked turn has zero steps")
+        elif t.trigger == "message" and not t.prompt and s.dialect is Dialect.A55:
+            s.report("LOOP-3", event, "a step in a message-triggered turn with no user/message (the allowed prompt is appended before any step)")
+    s.step = _Step(turn=get(event.data, "turn"), step=get(event.data, "step"))
+
+
+def _step_end(s: _Loop, event: Event) -> None:
+    st, t = s.step, s.turn
+    if st is not None and t is not None:
+        t.failed_step = None if st.message else event.seq
+        t.max_tokens = t.max_tokens or st.max_tokens
+    s.step = None
+
+
+@implements("LOOP-9")
+def _chunk(s: _Loop, event: Event) -> None:
+    """LOOP-9: every request of an instance follows the instance's anchor
+    (``initial``/``resume``, written before the first chunk)."""
+    st = s.step
+    if st is None:
+        return
+    if not st.requested:
+        st.requested = True
+        if s.turn is not None:
+            s.turn.requested = True
+        if not s.anchored:
+            s.report("LOOP-9", event, "request of a loop instance that wrote no initial/resume anchor (a new instance starts at the live start and after a crash repair)")
+    chunk = get(event.data, "chunk")
+    match get(chunk, "type"):
+        case "usage":
+            st.attempt_usage = get(chunk, "usage")
+        case "finish":
+            st.finish = _kind(chunk)
+            if s.dialect is Dialect.D08 and st.finish == "error":
+                st.attempt_usage = ABSENT  # DIA-7: the retry is a new attempt
+        case _:
+            pass
+
+
+@implements("LOOP-10", "LOOP-11", "DIA-15")
+def _assistant_message(s: _Loop, event: Event) -> None:
+    """LOOP-10: a finish ``error``/``aborted`` is a request error, which
+    "produces no ``assistant/message``" (A55; D08 retries in the step, DIA-7).
+    LOOP-11: the message carries ``sourceEventSeqs``, its provenance comes
+    from the header config, ``usage`` is the last usage chunk, and on a
+    ``max-tokens`` finish tool-call blocks are dropped and no tools run."""
+    st = s.step
+    if st is None:
+        return
+    st.message = True
+    interrupted = get(event.data, "interrupted") is True
+    if s.dialect is Dialect.A55 and st.finish in FAILED_FINISHES:
+        s.report("LOOP-10", event, f"assistant/message after an in-band {js_stringify(st.finish)} finish (a request error writes no message)")
+    if event.source_event_seqs is ABSENT:
+        s.report("LOOP-11", event, "assistant/message without sourceEventSeqs (the loop always records its chunk seqs)")
+    provider, model = _message_route(event, s.dialect)
+    routed = (get(s.config, "provider"), get(s.config, "model"))
+    if isinstance(s.config, JsonObject) and not any(is_placeholder(v) for v in routed) and (provider, model) != routed:
+        s.report("LOOP-11", event, f"provenance {provider}/{model} differs from the routed header {routed[0]}/{routed[1]}")
+    usage = get(event.data, "usage")
+    if not interrupted and not (usage is ABSENT and st.attempt_usage is ABSENT) and (
+        usage is ABSENT or st.attempt_usage is ABSENT or not deep_eq(usage, st.attempt_usage)
+    ):
+        s.report("LOOP-11", event, "usage differs from the step's last usage chunk")
+    blocks = _tool_blocks(_message_content(event, s.dialect))
+    if interrupted and blocks:
+        s.report("DIA-15", event, "interrupted assistant/message keeps tool-call blocks (a cancelled stream keeps its text/reasoning prefix only)")
+    if st.finish == "max-tokens":
+        st.max_tokens = True
+        if blocks:
+            s.report("LOOP-11", event, "assistant/message keeps tool-call blocks after a max-tokens finish (they are dropped)")
+        blocks = []
+    st.blocks = blocks
+
+
+@implements("LOOP-11", "LOOP-12")
+def _tool_call(s: _Loop, event: Event) -> None:
+    """LOOP-12: "For each ``tool-call`` block in the content, the loop MUST
+    append ``tool/call {turn, step, callId, name, arguments}``" -- after the
+    message, in block order, with the block's id, name and arguments."""
+    st = s.step
+    if st is None:
+        return
+    if not st.message:
+        s.report("LOOP-12", event, "tool/call before its step's assistant/message")
+        return
+    if st.max_tokens:
+        s.report("LOOP-11", event, "tool run after a max-tokens finish (no tools run)")
+        return
+    if st.calls >= len(st.blocks):
+        s.report("LOOP-12", event, f"tool/call beyond the {len(st.blocks)} tool-call block(s) of the step's message")
+        return
+    call_id, name, arguments = st.blocks[st.calls]
+    st.calls += 1
+    data = event.data
+    for key, want in (("callId", call_id), ("name", name), ("arguments", arguments)):
+        if not json_eq(get(data, key), want):
+            s.report("LOOP-12", event, f"tool/call {key} {_show(get(data, key))} differs from tool-call block {st.calls} ({_show(want)})")
+            return
+
+
+@implements("LOOP-12")
+def _tool_result(s: _Loop, event: Event) -> None:
+    """LOOP-12: "Results keep model order; context that tools defer is
+    appended after **all** results of the batch"."""
+    st = s.step
+    if st is None or not _is_append(event):
+        return
+    if st.context_after_results is not None:
+        s.report("LOOP-12", event, f"tool/result after deferred context (seq {st.context_after_results}); context follows all results of the batch")
+        st.context_after_results = None
+    call_id = _result_call_id(event, s.dialect)
+    st.results += 1
+    index = next((i for i, (cid, _, _) in enumerate(st.blocks) if json_eq(cid, call_id)), None)
+    if index is None:
+        return  # an unknown call is LOG-13's finding
+    if index <= st.last_result:
+        s.report("LOOP-12", event, f"tool/result for block {index + 1} after the result for block {st.last_result + 1} (results keep model order)")
+    st.last_result = max(st.last_result, index)
+
+
+def _user_message(s: _Loop, event: Event) -> None:
+    t, st = s.turn, s.step
+    if not _is_append(event) or is_checkpoint_source(get(event.data, "source")):
+        return
+    if t is not None and st is None:
+        if t.blocked is not None:
+            s.report("LOOP-3", event, f"user/message in the turn of a blocked prompt (seq {t.blocked.seq})")
+        t.prompt = True
+    if st is not None and st.last_result >= 0:
+        st.context_after_results = st.context_after_results or event.seq
+    if s.dialect is Dialect.A55:
+        flaw = check_prefix_contexts(event)
+        if flaw is not None:
+            s.found.append(flaw)
+
+
+@implements("LOOP-13", "LOOP-5")
+def _steering(s: _Loop, event: Event) -> None:
+    """LOOP-13: the drain appends ``steering/message {turn, ...}`` for the
+    turn it runs in.  LOOP-5/LOOP-13: it drains before assembly (before
+    ``step/start``) and "after the stream and tools", so inside a step a
+    steering message follows the step's message and all its results."""
+    st = s.step
+    if st is not None and (not st.message or st.results < st.calls):
+        s.report("LOOP-5", event, "steering/message inside a step before its assistant/message and tool results (the drain runs before step/start or after the tools)")
+    if s.turn is not None and not json_eq(get(event.data, "turn"), s.turn.number):
+        s.report("LOOP-13", event, f"steering/message names turn {_show(get(event.data, 'turn'))}, but turn {_show(s.turn.number)} is open")
+
+
+@implements("LOOP-9")
+def _header(s: _Loop, event: Event) -> None:
+    """LOOP-9: the first header of an instance is its anchor, written before
+    its first request; within a turn the instance cannot change, so an
+    anchor after a request of the same turn is a second anchor."""
+    reason = get(event.data, "reason")
+    if reason in ("initial", "resume"):
+        if s.turn is not None and s.turn.requested:
+            s.report("LOOP-9", event, f"{reason} anchor after this turn already sent a request (one anchor per loop instance, before its first request)")
+        s.anchored = True
+
+
+@implements("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15")
+def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """The loop rules a log shows, one fold (module docstring)."""
+    s = _Loop(dialect=dialect)
+    for event in events:
+        if event.type == "request/header":
+            s.config = get(get(event.data, "header"), "config")
+        if event.seq < first_live_seq:
+            continue
+        if s.turn is not None and event.type not in ("turn/start", "turn/end"):
+            s.turn.inner += 1
+            s.turn.inner_surface = s.turn.inner_surface or event.surface_op is not ABSENT
+        match event.type:
+            case "turn/start":
+                _turn_start(s, event)
+            case "turn/end":
+                _turn_end(s, event)
+            case "step/start":
+                _step_start(s, event)
+            case "step/end":
+                _step_end(s, event)
+            case "prompt/blocked" if s.turn is not None:
+                s.turn.blocked = event
+            case "user/message":
+                _user_message(s, event)
+            case "steering/message":
+                _steering(s, event)
+            case "assistant/chunk":
+                _chunk(s, event)
+            case "assistant/message" if _is_append(event):
+                _assistant_message(s, event)
+            case "tool/call":
+                _tool_call(s, event)
+            case "tool/result":
+                _tool_result(s, event)
+            case "request/header":
+                _header(s, event)
+            case _:
+                pass
+    return s.found

@@ -1,0 +1,116 @@
+"""Provenance the loop writes (SURF-13, MTR-9, INV-7), one fold.
+
+State: the chunk seqs of the open step (all of them, and those of the
+current attempt) and the seq of each ``tool/call`` of the open step, keyed
+by call id.  Replaces are the compaction audit's (checkpoint and prune
+provenance); only live appends are judged here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from model.jsonval import ABSENT, Absent, Json, get, js_stringify
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+
+
+@dataclass(slots=True)
+class _StepChunks:
+    chunks: list[int] = field(default_factory=list)
+    index: dict[int, int] = field(default_factory=dict)
+    attempt: list[int] = field(default_factory=list)
+    calls: dict[str, int] = field(default_factory=dict)
+
+
+def _key(v: Json) -> str:
+    return js_stringify(v)
+
+
+def _result_call_id(event: Event, dialect: Dialect) -> Json:
+    value = get(get(get(event.data, "message"), "source"), "callId") if dialect is Dialect.D08 else get(event.data, "callId")
+    return None if value is ABSENT else value
+
+
+def _error_code(event: Event) -> Json:
+    code = get(get(event.data, "error"), "code")
+    return None if code is ABSENT else code
+
+
+@implements("SURF-13", "MTR-9", "INV-7")
+def check_message_provenance(event: Event, st: _StepChunks) -> list[Rejected]:
+    """SURF-13: "``assistant/message`` cites the chunk seqs of its own stream,
+    in order"; MTR-9: every cited seq is an earlier ``assistant/chunk`` of the
+    same turn and step, unique (else the meter refuses the replay); INV-7:
+    the chunks of the request are exactly the ones the message cites (A55:
+    every chunk of the step, LOOP-11; D08: of the attempt, DIA-7).  An absent
+    field is LOOP-11's finding."""
+    cited = event.source_event_seqs
+    if not isinstance(cited, tuple):
+        return []
+    seqs = [s for s in cited if isinstance(s, int) and not isinstance(s, bool)]
+    foreign = [s for s in seqs if s not in st.index]
+    if foreign or len(set(seqs)) != len(seqs) or len(seqs) != len(cited):
+        what = f"seq {foreign[0]}, not a chunk of this step" if foreign else "a seq twice"
+        return [Rejected(rule="MTR-9", seq=event.seq, reason=f"assistant/message cites {what} (the meter replays only the step's own chunks)")]
+    found: list[Rejected] = []
+    positions = [st.index[s] for s in seqs]
+    if positions and positions != list(range(positions[0], positions[0] + len(positions))):
+        order = "out of order" if positions != sorted(positions) else "skipping a chunk"
+        found.append(Rejected(rule="SURF-13", seq=event.seq, reason=f"assistant/message cites its chunks {order} (its own stream, in order)"))
+    if seqs != st.attempt:
+        found.append(Rejected(rule="INV-7", seq=event.seq, reason=f"assistant/message cites {len(seqs)} chunk(s), but its request streamed {len(st.attempt)} (seqs {st.attempt[:1]}..{st.attempt[-1:]})"))
+    return found
+
+
+@implements("SURF-13")
+def check_result_provenance(event: Event, st: _StepChunks, dialect: Dialect) -> Rejected | None:
+    """SURF-13: "``tool/result`` cites ``[callSeq]``" -- the seq of its own
+    ``tool/call``.  A synthetic ``TOOL_NOT_STARTED`` result answers a call that
+    never started and cites nothing (LOG-14)."""
+    call_seq = st.calls.get(_key(_result_call_id(event, dialect)))
+    cited = event.source_event_seqs
+    if call_seq is None:
+        if _error_code(event) == "TOOL_NOT_STARTED" and cited is ABSENT:
+            return None
+        if cited is ABSENT:
+            return Rejected(rule="SURF-13", seq=event.seq, reason="tool/result without a tool/call and without sourceEventSeqs is not a TOOL_NOT_STARTED closer")
+        return Rejected(rule="SURF-13", seq=event.seq, reason=f"tool/result cites {js_stringify(cited)[:40]}, but its call has no tool/call in this step")
+    if cited != (call_seq,):
+        shown = "nothing" if cited is ABSENT else js_stringify(cited)[:40]
+        return Rejected(rule="SURF-13", seq=event.seq, reason=f"tool/result cites {shown}, not [{call_seq}] (its tool/call)")
+    return None
+
+
+@implements("SURF-13", "MTR-9", "INV-7")
+def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """Provenance of live assistant messages and tool results, one fold."""
+    found: list[Rejected] = []
+    st: _StepChunks | None = None
+    for event in events:
+        match event.type:
+            case "step/start":
+                st = _StepChunks()
+            case "step/end" | "turn/end" | "turn/start":
+                st = None
+            case "assistant/chunk" if st is not None:
+                st.index[event.seq] = len(st.chunks)
+                st.chunks.append(event.seq)
+                st.attempt.append(event.seq)
+            case "assistant/message" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
+                found += check_message_provenance(event, st)
+            case "tool/call" if st is not None:
+                call_id = get(event.data, "callId")
+                st.calls[_key(None if isinstance(call_id, Absent) else call_id)] = event.seq
+            case "tool/result" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
+                bad = check_result_provenance(event, st, dialect)
+                found += [bad] if bad is not None else []
+            case _:
+                pass
+        if event.type == "assistant/chunk" and st is not None and dialect is Dialect.D08:
+            chunk = get(event.data, "chunk")
+            if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
+                st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
+    return found

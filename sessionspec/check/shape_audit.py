@@ -1,0 +1,371 @@
+"""Data shapes the harness writes (LOG-9, LOG-11, LOG-12, HDR-2, HDR-7, CMP-1, DIA-4).
+
+One pass, no state beyond the current event: each live event of a core type
+(and each compaction event) is held to the ``data`` keys, in the logged order,
+that the rule book's table lists for it.  The loader does not check these
+(LOG-8 validates envelopes, LLM shape and the ``aborted`` form only), so a
+log breaking them loads, but no writer of the harness could have written it.
+
+Shapes are judged in the dialect's own form: a D08 log is audited after the
+migrations (DIA-13), so only the types D08 did not reshape are held to the
+A55 table there (message identity is DIA-10's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Final
+
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.rules import implements
+from sessionspec.check.opaque import is_opaque
+
+# key, required?  (the logged order is the order listed)
+Keys = tuple[tuple[str, bool], ...]
+
+TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
+A55_DATA_KEYS: Final[dict[str, Keys]] = {
+    "turn/start": (("turn", True), ("trigger", True)),
+    "turn/end": (("turn", True), ("reason", True)),
+    "step/start": TURN_STEP,
+    "step/end": TURN_STEP,
+    "prompt/blocked": (("content", True), ("source", True), ("reason", True)),
+    "assistant/chunk": (("turn", True), ("step", True), ("chunk", True)),
+    "assistant/message": (("turn", True), ("step", True), ("content", True), ("provenance", True), ("usage", False)),
+    "tool/call": (("turn", True), ("step", True), ("callId", True), ("name", True), ("arguments", True)),
+    "tool/result": (("turn", True), ("step", True), ("callId", True), ("content", True), ("isError", True), ("error", False), ("meta", False)),
+    "todo/write": (("todos", True),),
+}
+# D08 keeps these shapes (DIA-10/13 reshape the messages and turn/start).
+D08_DATA_KEYS: Final[dict[str, Keys]] = {
+    name: A55_DATA_KEYS[name] for name in ("turn/end", "step/start", "step/end", "assistant/chunk", "tool/call", "todo/write")
+}
+# LOG-10 gives the shape of session/title; DIA-9 that of request/context (D08).
+PLUGIN_KEYS: Final[dict[str, tuple[str, Keys]]] = {
+    "session/title": ("LOG-10", (("title", True), ("messageSeqs", True), ("source", True))),
+    "request/context": ("DIA-9", (("provider", True), ("model", True), ("contextWindow", False))),
+}
+PROMPT_KEYS: Final[Keys] = (("content", True), ("source", True), ("envelope", False), ("meta", False))
+CHUNK_KEYS: Final[dict[str, Keys]] = {
+    "block-start": (("type", True), ("index", True), ("blockType", True)),
+    "text-delta": (("type", True), ("index", True), ("text", True)),
+    "reasoning-delta": (("type", True), ("index", True), ("text", True)),
+    "tool-call-delta": (("type", True), ("index", True), ("id", True), ("name", False), ("argumentsDelta", True)),
+    "block-end": (("type", True), ("index", True), ("block", True)),
+    "usage": (("type", True), ("usage", True)),
+    "finish": (("type", True), ("reason", True), ("replayState", False)),
+}
+TRIGGER_KINDS: Final = frozenset({"message", "injection"})
+TODO_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
+BARE_END_KINDS: Final = frozenset({"completed", "disposed", "max-tokens", "interrupted"})
+A55_HEADER_KEYS: Final = ("config", "system", "tools", "messagePrefix")
+D08_HEADER_KEYS: Final = ("config", "adapterDefaults", "system", "tools")
+CMP1_KEYS: Final[dict[str, Keys]] = {
+    "compact/start": (("turn", True),),
+    "compact/summary": (("summary", True), ("shadowedRange", True), ("shadowedSeqs", True), ("shadowedTokenCount", True),
+                        ("provider", True), ("model", True), ("maxTokens", False)),
+    "compact/end": (("turn", True), ("error", False)),
+}
+DIA4_KEYS: Final[Keys] = (
+    ("compactionId", True), ("sourceCommandId", False), ("summary", True), ("rawOutput", False), ("llmStreamCall", False),
+    ("shadowedRange", True), ("shadowedSeqs", True), ("shadowedTokenCount", True), ("provider", True), ("model", True),
+    ("maxTokens", False), ("usage", False),
+)
+
+
+@cache
+def _valid_orders(keys: Keys) -> frozenset[tuple[str, ...]]:
+    """Every key tuple ``keys`` allows: the required keys, any subset of the
+    optional ones, in the listed order (a fast path for the common case)."""
+    orders: list[tuple[str, ...]] = [()]
+    for name, required in keys:
+        orders = [(*o, name) for o in orders] + ([] if required else orders)
+    return frozenset(orders)
+
+
+def key_flaw(value: Json | Absent, keys: Keys) -> str | None:
+    """Why ``value`` is not an object with exactly ``keys`` (the required ones
+    present) in the listed order; None when it is."""
+    if not isinstance(value, JsonObject):
+        return "is not an object"
+    if tuple(value) in _valid_orders(keys):
+        return None
+    order = [name for name, _ in keys]
+    extra = [k for k in value if k not in order]
+    if extra:
+        return f"has the unexpected key {extra[0]!r}"
+    missing = [name for name, required in keys if required and name not in value]
+    if missing:
+        return f"lacks {missing[0]!r}"
+    positions = [order.index(k) for k in value]
+    if positions != sorted(positions):
+        return f"has its keys out of order ({', '.join(value)}; expected {', '.join(k for k in order if k in value)})"
+    return None
+
+
+def _is_int(v: Json | Absent) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _not(data: Json, key: str, ok: Callable[[Json | Absent], bool], what: str) -> list[str]:
+    return [] if ok(get(data, key)) else [f"{key} is not {what}"]
+
+
+def _is_str(v: Json | Absent) -> bool:
+    return isinstance(v, str)
+
+
+def _is_list(v: Json | Absent) -> bool:
+    return isinstance(v, tuple)
+
+
+def _is_object(v: Json | Absent) -> bool:
+    return isinstance(v, JsonObject)
+
+
+ERROR_KEYS: Final[Keys] = (("name", True), ("code", True))
+PROVENANCE_KEYS: Final[Keys] = (("provider", True), ("model", True), ("replayState", False))
+TODO_KEYS: Final[Keys] = (("content", True), ("status", True))
+TRIGGER_KEYS: Final[Keys] = (("kind", True), ("source", True))
+
+
+def _type_flaws(event: Event) -> list[str]:
+    """LOG-9 field types of the core A55 types."""
+    data = event.data
+    flaws: list[str] = []
+    match event.type:
+        case "turn/start":
+            trigger = get(data, "trigger")
+            if key_flaw(trigger, TRIGGER_KEYS) is not None or get(trigger, "kind") not in TRIGGER_KINDS or not _is_object(get(trigger, "source")):
+                return [f"trigger {js_stringify(trigger if trigger is not ABSENT else None)[:60]} is not {{kind: message|injection, source}}"]
+            return _not(data, "turn", _is_int, "an integer")
+        case "step/start" | "step/end" | "assistant/chunk" | "assistant/message" | "tool/call" | "tool/result":
+            flaws = _not(data, "turn", _is_int, "an integer") + _not(data, "step", _is_int, "an integer")
+        case "turn/end":
+            return _not(data, "turn", _is_int, "an integer")
+        case "prompt/blocked":
+            return _not(data, "content", _is_list, "a list") + _not(data, "source", _is_object, "an object") + _not(data, "reason", _is_str, "a string")
+        case "todo/write":
+            todos = get(data, "todos")
+            ok = isinstance(todos, tuple) and all(key_flaw(t, TODO_KEYS) is None and get(t, "status") in TODO_STATUSES for t in todos)
+            return [] if ok else ["todos is not a list of {content, status: pending|in_progress|completed}"]
+        case _:
+            return []
+    match event.type:
+        case "tool/call":
+            for key in ("callId", "name", "arguments"):
+                flaws += _not(data, key, _is_str, "a string")
+        case "tool/result":
+            flaws += _not(data, "callId", _is_str, "a string") + _not(data, "content", _is_list, "a list")
+            flaws += _not(data, "isError", lambda v: isinstance(v, bool), "a boolean")
+            flaws += _not(data, "error", lambda v: v is ABSENT or key_flaw(v, ERROR_KEYS) is None, "{name, code}")
+        case "assistant/message":
+            flaws += _not(data, "content", _is_list, "a list")
+            flaws += _not(data, "provenance", lambda v: key_flaw(v, PROVENANCE_KEYS) is None, "{provider, model, replayState?}")
+            flaws += _not(data, "usage", lambda v: v is ABSENT or _is_object(v), "an object")
+        case _:
+            pass
+    return flaws
+
+
+def _chunk_flaw(event: Event) -> str | None:
+    chunk = get(event.data, "chunk")
+    kind = get(chunk, "type")
+    if not isinstance(kind, str) or kind not in CHUNK_KEYS:
+        return f"chunk type {js_stringify(kind if kind is not ABSENT else None)} is not one of {', '.join(CHUNK_KEYS)}"
+    flaw = key_flaw(chunk, CHUNK_KEYS[kind])
+    return None if flaw is None else f"{kind} chunk {flaw}"
+
+
+@implements("LOG-9")
+def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
+    """LOG-9: "The core A55 vocabulary MUST be exactly these 13 types", each
+    with the ``data`` keys of the table, in the logged order, and their types
+    (``arguments`` a string, ``isError`` a boolean, trigger ``{kind:
+    "message"|"injection", source}``, the chunk kinds ...)."""
+    table = A55_DATA_KEYS if dialect is Dialect.A55 else D08_DATA_KEYS
+    keys = table.get(event.type)
+    if keys is None:
+        return []
+    flaw = key_flaw(event.data, keys)
+    flaws = [f"data {flaw}"] if flaw is not None else []
+    flaws += _type_flaws(event)
+    if event.type == "assistant/chunk":
+        chunk = _chunk_flaw(event)
+        flaws += [chunk] if chunk is not None else []
+    return [Rejected(rule="LOG-9", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
+
+
+@implements("LOG-11")
+def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejected | None:
+    """LOG-11: ``completed``, ``disposed``, ``max-tokens`` and ``interrupted``
+    are bare ``{kind}``; ``error`` is ``{kind, step, failure}`` (an LLM
+    failure with at least ``message`` and ``code``) or ``{kind, step,
+    message, code?}``; ``rejected`` is ``{kind, reason}``.  (An unknown A55
+    kind and a reason-bearing ``aborted`` are LOG-8's load checks.)  D08 keeps
+    LOG-11 but for ``aborted`` (DIA-14: with its reason) and ``disposed``
+    (now an aborted reason), so an unknown kind is reported here."""
+    reason = get(event.data, "reason")
+    kind = get(reason, "kind")
+    flaw: str | None = None
+    if dialect is Dialect.D08 and kind == "aborted":
+        return None  # DIA-14's
+    if dialect is Dialect.D08 and kind not in BARE_END_KINDS | {"error", "rejected"}:
+        flaw = "is not a turn/end reason kind"
+    elif kind in BARE_END_KINDS:
+        flaw = key_flaw(reason, (("kind", True),))
+    elif kind == "rejected":
+        flaw = key_flaw(reason, (("kind", True), ("reason", True)))
+        if flaw is None and not isinstance(get(reason, "reason"), str):
+            flaw = "has a reason that is not a string"
+    elif kind == "error":
+        if isinstance(reason, JsonObject) and "failure" in reason:
+            flaw = key_flaw(reason, (("kind", True), ("step", True), ("failure", True)))
+            failure = get(reason, "failure")
+            if flaw is None and not (isinstance(get(failure, "message"), str) and get(failure, "code") is not ABSENT):
+                flaw = "has a failure without message and code"
+        else:
+            flaw = key_flaw(reason, (("kind", True), ("step", True), ("message", True), ("code", False)))
+        if flaw is None and not _is_int(get(reason, "step")):
+            flaw = "has a step that is not an integer"
+    if flaw is None:
+        return None
+    return Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason {js_stringify(kind if kind is not ABSENT else None)} {flaw}")
+
+
+@implements("LOG-12")
+def check_prompt_shape(event: Event) -> list[Rejected]:
+    """LOG-12: "Prompt data (``user/message``, and ``steering/message``
+    without its ``turn``) MUST be ``{content, source, envelope?, meta?}``";
+    ``envelope = {displayContent, prefixContexts: [{source, meta?}]}``."""
+    data = event.data
+    if event.type == "steering/message":
+        if not isinstance(data, JsonObject) or next(iter(data), None) != "turn":
+            return [Rejected(rule="LOG-12", seq=event.seq, reason="steering/message data does not start with its turn")]
+        data = JsonObject((k, v) for k, v in data.items() if k != "turn")
+    flaws: list[str] = []
+    flaw = key_flaw(data, PROMPT_KEYS)
+    if flaw is not None:
+        flaws.append(f"data {flaw}")
+    if not isinstance(get(data, "content"), tuple):
+        flaws.append("content is not a list")
+    if not isinstance(get(get(data, "source"), "kind"), str):
+        flaws.append("source is not an object with a kind")
+    envelope = get(data, "envelope")
+    if envelope is not ABSENT:
+        contexts = get(envelope, "prefixContexts")
+        if key_flaw(envelope, (("displayContent", True), ("prefixContexts", True))) is not None or not (
+            isinstance(contexts, tuple) and all(key_flaw(c, (("source", True), ("meta", False))) is None for c in contexts)
+        ):
+            flaws.append("envelope is not {displayContent, prefixContexts: [{source, meta?}]}")
+    return [Rejected(rule="LOG-12", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
+
+
+@implements("HDR-7", "HDR-2", "DIA-8")
+def check_header_canonical(event: Event, dialect: Dialect) -> list[Rejected]:
+    """HDR-7: "A ``request/header`` event MUST have ``data = {header,
+    reason}`` [...] The loop writes ``header`` already canonical, in HDR-2 key
+    order": ``config, system?, tools?, messagePrefix?`` (D08, DIA-8: ``config,
+    adapterDefaults?, system?, tools?``), with ``system``, ``tools`` and
+    ``messagePrefix`` present only with length > 0.  A placeholder (FMT-6)
+    has its own length, so it stays canonical (Q-15).  ``messageSuffix`` is
+    LEG-7's (recognized, not judged here)."""
+    found: list[Rejected] = []
+    flaw = key_flaw(event.data, (("header", True), ("reason", True)))
+    if flaw is not None:
+        found.append(Rejected(rule="HDR-7", seq=event.seq, reason=f"request/header data {flaw}"))
+    header = get(event.data, "header")
+    if not isinstance(header, JsonObject):
+        return found
+    order = A55_HEADER_KEYS if dialect is Dialect.A55 else D08_HEADER_KEYS
+    keys = [k for k in header if k != "messageSuffix"]
+    for key in keys:
+        if key not in order:
+            rule = "DIA-8" if dialect is Dialect.D08 and key == "messagePrefix" else "HDR-2"
+            found.append(Rejected(rule=rule, seq=event.seq, reason=f"request/header header has the key {key!r}, which the canonical header never carries"))
+    known = [k for k in keys if k in order]
+    if [order.index(k) for k in known] != sorted(order.index(k) for k in known):
+        found.append(Rejected(rule="HDR-2", seq=event.seq, reason=f"request/header header keys out of canonical order ({', '.join(known)})"))
+    for key in ("system", "tools", "messagePrefix"):
+        value = get(header, key)
+        if value is ABSENT or is_opaque(key, value):
+            continue
+        if js_length(value) == 0:
+            found.append(Rejected(rule="HDR-2", seq=event.seq, reason=f"request/header header carries an empty {key} (canonical headers leave it out)"))
+    return found
+
+
+@implements("CMP-1", "DIA-4")
+def check_compaction_shape(event: Event, dialect: Dialect) -> Rejected | None:
+    """CMP-1: ``compact/start {turn}``, ``compact/summary {summary,
+    shadowedRange:{start,end}, shadowedSeqs, shadowedTokenCount, provider,
+    model, maxTokens?}`` (keys in this order), ``compact/end {turn,
+    error?}``.  DIA-4 (D08): ``compaction/summary {compactionId,
+    sourceCommandId?, summary, rawOutput?, llmStreamCall?, shadowedRange,
+    shadowedSeqs, shadowedTokenCount, provider, model, maxTokens?,
+    usage?}``."""
+    if dialect is Dialect.A55 and event.type in CMP1_KEYS:
+        rule, keys = "CMP-1", CMP1_KEYS[event.type]
+    elif dialect is Dialect.D08 and event.type == "compaction/summary":
+        rule, keys = "DIA-4", DIA4_KEYS
+    else:
+        return None
+    flaw = key_flaw(event.data, keys)
+    if flaw is None and event.type.endswith("/summary"):
+        if key_flaw(get(event.data, "shadowedRange"), (("start", True), ("end", True))) is not None:
+            flaw = "has a shadowedRange that is not {start, end}"
+        elif not all(isinstance(get(event.data, k), str) and get(event.data, k) for k in ("provider", "model")):
+            flaw = "has an empty provider or model"
+    if flaw is None:
+        return None
+    return Rejected(rule=rule, seq=event.seq, reason=f"{event.type} data {flaw}")
+
+
+@implements("LOG-10", "DIA-9")
+def check_plugin_shape(event: Event) -> Rejected | None:
+    """LOG-10: ``session/title {title, messageSeqs, source}``; DIA-9:
+    ``request/context {provider, model, contextWindow?}`` (strings, a
+    positive window).  Other plugin types are opaque."""
+    rule, keys = PLUGIN_KEYS[event.type]
+    flaw = key_flaw(event.data, keys)
+    data = event.data
+    if flaw is None and event.type == "request/context":
+        window = get(data, "contextWindow")
+        if not (isinstance(get(data, "provider"), str) and isinstance(get(data, "model"), str)):
+            flaw = "has a provider or model that is not a string"
+        elif window is not ABSENT and not (_is_int(window) and isinstance(window, int) and window > 0):
+            flaw = "has a contextWindow that is not a positive integer"
+    elif flaw is None and not (isinstance(get(data, "title"), str) and isinstance(get(data, "messageSeqs"), tuple)):
+        flaw = "has a title or messageSeqs of the wrong type"
+    return None if flaw is None else Rejected(rule=rule, seq=event.seq, reason=f"{event.type} data {flaw}")
+
+
+@implements("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")
+def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """Every live event held to the shape its writer gives it (see the module
+    docstring).  Seed events were judged where they were written."""
+    found: list[Rejected] = []
+    for event in events:
+        if event.seq < first_live_seq:
+            continue
+        found += check_core_shape(event, dialect)
+        match event.type:
+            case "turn/end":
+                end = check_turn_end_reason(event, dialect)
+                found += [end] if end is not None else []
+            case "user/message" | "steering/message" if dialect is Dialect.A55:
+                found += check_prompt_shape(event)
+            case "request/header":
+                found += check_header_canonical(event, dialect)
+            case "session/title" | "request/context":
+                plugin = check_plugin_shape(event)
+                found += [plugin] if plugin is not None else []
+            case "user/message" if not isinstance(get(get(event.data, "source"), "kind"), str):
+                found.append(Rejected(rule="LOG-9", seq=event.seq, reason="user/message source is not a MessageSource {kind, ...}"))
+            case _:
+                shape = check_compaction_shape(event, dialect)
+                found += [shape] if shape is not None else []
+    return found

@@ -82,8 +82,8 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings"]
     assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
     finding = docs[1]["findings"][0]
-    assert list(finding) == ["line", "rule", "seq", "kind", "reason"] and finding["rule"] == "FMT-1"
-    assert docs[2] == {"kind": "summary", "schema": 1, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
+    assert list(finding) == ["line", "rule", "seq", "kind", "reason", "onlyIf"] and finding["rule"] == "FMT-1"
+    assert docs[2] == {"kind": "summary", "schema": 2, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Final, TextIO, final
@@ -37,7 +37,7 @@ from sessionspec.check.logfile import STDIN, LogFile, find_parent_file, read_pat
 HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
 LOG_SUFFIXES: Final = (".jsonl", ".jsonl.zst")
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 
 class Verdict(Enum):
@@ -63,14 +63,21 @@ class Finding:
     seq: int | None
     reason: str
     kind: FailureKind
+    # Set when the dialect is undecided (mixed markers) and only this dialect
+    # gives the finding: shown, but it cannot make the file invalid.
+    only_if: Dialect | None = None
 
     def text(self, path: str) -> str:
         where = f"{path}:{self.line}" if self.line is not None else path
         at = f" seq {self.seq}" if self.seq is not None else ""
-        return f"{where}: {self.rule}{at}: {self.reason}"
+        condition = f"(only if {self.only_if.name}) " if self.only_if is not None else ""
+        return f"{where}: {self.rule}{at}: {condition}{self.reason}"
 
     def to_json(self) -> dict[str, object]:
-        return {"line": self.line, "rule": self.rule, "seq": self.seq, "kind": self.kind.value, "reason": self.reason}
+        return {
+            "line": self.line, "rule": self.rule, "seq": self.seq, "kind": self.kind.value, "reason": self.reason,
+            "onlyIf": None if self.only_if is None else self.only_if.value,
+        }
 
 
 @final
@@ -168,24 +175,78 @@ def _quirk_notes(quirks: Sequence[Finding]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
-    """The verdict for one read file (FMT-7).  The §17 quirks the log shows
-    are notes, or findings with ``strict_quirks``."""
-    if log.unreadable is not None:
-        return FileReport(path=log.name, verdict=Verdict.UNREADABLE, dialect=None, dialect_source=None, events=0, first_live_seq=0, findings=(), reason=log.unreadable)
-    line_findings = [_finding(log, f.rejected, f.line) for f in log.findings]
-    chosen = _choose_dialect(log, forced)
-    if isinstance(chosen, str):
-        return _verdict(log, None, None, 0, line_findings, (), unknown=chosen)
-    dialect, source = chosen
-    events: Sequence[Event] = log.events
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Judged:
+    """One dialect's judgement of a file's events."""
+
+    live: int
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...]
+    outside: str | None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Prefix:
+    """The events audited (the first ``count``), why not more, and the first
+    seq break as (seq, line): the break event repeats an earlier seq, so
+    findings on it are placed by this line, not the seq's first line."""
+
+    count: int
+    notes: tuple[str, ...] = ()
+    seq_break: tuple[int, int] | None = None
+
+
+def _audited_prefix(log: LogFile) -> _Prefix:
+    """How many events are audited: those up to the first damage.
+
+    A line that could not be read loses its events, and an event whose seq
+    breaks LOG-1 (``events[i].seq == i``) desynchronizes every positional
+    fold after it; what follows (seq contiguity LOG-1, nesting LOG-13, ...)
+    would only report the same damage again.  So the damage is reported
+    once: the events before a damaged line, or up to and including the first
+    seq break, are audited, and a note says how many events were not."""
+    count = len(log.events)
+    where = ""
+    seq_break: tuple[int, int] | None = None
+    damaged = [f.line for f in log.findings if f.damages and f.line is not None]
+    if damaged:
+        first = min(damaged)
+        count = sum(1 for line in log.lines if line < first)
+        where = f"the damaged line {first}"
+    for index, event in enumerate(log.events[:count]):
+        if event.seq != index:
+            count = index + 1
+            seq_break = (event.seq, log.lines[index])
+            where = f"the seq break at line {log.lines[index]} (seq {event.seq}, expected {index}, LOG-1)"
+            break
+    after = len(log.events) - count
+    if after == 0:
+        return _Prefix(count=count, seq_break=seq_break)
+    note = f"{after} event{'s' if after != 1 else ''} after {where} not audited: their findings could follow from it"
+    return _Prefix(count=count, notes=(note,), seq_break=seq_break)
+
+
+def _audit_finding(log: LogFile, rejected: Rejected, prefix: _Prefix) -> Finding:
+    """An audit finding, placed on the seq break's own line when it is about
+    the break (LOG-1, or LOG-13's order check), not the seq's first line."""
+    if prefix.seq_break is not None and rejected.seq == prefix.seq_break[0]:
+        if rejected.rule == "LOG-1" or (rejected.rule == "LOG-13" and "does not increase" in rejected.reason):
+            return _finding(log, rejected, prefix.seq_break[1])
+    return _finding(log, rejected)
+
+
+def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool) -> _Judged:
+    """Audit the first ``prefix.count`` events as ``dialect``."""
+    events: Sequence[Event] = log.events[: prefix.count]
     if dialect is Dialect.D08:
         events = migrate_legacy(events, session_id(log))
     live = _first_live_seq(log, events, dialect)
     if _is_replay_script(events):
-        return _verdict(log, dialect, source, live, line_findings, (), unknown="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
+        return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
     audit = audit_events(events, dialect, live)
-    findings = line_findings + [_finding(log, r) for r in audit.findings]
+    findings = [_audit_finding(log, r, prefix) for r in audit.findings]
     fork_findings, fork_notes = _check_fork(log, events, dialect)
     findings += [_finding(log, r) for r in fork_findings]
     quirks = sorted(
@@ -195,8 +256,57 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
     outside = "; ".join(audit.outside) or None
     if strict_quirks:
-        return _verdict(log, dialect, source, live, findings + quirks, audit.notes + fork_notes, unknown=outside)
-    return _verdict(log, dialect, source, live, findings, audit.notes + fork_notes + _quirk_notes(quirks), unknown=outside)
+        return _Judged(live=live, findings=tuple(findings + quirks), notes=audit.notes + fork_notes, outside=outside)
+    return _Judged(live=live, findings=tuple(findings), notes=audit.notes + fork_notes + _quirk_notes(quirks), outside=outside)
+
+
+def _finding_key(finding: Finding) -> tuple[int | None, str, int | None]:
+    return finding.line, finding.rule, finding.seq
+
+
+def _check_mixed(log: LogFile, prefix: _Prefix, line_findings: list[Finding], mixed: str, strict_quirks: bool) -> FileReport:
+    """Mixed dialect markers (FMT-10): the dialect is undecided, but no
+    finding is hidden by that.  The events are judged as both dialects; a
+    finding both give (same rule, line and seq) holds whichever dialect wrote
+    the log, so it is a finding of the file; a finding of one dialect only is
+    shown marked ``only if`` that dialect and leaves the verdict ``unknown``."""
+    a55 = _judge(log, prefix, Dialect.A55, strict_quirks)
+    d08 = _judge(log, prefix, Dialect.D08, strict_quirks)
+    in_d08 = {_finding_key(f) for f in d08.findings}
+    in_a55 = {_finding_key(f) for f in a55.findings}
+    findings = line_findings + [f for f in a55.findings if _finding_key(f) in in_d08]
+    for dialect, judged, other in ((Dialect.A55, a55, in_d08), (Dialect.D08, d08, in_a55)):
+        findings += [replace(f, only_if=dialect) for f in judged.findings if _finding_key(f) not in other]
+    return _verdict(log, None, None, min(a55.live, d08.live), findings, (), unknown=mixed)
+
+
+def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
+    """The verdict for one read file (FMT-7).  The §17 quirks the log shows
+    are notes, or findings with ``strict_quirks``.
+
+    Verdict precedence (docs/check.md): ``unreadable``, else ``invalid`` if
+    any finding is of kind invalid, else ``unknown`` (a limit or bug finding,
+    or the log outside the model, with the reason), else ``valid``.  No
+    dialect or marker decision hides a finding."""
+    if log.unreadable is not None:
+        return FileReport(path=log.name, verdict=Verdict.UNREADABLE, dialect=None, dialect_source=None, events=0, first_live_seq=0, findings=(), reason=log.unreadable)
+    line_findings = [_finding(log, f.rejected, f.line) for f in log.findings]
+    prefix = _audited_prefix(log)
+    chosen = _choose_dialect(log, forced)
+    if isinstance(chosen, str):
+        report = _check_mixed(log, prefix, line_findings, chosen, strict_quirks)
+        return report if not prefix.notes else _with_notes(report, prefix.notes)
+    dialect, source = chosen
+    judged = _judge(log, prefix, dialect, strict_quirks)
+    findings = line_findings + list(judged.findings)
+    return _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes, unknown=judged.outside)
+
+
+def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:
+    return FileReport(
+        path=report.path, verdict=report.verdict, dialect=report.dialect, dialect_source=report.dialect_source, events=report.events,
+        first_live_seq=report.first_live_seq, findings=report.findings, reason=report.reason, notes=report.notes + notes,
+    )
 
 
 def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect) -> tuple[list[Rejected], tuple[str, ...]]:
@@ -228,8 +338,8 @@ def _verdict(
     unknown: str | None = None,
 ) -> FileReport:
     ordered = tuple(sorted(findings, key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule, f.reason)))
-    invalid = [f for f in ordered if f.kind is FailureKind.INVALID]
-    limited = [f for f in ordered if f.kind is not FailureKind.INVALID]
+    invalid = [f for f in ordered if f.kind is FailureKind.INVALID and f.only_if is None]
+    limited = [f for f in ordered if f.kind is not FailureKind.INVALID and f.only_if is None]
     reason: str | None = None
     if invalid:
         verdict = Verdict.INVALID

@@ -8,36 +8,43 @@ model decides, with the reason) or ``unreadable``.  Files are checked one at a
 time and reported as they finish, so memory does not grow with the number of
 files; output order is the sorted path order, so it is deterministic.
 
-Exit codes: 0 every file valid or unknown; 1 some file invalid; 2 some input
-unreadable, or a usage error.  See ``docs/check.md``.
+Exit codes: :data:`EXIT_CODES` (the one table; ``docs/check.md``, ``docs/guide.md``
+and ``--help`` show it, a test keeps them equal).
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import gc
-import json
-import multiprocessing
-import os
-import sys
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import io
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import Final, TextIO, final
+from typing import BinaryIO, Final, final
 
 from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audit import audit_events, check_fork_seed
-from sessionspec.check.logfile import STDIN, LogFile, find_parent_file, read_path, session_id
+from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
+from sessionspec.check.paths import Unlistable, escape_text
 
-HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
-LOG_SUFFIXES: Final = (".jsonl", ".jsonl.zst")
 SCHEMA_VERSION: Final = 2
+
+# The exit codes of `sessionspec check`, the one table (docs/check.md, docs/guide.md and --help
+# show it; tests/test_hostile_files.py keeps them equal).  When several apply the first listed in
+# EXIT_PRECEDENCE wins: unknown is not a pass, but a definite failure says more.
+EXIT_CODES: Final = (
+    (0, "every file is valid"),
+    (1, "some file is invalid (and none is unreadable)"),
+    (2, "some input is unreadable (missing, not a regular file, a directory that cannot be listed, a cut or corrupt zstd stream), or a usage error"),
+    (3, "an internal error of sessionspec (a bug; please report it)"),
+    (4, "no file is invalid or unreadable, but some file is unknown (a checker limit, mixed dialect markers, a design outside the model): not decided, so not a pass"),
+)
+EXIT_PRECEDENCE: Final = (3, 2, 1, 4, 0)
 
 
 class Verdict(Enum):
@@ -68,10 +75,12 @@ class Finding:
     only_if: Dialect | None = None
 
     def text(self, path: str) -> str:
+        """One output line; control characters are escaped (``escape_text``)."""
+        path = escape_text(path)
         where = f"{path}:{self.line}" if self.line is not None else path
         at = f" seq {self.seq}" if self.seq is not None else ""
         condition = f"(only if {self.only_if.name}) " if self.only_if is not None else ""
-        return f"{where}: {self.rule}{at}: {condition}{self.reason}"
+        return f"{where}: {self.rule}{at}: {condition}{escape_text(self.reason)}"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -93,6 +102,15 @@ class FileReport:
     reason: str | None = None
     notes: tuple[str, ...] = ()
 
+    @staticmethod
+    def unreadable(path: str, reason: str) -> FileReport:
+        """The report of an input that could not be read, with the reason."""
+        return FileReport(path=path, verdict=Verdict.UNREADABLE, dialect=None, dialect_source=None, events=0, first_live_seq=0, findings=(), reason=reason)
+
+    def renamed(self, path: str) -> FileReport:
+        """The same report under another path (a URL for a local file)."""
+        return replace(self, path=path)
+
     def verdict_text(self) -> str:
         parts = [self.verdict.value]
         if self.dialect is not None and self.dialect_source is not None:
@@ -100,7 +118,7 @@ class FileReport:
         if self.reason:
             parts.append(f"({self.reason})")
         notes = f" (notes: {'; '.join(self.notes)})" if self.notes else ""
-        return f"{self.path}: " + " ".join(parts) + notes
+        return escape_text(f"{self.path}: " + " ".join(parts) + notes)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -289,7 +307,7 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
     or the log outside the model, with the reason), else ``valid``.  No
     dialect or marker decision hides a finding."""
     if log.unreadable is not None:
-        return FileReport(path=log.name, verdict=Verdict.UNREADABLE, dialect=None, dialect_source=None, events=0, first_live_seq=0, findings=(), reason=log.unreadable)
+        return FileReport.unreadable(log.name, log.unreadable)
     line_findings = [_finding(log, f.rejected, f.line) for f in log.findings]
     prefix = _audited_prefix(log)
     chosen = _choose_dialect(log, forced)
@@ -385,199 +403,117 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
-    """Read and check one file (or ``-``)."""
+def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+    """Read and check one file (or ``-``): the per-file function of the
+    command line, of ``sessionspec.api`` and of its fleet recipes."""
     with _gc_paused():
-        return check_log(read_path(path), forced, strict_quirks)
+        return check_log(read_path(path, max_events), forced, strict_quirks)
 
 
-def iter_log_paths(paths: Sequence[str]) -> Iterator[str]:
-    """Files as given; directories walked recursively in sorted order for
-    ``*.jsonl`` and ``*.jsonl.zst``.  A missing path is yielded as is (its
-    report is ``unreadable``)."""
-    for path in paths:
-        if path != STDIN and os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.endswith(LOG_SUFFIXES):
-                        yield os.path.join(root, name)
-        else:
-            yield path
+def unlistable_report(item: Unlistable) -> FileReport:
+    """A directory that could not be listed: ``unreadable``, never skipped."""
+    return FileReport.unreadable(item.path, item.reason)
 
 
-def _sample_paths() -> list[str]:
+def check_handle(
+    handle: BinaryIO, name: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS, sidecar: Path | None = None
+) -> FileReport:
+    """Read and check an open binary stream (closed afterwards); a ``name``
+    ending ``.zst`` is a zstandard stream.  Errors of the stream's own
+    backend are read errors (``unreadable``), never exceptions."""
+    with _gc_paused():
+        return check_log(read_handle(io.BufferedReader(_OSErrors(handle)), name, sidecar, max_events), forced, strict_quirks)
+
+
+def check_location(location: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+    """A path, or a URL read through fsspec (``file://`` as a local path, so
+    only regular files are read); the report's path is ``location``."""
+    if "://" not in location:
+        return check_path(location, forced, strict_quirks, max_events)
+    if location.startswith("file://"):
+        return check_path(location.removeprefix("file://"), forced, strict_quirks, max_events).renamed(location)
+    try:
+        import fsspec  # the optional fleet extra
+    except ImportError:
+        return FileReport.unreadable(location, "fsspec is not installed (pip install 'sessionspec[dask]')")
+    try:
+        handle = fsspec.open(location, "rb").open()
+    except Exception as error:  # any storage backend's failure to open is this file's problem, not a bug
+        return FileReport.unreadable(location, f"cannot open: {type(error).__name__}: {error}")
+    return check_handle(handle, location, forced, strict_quirks, max_events)
+
+
+class _OSErrors(io.RawIOBase):
+    """A stream whose failures, whatever a storage backend raises, are OSError."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        try:
+            data = self._inner.read(len(buffer))
+        except Exception as error:
+            raise OSError(f"{type(error).__name__}: {error}") from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            with contextlib.suppress(Exception):  # a failing close loses nothing already read
+                self._inner.close()
+        super().close()
+
+
+def sample_paths() -> list[str]:
+    """The bundled sample logs (checked when no path is given)."""
     return [str(p) for p in sorted(SAMPLES.glob("*.jsonl"))]
 
 
 @final
-@dataclass(slots=True, kw_only=True)
-class _Tally:
-    counts: dict[Verdict, int]
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The summary of a run: counts per verdict.  A fold: ``add`` one report,
+    ``merge`` two partial summaries (associative and commutative, so a fleet
+    engine may reduce in any grouping); ``Summary()`` is the empty one."""
 
-    def add(self, verdict: Verdict) -> None:
-        self.counts[verdict] = self.counts.get(verdict, 0) + 1
+    valid: int = 0
+    invalid: int = 0
+    unknown: int = 0
+    unreadable: int = 0
+
+    def add(self, report: FileReport) -> Summary:
+        return self.merge(Summary(**{report.verdict.value: 1}))
+
+    def merge(self, other: Summary) -> Summary:
+        return Summary(self.valid + other.valid, self.invalid + other.invalid, self.unknown + other.unknown, self.unreadable + other.unreadable)
+
+    def count(self, verdict: Verdict) -> int:
+        return int(getattr(self, verdict.value))
 
     @property
-    def total(self) -> int:
-        return sum(self.counts.values())
+    def files(self) -> int:
+        return self.valid + self.invalid + self.unknown + self.unreadable
 
     def exit_code(self) -> int:
-        if self.counts.get(Verdict.UNREADABLE):
-            return 2
-        return 1 if self.counts.get(Verdict.INVALID) else 0
+        """EXIT_CODES: unreadable 2, else invalid 1, else unknown 4, else 0."""
+        present = {2: self.unreadable > 0, 1: self.invalid > 0, 4: self.unknown > 0}
+        return next((code for code in EXIT_PRECEDENCE if present.get(code)), 0)
 
-    def summary(self) -> str:
-        parts = ", ".join(f"{self.counts.get(v, 0)} {v.value}" for v in Verdict)
-        return f"checked {self.total} file{'s' if self.total != 1 else ''}: {parts}"
+    def text(self) -> str:
+        parts = ", ".join(f"{self.count(v)} {v.value}" for v in Verdict)
+        return f"checked {self.files} file{'s' if self.files != 1 else ''}: {parts}"
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": "summary", "schema": SCHEMA_VERSION, "files": self.total, **{v.value: self.counts.get(v, 0) for v in Verdict}, "exit": self.exit_code()}
+        return {"kind": "summary", "schema": SCHEMA_VERSION, "files": self.files, **{v.value: self.count(v) for v in Verdict}, "exit": self.exit_code()}
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories (recursive), - for stdin; none: the bundled samples")
-    parser.add_argument("--dialect", choices=[d.name for d in Dialect], help="force a dialect instead of detecting it per file (FMT-10)")
-    parser.add_argument("--format", choices=["text", "json"], default="text", help="text (default) or json (JSON Lines, one object per file, then a summary)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="text format: omit the verdict lines of valid files")
-    parser.add_argument("-j", "--jobs", type=_positive_int, default=1, metavar="N",
-                        help="check files in N worker processes (default 1); output order stays the input order")
-    parser.add_argument("--strict-quirks", action="store_true",
-                        help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29) as findings instead of notes")
-    parser.add_argument("--no-progress", action="store_true", help="never draw the progress bar on stderr")
-
-
-def _emit(out: TextIO, report: FileReport, fmt: str, quiet: bool) -> None:
-    if fmt == "json":
-        out.write(json.dumps(report.to_json(), ensure_ascii=False, sort_keys=False) + "\n")
-        return
-    for finding in report.findings:
-        out.write(finding.text(report.path) + "\n")
-    if not (quiet and report.verdict is Verdict.VALID):
-        out.write(report.verdict_text() + "\n")
-
-
-# --------------------------------------------------------------------------- progress
-
-
-PROGRESS_MIN_FILES: Final = 5
-PROGRESS_BAR_CELLS: Final = 30
-PROGRESS_INTERVAL_S: Final = 0.1
-
-
-def progress_line(done: int, total: int, invalid: int, cells: int = PROGRESS_BAR_CELLS) -> str:
-    """The bar's text: ``[#####.....] done/total files  NN%`` (and the invalid count)."""
-    filled = cells * done // total if total else cells
-    percent = 100 * done // total if total else 100
-    bad = f", {invalid} invalid" if invalid else ""
-    return f"[{'#' * filled}{'.' * (cells - filled)}] {done}/{total} files {percent:3d}%{bad}"
-
-
-@final
-@dataclass(slots=True, kw_only=True)
-class ProgressBar:
-    """A one-line bar redrawn in place with ``\\r`` on a terminal stream.
-
-    Redraws at most every ``interval`` seconds (and always at the end), and
-    is cleared before report lines are written so they never mix with it."""
-
-    stream: TextIO
-    total: int
-    clock: Callable[[], float] = time.monotonic
-    interval: float = PROGRESS_INTERVAL_S
-    _shown: int = 0
-    _last: float | None = None
-
-    def update(self, done: int, invalid: int) -> None:
-        now = self.clock()
-        if done < self.total and self._last is not None and now - self._last < self.interval:
-            return
-        self._last = now
-        text = progress_line(done, self.total, invalid)
-        self.stream.write("\r" + text)
-        self.stream.flush()
-        self._shown = len(text)
-
-    def clear(self) -> None:
-        if self._shown:
-            self.stream.write("\r" + " " * self._shown + "\r")
-            self.stream.flush()
-            self._shown = 0
-
-
-def _progress_bar(paths: list[str], enabled: bool) -> ProgressBar | None:
-    """A bar when asked for, stderr is a terminal and there are many files."""
-    if not enabled or len(paths) < PROGRESS_MIN_FILES or not sys.stderr.isatty():
-        return None
-    return ProgressBar(stream=sys.stderr, total=len(paths))
-
-
-# --------------------------------------------------------------------------- running
-
-
-def _check_task(task: tuple[str, Dialect | None, bool]) -> FileReport:
-    """One file in a worker process (module level, so it can be pickled)."""
-    path, forced, strict_quirks = task
-    return check_path(path, forced, strict_quirks)
-
-
-def _reports(paths: Iterable[str], forced: Dialect | None, jobs: int, strict_quirks: bool = False) -> Iterator[FileReport]:
-    """Reports in input order.  With ``jobs > 1`` files are checked in worker
-    processes; ``imap`` hands results back in submission order, so the output
-    does not depend on which worker finishes first."""
-    if jobs <= 1:
-        for path in paths:
-            yield check_path(path, forced, strict_quirks)
-        return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    with context.Pool(processes=jobs) as pool:
-        yield from pool.imap(_check_task, ((path, forced, strict_quirks) for path in paths), chunksize=1)
-
-
-def run(args: argparse.Namespace) -> int:
-    paths: list[str] = list(args.paths) or _sample_paths()
-    if not paths:
-        print("sessionspec check: no paths given and no bundled samples found", file=sys.stderr)
-        return 2
-    if paths.count(STDIN) > 1:
-        print("sessionspec check: - (stdin) may be given only once", file=sys.stderr)
-        return 2
-    forced = Dialect[args.dialect] if args.dialect else None
-    # Workers cannot share the parent's stdin: a run that reads - stays in one process.
-    jobs = 1 if STDIN in paths else args.jobs
-    out: TextIO = sys.stdout
-    wants_bar = not args.no_progress and sys.stderr.isatty()
-    # The bar needs the total, so the paths are listed first only when it is drawn.
-    log_paths: Iterable[str] = list(iter_log_paths(paths)) if wants_bar else iter_log_paths(paths)
-    bar = _progress_bar(log_paths, wants_bar) if isinstance(log_paths, list) else None
-    tally = _Tally(counts={})
-    for report in _reports(log_paths, forced, jobs, args.strict_quirks):
-        tally.add(report.verdict)
-        if bar is not None:
-            bar.clear()
-        _emit(out, report, args.format, args.quiet)
-        if bar is not None:
-            out.flush()
-            bar.update(tally.total, tally.counts.get(Verdict.INVALID, 0))
-    if bar is not None:
-        bar.clear()
-    if tally.total == 0:
-        print(f"sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under {' '.join(paths)}", file=sys.stderr)
-        return 2
-    if args.format == "json":
-        out.write(json.dumps(tally.to_json()) + "\n")
-    else:
-        out.write(tally.summary() + "\n")
-    out.flush()
-    return tally.exit_code()
+def summarize(reports: Iterable[FileReport]) -> Summary:
+    """The fold of ``Summary.add`` over reports: what the command line prints last."""
+    summary = Summary()
+    for report in reports:
+        summary = summary.add(report)
+    return summary

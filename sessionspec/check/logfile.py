@@ -39,10 +39,11 @@ from model.rejected import FailureKind, Rejected
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200
-# Events per file (--max-events).  Checking costs about 2.2 KB of memory per
-# event at its peak (docs/check.md, measured with bench/run); this machine has
-# 24 GiB and 2 cores, so two files checked at once stay under about 9 GiB.
-MAX_EVENTS: Final = 2_000_000
+# Events per file (--max-events).  Checking peaks at about 1.2 KB of memory per
+# event (docs/performance.md: 1.18 GB for 1M events); the reference machine has
+# 24 GiB and 2 cores (--jobs <= 2), so two files at the limit peak near 12 GiB,
+# half the memory.
+MAX_EVENTS: Final = 5_000_000
 STDIN: Final = "-"
 # Compressed bytes handed to the zstd decoder at a time: a frame expands at
 # most about 32768-fold (an RLE block), so one step yields at most ~64 MiB.

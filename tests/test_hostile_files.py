@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -24,7 +25,6 @@ from conftest import GROUNDTRUTH, REAL
 
 import sessionspec.check.command
 import sessionspec.check.logfile
-import sessionspec.check.paths
 from sessionspec.check.checker import EXIT_CODES, Verdict, check_path
 from sessionspec.cli import main
 from sessionspec.generate import write_log
@@ -41,7 +41,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, out, err
 
 
-def _json_reports(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict[str, object]]]:
+def _json_reports(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict[str, Any]]]:
     code, out, _ = _run(capsys, "--format", "json", *argv)
     return code, [json.loads(line) for line in out.splitlines()]
 
@@ -99,7 +99,7 @@ def test_an_unlistable_directory_is_unreadable_never_skipped(tmp_path: Path, mon
             raise PermissionError(13, "Permission denied", path)
         return real_scandir(path)
 
-    monkeypatch.setattr(sessionspec.check.paths.os, "scandir", scandir)
+    monkeypatch.setattr(os, "scandir", scandir)
     code, docs = _json_reports(capsys, str(tmp_path))
     assert code == 2
     assert [(d.get("path"), d.get("verdict")) for d in docs[:2]] == [(str(tmp_path / "a.jsonl"), "valid"), (str(locked), "unreadable")]
@@ -215,8 +215,8 @@ def test_an_over_long_line_is_unknown_with_the_limit_and_no_cascade(tmp_path: Pa
     report = docs[0]
     assert code == 4 and report["verdict"] == "unknown"
     assert report["reason"] == "limit: FMT-1: line longer than 1000 bytes (checker limit)"
-    assert [(f["line"], f["rule"], f["kind"]) for f in report["findings"]] == [(11, "FMT-1", "limit")]  # type: ignore[index,union-attr]
-    assert "45 events after the damaged line 11 not audited: their findings could follow from it" in report["notes"]  # type: ignore[operator]
+    assert [(f["line"], f["rule"], f["kind"]) for f in report["findings"]] == [(11, "FMT-1", "limit")]
+    assert "45 events after the damaged line 11 not audited: their findings could follow from it" in report["notes"]
 
 
 def test_nesting_over_the_depth_limit_is_unknown_with_no_cascade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -227,7 +227,7 @@ def test_nesting_over_the_depth_limit_is_unknown_with_no_cascade(tmp_path: Path,
     code, docs = _json_reports(capsys, str(path))
     assert code == 4 and docs[0]["verdict"] == "unknown"
     assert docs[0]["reason"] == "limit: FMT-1: JSON nested deeper than 200 levels (checker limit)"
-    assert len(docs[0]["findings"]) == 1  # type: ignore[arg-type]
+    assert len(docs[0]["findings"]) == 1
 
 
 def test_max_events_stops_reading_and_is_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -243,7 +243,7 @@ def test_max_events_never_hides_a_finding_before_the_limit(tmp_path: Path, capsy
     path.write_bytes(GOOD.read_bytes().replace(b'"seq":4,', b'"seq":40,', 1))
     code, docs = _json_reports(capsys, "--max-events", "10", str(path))
     assert code == 1 and docs[0]["verdict"] == "invalid"
-    assert [(f["line"], f["rule"]) for f in docs[0]["findings"]] == [(5, "LOG-1"), (11, "FMT-1")]  # type: ignore[index,union-attr]
+    assert [(f["line"], f["rule"]) for f in docs[0]["findings"]] == [(5, "LOG-1"), (11, "FMT-1")]
 
 
 def test_max_events_stops_a_small_zstd_that_expands_to_many_events(tmp_path: Path) -> None:
@@ -284,7 +284,7 @@ def test_a_trailing_end_seed_never_hides_the_findings_of_an_a55_log(tmp_path: Pa
     code, docs = _json_reports(capsys, str(path))
     report = docs[0]
     assert code == 4 and report["verdict"] == "unknown" and str(report["reason"]).startswith("mixed dialect markers (FMT-10)")
-    assert ("LOG-13", 5, "a55f148516") in [(f["rule"], f["line"], f["onlyIf"]) for f in report["findings"]]  # type: ignore[index,union-attr]
+    assert ("LOG-13", 5, "a55f148516") in [(f["rule"], f["line"], f["onlyIf"]) for f in report["findings"]]
     code, out, _ = _run(capsys, str(path))
     assert f"{path}:5: LOG-13 seq 4: (only if A55) assistant/chunk names turn 1 step 7" in out
 

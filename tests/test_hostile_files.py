@@ -270,6 +270,23 @@ def test_one_bad_line_is_reported_once(tmp_path: Path, capsys: pytest.CaptureFix
     assert len(out.splitlines()) == 3
 
 
+def test_one_bad_step_start_does_not_cascade_into_a_finding_per_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``step/start`` of step 7 where step 1 is next (LOG-13): every later
+    event of the step then names step 1 while 7 is open, the same complaint
+    18 times.  The first is shown, the 17 repeats are a note with their lines."""
+    lines = GOOD.read_bytes().splitlines(keepends=True)
+    assert b'"type":"step/start","seq":2,' in lines[2]
+    lines[2] = lines[2].replace(b'"step":1', b'"step":7')
+    path = tmp_path / "step7.jsonl"
+    path.write_bytes(b"".join(lines))
+    code, docs = _json_reports(capsys, str(path))
+    report = docs[0]
+    assert code == 1 and report["verdict"] == "invalid"
+    assert [(f["line"], f["rule"]) for f in report["findings"]] == [(3, "LOG-13"), (5, "LOG-13")]
+    assert report["findings"][1]["reason"] == "assistant/chunk names turn 1 step 1, but turn 1 step 7 is open"
+    assert "17 more LOG-13 findings like line 5 (lines 6-22): the same complaint on later events, following from it" in report["notes"]
+
+
 # --------------------------------------------------------------------------- verdict precedence
 
 

@@ -264,7 +264,7 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
     if _is_replay_script(events):
         return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
     audit = audit_events(events, dialect, live)
-    findings = [_audit_finding(log, r, prefix) for r in audit.findings]
+    findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in audit.findings])
     fork_findings, fork_notes = _check_fork(log, events, dialect)
     findings += [_finding(log, r) for r in fork_findings]
     quirks = sorted(
@@ -274,8 +274,51 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
     outside = "; ".join(audit.outside) or None
     if strict_quirks:
-        return _Judged(live=live, findings=tuple(findings + quirks), notes=audit.notes + fork_notes, outside=outside)
-    return _Judged(live=live, findings=tuple(findings), notes=audit.notes + fork_notes + _quirk_notes(quirks), outside=outside)
+        return _Judged(live=live, findings=tuple(findings + quirks), notes=audit.notes + fork_notes + cascade_notes, outside=outside)
+    return _Judged(live=live, findings=tuple(findings), notes=audit.notes + fork_notes + cascade_notes + _quirk_notes(quirks), outside=outside)
+
+
+CASCADE_RULES: Final = frozenset({"LOG-13"})
+
+
+def _complaint(finding: Finding) -> tuple[str, str]:
+    """A nesting finding's complaint without the event type it was met on:
+    ``assistant/chunk names turn 1 step 1, but turn 1 step 7 is open`` and the
+    same of a ``step/end`` are one complaint about the nesting state."""
+    head, _, rest = finding.reason.partition(" ")
+    return finding.rule, (rest if "/" in head else finding.reason)
+
+
+def _collapse_cascades(findings: Sequence[Finding]) -> tuple[list[Finding], tuple[str, ...]]:
+    """One nesting state gone wrong (a bad ``step/start``, a lost
+    ``turn/start``) makes the nesting check (LOG-13) complain about every
+    later event of the step or turn with the same words.  Those repeats
+    follow from the first: it is kept, and a note counts the rest with their
+    lines."""
+    kept: list[Finding] = []
+    notes: list[str] = []
+    run: list[Finding] = []
+
+    def close() -> None:
+        if len(run) > 1:
+            lines = [f.line for f in run[1:] if f.line is not None]
+            where = f" (lines {min(lines)}-{max(lines)})" if lines else ""
+            notes.append(f"{len(run) - 1} more {run[0].rule} finding{'s' if len(run) > 2 else ''} like line {run[0].line}{where}: "
+                         f"the same complaint on later events, following from it")
+        run.clear()
+
+    for finding in findings:
+        if finding.rule not in CASCADE_RULES:
+            kept.append(finding)
+            continue
+        if run and _complaint(run[0]) == _complaint(finding):
+            run.append(finding)
+            continue
+        close()
+        run.append(finding)
+        kept.append(finding)
+    close()
+    return kept, tuple(notes)
 
 
 def _finding_key(finding: Finding) -> tuple[int | None, str, int | None]:

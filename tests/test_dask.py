@@ -86,3 +86,8 @@ def test_no_file_and_stdin_are_clear_errors(fleet: Path, check: Callable[..., Ru
     assert result.returncode == 2 and "no session-log files" in result.stderr
     result = check("--dask", "synchronous", "-")
     assert result.returncode == 2 and "--dask cannot read - (stdin)" in result.stderr
+
+
+def test_a_bad_scheduler_address_is_a_clear_error_not_a_bug(fleet: Path, check: Callable[..., Run]) -> None:
+    result = check("--dask", "no-port-here", str(fleet))
+    assert result.returncode == 2 and result.stderr.startswith("sessionspec check: dask scheduler no-port-here: ValueError")

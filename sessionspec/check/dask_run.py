@@ -105,6 +105,15 @@ def _client(scheduler: str, jobs: int) -> Iterator[Any]:
         yield client
 
 
+def _lost_errors() -> tuple[type[BaseException], ...]:
+    """What a cluster raises when it, not the check, fails."""
+    errors: list[type[BaseException]] = [OSError, TimeoutError]
+    with contextlib.suppress(ImportError):
+        distributed = _module("distributed")
+        errors += [distributed.KilledWorker, _module("asyncio").CancelledError]
+    return tuple(errors)
+
+
 def _workers(client: Any, jobs: int) -> int:
     if client is None:
         return jobs
@@ -128,24 +137,31 @@ def run_dask(scheduler: str, paths: Sequence[str], template: Task, fmt: str, qui
         return _fail(f"no session-log files (*.jsonl, *.jsonl.zst) under {' '.join(paths)}")
     tasks = [replace(template, path=item) for item in items]
     jobs = min(jobs, available_cpus()) if scheduler == "local" else jobs
+    stack = contextlib.ExitStack()
     try:
-        with _client(scheduler, jobs) as client:
-            workers = _workers(client, jobs)
-            size = max(1, min(MAX_PARTITION_FILES, math.ceil(len(tasks) / (4 * workers))))
-            bag = bags.from_sequence(tasks, partition_size=size)
-            parts = bag.map_partitions(partition_output, fmt, quiet).to_delayed()
-            summary = Summary()
+        client = stack.enter_context(_client(scheduler, jobs))
+    except (OSError, ValueError, TypeError) as error:  # no such scheduler, a bad address, a cluster that cannot start
+        stack.close()
+        return _fail(f"dask scheduler {scheduler}: {type(error).__name__}: {error}")
+    lost = _lost_errors()
+    with stack:
+        workers = _workers(client, jobs)
+        size = max(1, min(MAX_PARTITION_FILES, math.ceil(len(tasks) / (4 * workers))))
+        parts = bags.from_sequence(tasks, partition_size=size).map_partitions(partition_output, fmt, quiet).to_delayed()
+        summary = Summary()
+        try:
             if client is None:
                 with dask.config.set(scheduler=scheduler, num_workers=jobs):
-                    results = dask.compute(*parts)
+                    results: Iterable[Any] = dask.compute(*parts)
             else:
                 results = (future.result() for future in client.compute(parts))
             for result in results:
                 text, partial = result[0]
                 out.write(text)
                 summary = summary.merge(partial)
-    except OSError as error:  # a scheduler that cannot be reached, a cluster that cannot start
-        return _fail(f"dask scheduler {scheduler}: {type(error).__name__}: {error}")
+        except lost as error:  # the cluster failed (a worker died, a connection dropped), not the check
+            out.flush()
+            return _fail(f"dask: the run was lost after {summary.files} files: {type(error).__name__}: {error}")
     out.write(summary_line(summary, fmt))
     out.flush()
     return summary.exit_code()

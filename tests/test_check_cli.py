@@ -258,15 +258,17 @@ def test_progress_bar_on_a_terminal_is_drawn_and_cleared(tmp_path: Path, monkeyp
     assert "[" + "#" * 30 + "] 7/7 files 100%, 3 invalid" in drawn
     assert drawn.endswith("\r")
     assert "\r" not in out and "files 100%" not in out
-    monkeypatch.setattr(sys, "stderr", _Terminal())
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     _run(capsys, "--no-progress", str(_mixed_folder(tmp_path / "again")))
-    assert sys.stderr.getvalue() == ""
+    assert terminal.getvalue() == ""
 
 
 def test_progress_bar_skips_a_few_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(sys, "stderr", _Terminal())
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     _run(capsys, str(GOOD))
-    assert sys.stderr.getvalue() == ""
+    assert terminal.getvalue() == ""
 
 
 def test_progress_line_text() -> None:
@@ -310,7 +312,7 @@ def test_Q_4_error_turn_without_its_step_is_a_note_or_a_strict_finding(capsys: p
     assert any(str(n).startswith("quirk Q-4 (1 time, first at line 3, seq 2)") for n in report["notes"])  # type: ignore[attr-defined]
     code, report = _report(capsys, "--strict-quirks", str(THROWING))
     assert code == 1 and report["verdict"] == "invalid"
-    assert [(f["rule"], f["line"], f["seq"]) for f in report["findings"]] == [("Q-4", 3, 2)]  # type: ignore[attr-defined, index]
+    assert [(f["rule"], f["line"], f["seq"]) for f in report["findings"]] == [("Q-4", 3, 2)]  # type: ignore[attr-defined]
 
 
 def test_Q_17_time_going_back_is_a_note_or_a_strict_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -322,7 +324,7 @@ def test_Q_17_time_going_back_is_a_note_or_a_strict_finding(tmp_path: Path, caps
     assert code == 0 and any("quirk Q-17 (1 time, first at line 6, seq 5)" in str(n) for n in report["notes"])  # type: ignore[attr-defined]
     code, report = _report(capsys, "--strict-quirks", path)
     # Line 7 goes forward again relative to line 6, so only line 6 is a quirk.
-    assert code == 1 and [(f["rule"], f["line"]) for f in report["findings"]] == [("Q-17", 6)]  # type: ignore[attr-defined, index]
+    assert code == 1 and [(f["rule"], f["line"]) for f in report["findings"]] == [("Q-17", 6)]  # type: ignore[attr-defined]
 
 
 def test_Q_29_short_chunk_row_is_a_note_or_a_strict_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -337,7 +339,7 @@ def test_Q_29_short_chunk_row_is_a_note_or_a_strict_finding(tmp_path: Path, caps
     assert code == 0 and report["events"] == 35
     assert any("quirk Q-29 (1 time, first at line 9, seq 8)" in str(n) for n in report["notes"])  # type: ignore[attr-defined]
     code, report = _report(capsys, "--strict-quirks", path)
-    assert code == 1 and sorted(f["rule"] for f in report["findings"]) == ["Q-29", "Q-4"]  # type: ignore[attr-defined, index]
+    assert code == 1 and sorted(f["rule"] for f in report["findings"]) == ["Q-29", "Q-4"]  # type: ignore[attr-defined]
 
 
 def test_strict_quirks_changes_nothing_for_a_log_without_quirks(capsys: pytest.CaptureFixture[str]) -> None:

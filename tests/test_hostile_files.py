@@ -107,6 +107,21 @@ def test_an_unlistable_directory_is_unreadable_never_skipped(tmp_path: Path, mon
     assert docs[2]["unreadable"] == 1
 
 
+def test_an_unlistable_directory_given_as_the_argument_is_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same code path (os.scandir raising PermissionError, see above) for the argument itself."""
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> Iterator[os.DirEntry[str]]:
+        if Path(path) == tmp_path:
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, out, err = _run(capsys, str(tmp_path))
+    assert code == 2 and err == ""
+    assert out.splitlines() == [f"{tmp_path}: unreadable (cannot list directory: Permission denied)", "checked 1 file: 0 valid, 0 invalid, 0 unknown, 1 unreadable"]
+
+
 def test_a_directory_symlink_loop_ends_and_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Directory symlinks are followed (docs/check.md); a directory is walked
     once per argument, so a loop ends and each file is checked once."""
@@ -157,7 +172,7 @@ def test_a_zstd_stream_of_complete_frames_reads_every_frame(tmp_path: Path) -> N
     assert report.verdict is Verdict.VALID and report.events == 56
 
 
-def test_zstd_cut_inside_any_frame_is_unreadable_naming_the_offset(tmp_path: Path) -> None:
+def test_zstd_cut_inside_any_frame_is_unreadable_naming_the_offset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data, starts = _frames(_three_parts())
     path = tmp_path / "cut.jsonl.zst"
     for frame in range(3):
@@ -168,6 +183,9 @@ def test_zstd_cut_inside_any_frame_is_unreadable_naming_the_offset(tmp_path: Pat
             report = check_path(str(path))
             assert report.verdict is Verdict.UNREADABLE, (frame, cut)
             assert f"zstd stream ends at byte {cut} inside frame {frame + 1} (which starts at byte {begin})" in str(report.reason)
+        path.write_bytes(data[: (begin + end) // 2])
+        code, out, err = _run(capsys, str(path))
+        assert code == 2 and f"{path}: unreadable (read error after line " in out and err == ""
 
 
 def test_zstd_cut_at_a_frame_boundary_is_read_as_a_shorter_log(tmp_path: Path) -> None:

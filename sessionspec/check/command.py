@@ -20,7 +20,16 @@ from dataclasses import dataclass
 from typing import Final, TextIO, final
 
 from model.log import Dialect
-from sessionspec.check.checker import EXIT_CODES, FileReport, Summary, Verdict, check_location, sample_paths, unlistable_report
+from sessionspec.check.checker import (
+    EXIT_CODES,
+    EXIT_PRECEDENCE,
+    FileReport,
+    Summary,
+    Verdict,
+    check_location,
+    sample_paths,
+    unlistable_report,
+)
 from sessionspec.check.logfile import MAX_EVENTS, STDIN
 from sessionspec.check.paths import LogPath, Unlistable, escape_text, iter_log_paths
 
@@ -29,7 +38,9 @@ HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for s
 
 def exit_code_text() -> str:
     """The exit-code table for ``--help`` (the same rows as docs/check.md)."""
-    return "exit codes:\n" + "\n".join(f"  {code}  {meaning}" for code, meaning in EXIT_CODES)
+    rows = "\n".join(f"  {code}  {meaning}" for code, meaning in EXIT_CODES)
+    order = ", ".join(str(code) for code in EXIT_PRECEDENCE)
+    return f"exit codes:\n{rows}\nwhen several apply: {order} (the first wins)"
 
 
 def available_cpus() -> int:

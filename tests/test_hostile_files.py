@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 import zstandard
 from conftest import GROUNDTRUTH, REAL
+from hypothesis import given
+from hypothesis import strategies as st
 
 import sessionspec.check.command
 import sessionspec.check.logfile
@@ -218,6 +220,22 @@ def test_a_corrupt_zstd_frame_is_unreadable_naming_it(frame: int, tmp_path: Path
         code, out, _ = _run(capsys, str(path))
         assert code == 2, what
         assert re.search(rf"unreadable \(read error after line \d+: corrupt zstd frame {frame + 1} \(starts at byte {starts[frame]}\)", out), (what, out)
+
+
+_STREAM, _STARTS = _frames(_three_parts(), checksum=True)
+
+
+@given(cut=st.integers(0, len(_STREAM)), flips=st.lists(st.tuples(st.integers(0, len(_STREAM) - 1), st.integers(1, 255)), max_size=3))
+def test_any_cut_or_flipped_zstd_stream_is_read_totally(cut: int, flips: list[tuple[int, int]]) -> None:
+    """Whatever is cut or flipped, reading returns (never raises); a stream
+    cut off inside a frame, unflipped, is always unreadable."""
+    data = bytearray(_STREAM[:cut])
+    for at, mask in flips:
+        if at < len(data):
+            data[at] ^= mask
+    log = sessionspec.check.logfile.read_handle(io.BytesIO(bytes(data)), "fuzz.jsonl.zst", None)
+    if not flips and cut not in _STARTS:
+        assert log.unreadable is not None and f"ends at byte {cut} inside frame" in log.unreadable
 
 
 # --------------------------------------------------------------------------- limits and damage

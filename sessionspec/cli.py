@@ -25,7 +25,7 @@ class Command(Protocol):
 
 
 COMMANDS: Final = {
-    "check": "sessionspec.check.checker",
+    "check": "sessionspec.check.command",
     "replay": "sessionspec.replay",
     "rules": "sessionspec.rules_cmd",
     "spec": "spec.render",

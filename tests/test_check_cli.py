@@ -13,7 +13,8 @@ import pytest
 from conftest import GROUNDTRUTH, REAL
 
 import sessionspec.check.logfile
-from sessionspec.check.checker import SAMPLES, ProgressBar, check_path, progress_line
+from sessionspec.check.checker import SAMPLES, check_path
+from sessionspec.check.command import ProgressBar, progress_line
 from sessionspec.cli import main
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
@@ -82,7 +83,7 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings"]
     assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
     finding = docs[1]["findings"][0]
-    assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader"] and finding["rule"] == "FMT-1" and finding["loader"] == "refuses"
+    assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader", "onlyIf"] and finding["rule"] == "FMT-1" and finding["loader"] == "refuses"
     assert docs[2] == {"kind": "summary", "schema": 2, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
 
 
@@ -148,7 +149,7 @@ def test_bad_input_is_a_finding_never_a_traceback(name: str, tmp_path: Path, cap
     assert err == "" and "Traceback" not in out
     assert re.search(rf"^{re.escape(path)}(:\d+)?: {rule}\b", out, re.M), out
     assert f"{path}: {verdict}" in out
-    assert code == (1 if verdict == "invalid" else 0)
+    assert code == {"invalid": 1, "unknown": 4}.get(verdict, 0)
 
 
 def test_over_long_line_is_a_limit_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,7 +184,7 @@ def test_DIA_13_forced_d08_migrates_legacy_shapes(tmp_path: Path, capsys: pytest
 def test_FMT_10_mixed_markers_are_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _legacy_assistant_in_d08(tmp_path)
     code, out, _ = _run(capsys, path)
-    assert code == 0 and f"{path}: unknown" in out and "mixed dialect markers (FMT-10)" in out
+    assert code == 4 and f"{path}: unknown" in out and "mixed dialect markers (FMT-10)" in out
 
 
 def test_directory_without_logs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -215,11 +216,11 @@ def _mixed_folder(tmp_path: Path) -> Path:
 def test_jobs_output_equals_the_sequential_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _mixed_folder(tmp_path)
     sequential = _run(capsys, str(folder))
-    parallel = _run(capsys, "--jobs", "3", str(folder))
+    parallel = _run(capsys, "--jobs", "2", str(folder))
     assert sequential[0] == 1 and "3 invalid" in sequential[1]
-    assert parallel == sequential
+    assert parallel[:2] == sequential[:2]
     json_sequential = _run(capsys, "--format", "json", str(folder))
-    assert _run(capsys, "--format", "json", "-j", "2", str(folder)) == json_sequential
+    assert _run(capsys, "--format", "json", "-j", "2", str(folder))[:2] == json_sequential[:2]
 
 
 def test_jobs_must_be_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
@@ -257,15 +258,17 @@ def test_progress_bar_on_a_terminal_is_drawn_and_cleared(tmp_path: Path, monkeyp
     assert "[" + "#" * 30 + "] 7/7 files 100%, 3 invalid" in drawn
     assert drawn.endswith("\r")
     assert "\r" not in out and "files 100%" not in out
-    monkeypatch.setattr(sys, "stderr", _Terminal())
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     _run(capsys, "--no-progress", str(_mixed_folder(tmp_path / "again")))
-    assert sys.stderr.getvalue() == ""
+    assert terminal.getvalue() == ""
 
 
 def test_progress_bar_skips_a_few_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(sys, "stderr", _Terminal())
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     _run(capsys, str(GOOD))
-    assert sys.stderr.getvalue() == ""
+    assert terminal.getvalue() == ""
 
 
 def test_progress_line_text() -> None:
@@ -309,7 +312,7 @@ def test_Q_4_error_turn_without_its_step_is_a_note_or_a_strict_finding(capsys: p
     assert any(str(n).startswith("quirk Q-4 (1 time, first at line 3, seq 2)") for n in report["notes"])  # type: ignore[attr-defined]
     code, report = _report(capsys, "--strict-quirks", str(THROWING))
     assert code == 1 and report["verdict"] == "invalid"
-    assert [(f["rule"], f["line"], f["seq"]) for f in report["findings"]] == [("Q-4", 3, 2)]  # type: ignore[attr-defined, index]
+    assert [(f["rule"], f["line"], f["seq"]) for f in report["findings"]] == [("Q-4", 3, 2)]  # type: ignore[attr-defined]
 
 
 def test_Q_17_time_going_back_is_a_note_or_a_strict_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -321,7 +324,7 @@ def test_Q_17_time_going_back_is_a_note_or_a_strict_finding(tmp_path: Path, caps
     assert code == 0 and any("quirk Q-17 (1 time, first at line 6, seq 5)" in str(n) for n in report["notes"])  # type: ignore[attr-defined]
     code, report = _report(capsys, "--strict-quirks", path)
     # Line 7 goes forward again relative to line 6, so only line 6 is a quirk.
-    assert code == 1 and [(f["rule"], f["line"]) for f in report["findings"]] == [("Q-17", 6)]  # type: ignore[attr-defined, index]
+    assert code == 1 and [(f["rule"], f["line"]) for f in report["findings"]] == [("Q-17", 6)]  # type: ignore[attr-defined]
 
 
 def test_Q_29_short_chunk_row_is_a_note_or_a_strict_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -336,7 +339,7 @@ def test_Q_29_short_chunk_row_is_a_note_or_a_strict_finding(tmp_path: Path, caps
     assert code == 0 and report["events"] == 35
     assert any("quirk Q-29 (1 time, first at line 9, seq 8)" in str(n) for n in report["notes"])  # type: ignore[attr-defined]
     code, report = _report(capsys, "--strict-quirks", path)
-    assert code == 1 and sorted(f["rule"] for f in report["findings"]) == ["Q-29", "Q-4"]  # type: ignore[attr-defined, index]
+    assert code == 1 and sorted(f["rule"] for f in report["findings"]) == ["Q-29", "Q-4"]  # type: ignore[attr-defined]
 
 
 def test_strict_quirks_changes_nothing_for_a_log_without_quirks(capsys: pytest.CaptureFixture[str]) -> None:

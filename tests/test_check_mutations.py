@@ -271,7 +271,10 @@ def test_FMT_1_invalid_json_line_in_the_middle() -> None:
     lines[3] = b'{"type": oops'
     report = _check(b"\n".join(lines))
     assert any(f.rule == "FMT-1" and f.line == 4 for f in report.findings)
-    assert "LOG-1" in _rules(report)  # the missing event leaves a seq hole
+    # The missing event leaves a seq hole; that follows from the damaged line,
+    # so it is not reported again (issue 15): one finding, and a note.
+    assert _rules(report) == {"FMT-1"} and report.verdict.value == "invalid"
+    assert any("after the damaged line 4 not audited" in note for note in report.notes)
 
 
 def test_CHK_5_corrupt_a_packed_row() -> None:

@@ -8,37 +8,44 @@ model decides, with the reason) or ``unreadable``.  Files are checked one at a
 time and reported as they finish, so memory does not grow with the number of
 files; output order is the sorted path order, so it is deterministic.
 
-Exit codes: 0 every file valid or unknown; 1 some file invalid; 2 some input
-unreadable, or a usage error.  See ``docs/check.md``.
+Exit codes: :data:`EXIT_CODES` (the one table; ``docs/check.md``, ``docs/guide.md``
+and ``--help`` show it, a test keeps them equal).
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import gc
-import json
-import multiprocessing
-import os
-import sys
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import io
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import Final, TextIO, final
+from typing import BinaryIO, Final, final
 
 from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audit import audit_events, check_fork_seed
 from sessionspec.check.audit_table import loader_answer
-from sessionspec.check.logfile import STDIN, LogFile, find_parent_file, read_path, session_id
+from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
+from sessionspec.check.paths import Unlistable, escape_text
 
-HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
-LOG_SUFFIXES: Final = (".jsonl", ".jsonl.zst")
 SCHEMA_VERSION: Final = 2
+
+# The exit codes of `sessionspec check`, the one table (docs/check.md, docs/guide.md and --help
+# show it; tests/test_hostile_files.py keeps them equal).  When several apply the first listed in
+# EXIT_PRECEDENCE wins: unknown is not a pass, but a definite failure says more.
+EXIT_CODES: Final = (
+    (0, "every file is valid"),
+    (1, "some file is invalid (and none is unreadable)"),
+    (2, "some input is unreadable (missing, not a regular file, a directory that cannot be listed, a cut or corrupt zstd stream), or a usage error"),
+    (3, "an internal error of sessionspec (a bug; please report it)"),
+    (4, "no file is invalid or unreadable, but some file is unknown (a checker limit, mixed dialect markers, a design outside the model): not decided, so not a pass"),
+)
+EXIT_PRECEDENCE: Final = (3, 2, 1, 4, 0)
 
 
 class Verdict(Enum):
@@ -57,25 +64,32 @@ class DialectSource(Enum):
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
-    """One finding: ``path:line: RULE seq N: reason (loader refuses)``.
-
-    ``loader`` answers the second question (docs/check.md): would the real
-    loader refuse the log for this too (``refuses``), or load it (``accepts``)."""
+    """One finding: ``path:line: RULE seq N: reason``."""
 
     line: int | None
     rule: str
     seq: int | None
     reason: str
     kind: FailureKind
+    # Would the real loader refuse the log for this too (docs/check.md)?
     loader: str = "accepts"
+    # Set when the dialect is undecided (mixed markers) and only this dialect
+    # gives the finding: shown, but it cannot make the file invalid.
+    only_if: Dialect | None = None
 
     def text(self, path: str) -> str:
+        """One output line; control characters are escaped (``escape_text``)."""
+        path = escape_text(path)
         where = f"{path}:{self.line}" if self.line is not None else path
         at = f" seq {self.seq}" if self.seq is not None else ""
-        return f"{where}: {self.rule}{at}: {self.reason} (loader {self.loader})"
+        condition = f"(only if {self.only_if.name}) " if self.only_if is not None else ""
+        return f"{where}: {self.rule}{at}: {condition}{escape_text(self.reason)} (loader {self.loader})"
 
     def to_json(self) -> dict[str, object]:
-        return {"line": self.line, "rule": self.rule, "seq": self.seq, "kind": self.kind.value, "reason": self.reason, "loader": self.loader}
+        return {
+            "line": self.line, "rule": self.rule, "seq": self.seq, "kind": self.kind.value, "reason": self.reason, "loader": self.loader,
+            "onlyIf": None if self.only_if is None else self.only_if.value,
+        }
 
 
 @final
@@ -91,6 +105,15 @@ class FileReport:
     reason: str | None = None
     notes: tuple[str, ...] = ()
 
+    @staticmethod
+    def unreadable(path: str, reason: str) -> FileReport:
+        """The report of an input that could not be read, with the reason."""
+        return FileReport(path=path, verdict=Verdict.UNREADABLE, dialect=None, dialect_source=None, events=0, first_live_seq=0, findings=(), reason=reason)
+
+    def renamed(self, path: str) -> FileReport:
+        """The same report under another path (a URL for a local file)."""
+        return replace(self, path=path)
+
     def verdict_text(self) -> str:
         parts = [self.verdict.value]
         if self.dialect is not None and self.dialect_source is not None:
@@ -98,7 +121,7 @@ class FileReport:
         if self.reason:
             parts.append(f"({self.reason})")
         notes = f" (notes: {'; '.join(self.notes)})" if self.notes else ""
-        return f"{self.path}: " + " ".join(parts) + notes
+        return escape_text(f"{self.path}: " + " ".join(parts) + notes)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -174,24 +197,78 @@ def _quirk_notes(quirks: Sequence[Finding]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
-    """The verdict for one read file (FMT-7).  The §17 quirks the log shows
-    are notes, or findings with ``strict_quirks``."""
-    if log.unreadable is not None:
-        return FileReport(path=log.name, verdict=Verdict.UNREADABLE, dialect=None, dialect_source=None, events=0, first_live_seq=0, findings=(), reason=log.unreadable)
-    line_findings = [_finding(log, f.rejected, f.line) for f in log.findings]
-    chosen = _choose_dialect(log, forced)
-    if isinstance(chosen, str):
-        return _verdict(log, None, None, 0, line_findings, (), unknown=chosen)
-    dialect, source = chosen
-    events: Sequence[Event] = log.events
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Judged:
+    """One dialect's judgement of a file's events."""
+
+    live: int
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...]
+    outside: str | None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Prefix:
+    """The events audited (the first ``count``), why not more, and the first
+    seq break as (seq, line): the break event repeats an earlier seq, so
+    findings on it are placed by this line, not the seq's first line."""
+
+    count: int
+    notes: tuple[str, ...] = ()
+    seq_break: tuple[int, int] | None = None
+
+
+def _audited_prefix(log: LogFile) -> _Prefix:
+    """How many events are audited: those up to the first damage.
+
+    A line that could not be read loses its events, and an event whose seq
+    breaks LOG-1 (``events[i].seq == i``) desynchronizes every positional
+    fold after it; what follows (seq contiguity LOG-1, nesting LOG-13, ...)
+    would only report the same damage again.  So the damage is reported
+    once: the events before a damaged line, or up to and including the first
+    seq break, are audited, and a note says how many events were not."""
+    count = len(log.events)
+    where = ""
+    seq_break: tuple[int, int] | None = None
+    damaged = [f.line for f in log.findings if f.damages and f.line is not None]
+    if damaged:
+        first = min(damaged)
+        count = sum(1 for line in log.lines if line < first)
+        where = f"the damaged line {first}"
+    for index, event in enumerate(log.events[:count]):
+        if event.seq != index:
+            count = index + 1
+            seq_break = (event.seq, log.lines[index])
+            where = f"the seq break at line {log.lines[index]} (seq {event.seq}, expected {index}, LOG-1)"
+            break
+    after = len(log.events) - count
+    if after == 0:
+        return _Prefix(count=count, seq_break=seq_break)
+    note = f"{after} event{'s' if after != 1 else ''} after {where} not audited: their findings could follow from it"
+    return _Prefix(count=count, notes=(note,), seq_break=seq_break)
+
+
+def _audit_finding(log: LogFile, rejected: Rejected, prefix: _Prefix) -> Finding:
+    """An audit finding, placed on the seq break's own line when it is about
+    the break (LOG-1, or LOG-13's order check), not the seq's first line."""
+    if prefix.seq_break is not None and rejected.seq == prefix.seq_break[0]:
+        if rejected.rule == "LOG-1" or (rejected.rule == "LOG-13" and "does not increase" in rejected.reason):
+            return _finding(log, rejected, prefix.seq_break[1])
+    return _finding(log, rejected)
+
+
+def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool) -> _Judged:
+    """Audit the first ``prefix.count`` events as ``dialect``."""
+    events: Sequence[Event] = log.events[: prefix.count]
     if dialect is Dialect.D08:
         events = migrate_legacy(events, session_id(log))
     live = _first_live_seq(log, events, dialect)
     if _is_replay_script(events):
-        return _verdict(log, dialect, source, live, line_findings, (), unknown="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
+        return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
     audit = audit_events(events, dialect, live)
-    findings = line_findings + [_finding(log, r) for r in audit.findings]
+    findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in audit.findings])
     fork_findings, fork_notes = _check_fork(log, events, dialect)
     findings += [_finding(log, r) for r in fork_findings]
     quirks = sorted(
@@ -201,8 +278,100 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
     outside = "; ".join(audit.outside) or None
     if strict_quirks:
-        return _verdict(log, dialect, source, live, findings + quirks, audit.notes + fork_notes, unknown=outside)
-    return _verdict(log, dialect, source, live, findings, audit.notes + fork_notes + _quirk_notes(quirks), unknown=outside)
+        return _Judged(live=live, findings=tuple(findings + quirks), notes=audit.notes + fork_notes + cascade_notes, outside=outside)
+    return _Judged(live=live, findings=tuple(findings), notes=audit.notes + fork_notes + cascade_notes + _quirk_notes(quirks), outside=outside)
+
+
+CASCADE_RULES: Final = frozenset({"LOG-13"})
+
+
+def _complaint(finding: Finding) -> tuple[str, str]:
+    """A nesting finding's complaint without the event type it was met on:
+    ``assistant/chunk names turn 1 step 1, but turn 1 step 7 is open`` and the
+    same of a ``step/end`` are one complaint about the nesting state."""
+    head, _, rest = finding.reason.partition(" ")
+    return finding.rule, (rest if "/" in head else finding.reason)
+
+
+def _collapse_cascades(findings: Sequence[Finding]) -> tuple[list[Finding], tuple[str, ...]]:
+    """One nesting state gone wrong (a bad ``step/start``, a lost
+    ``turn/start``) makes the nesting check (LOG-13) complain about every
+    later event of the step or turn with the same words.  Those repeats
+    follow from the first: it is kept, and a note counts the rest with their
+    lines."""
+    kept: list[Finding] = []
+    notes: list[str] = []
+    run: list[Finding] = []
+
+    def close() -> None:
+        if len(run) > 1:
+            lines = [f.line for f in run[1:] if f.line is not None]
+            where = f" (lines {min(lines)}-{max(lines)})" if lines else ""
+            notes.append(f"{len(run) - 1} more {run[0].rule} finding{'s' if len(run) > 2 else ''} like line {run[0].line}{where}: "
+                         f"the same complaint on later events, following from it")
+        run.clear()
+
+    for finding in findings:
+        if finding.rule not in CASCADE_RULES:
+            kept.append(finding)
+            continue
+        if run and _complaint(run[0]) == _complaint(finding):
+            run.append(finding)
+            continue
+        close()
+        run.append(finding)
+        kept.append(finding)
+    close()
+    return kept, tuple(notes)
+
+
+def _finding_key(finding: Finding) -> tuple[int | None, str, int | None]:
+    return finding.line, finding.rule, finding.seq
+
+
+def _check_mixed(log: LogFile, prefix: _Prefix, line_findings: list[Finding], mixed: str, strict_quirks: bool) -> FileReport:
+    """Mixed dialect markers (FMT-10): the dialect is undecided, but no
+    finding is hidden by that.  The events are judged as both dialects; a
+    finding both give (same rule, line and seq) holds whichever dialect wrote
+    the log, so it is a finding of the file; a finding of one dialect only is
+    shown marked ``only if`` that dialect and leaves the verdict ``unknown``."""
+    a55 = _judge(log, prefix, Dialect.A55, strict_quirks)
+    d08 = _judge(log, prefix, Dialect.D08, strict_quirks)
+    in_d08 = {_finding_key(f) for f in d08.findings}
+    in_a55 = {_finding_key(f) for f in a55.findings}
+    findings = line_findings + [f for f in a55.findings if _finding_key(f) in in_d08]
+    for dialect, judged, other in ((Dialect.A55, a55, in_d08), (Dialect.D08, d08, in_a55)):
+        findings += [replace(f, only_if=dialect) for f in judged.findings if _finding_key(f) not in other]
+    return _verdict(log, None, None, min(a55.live, d08.live), findings, (), unknown=mixed)
+
+
+def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
+    """The verdict for one read file (FMT-7).  The §17 quirks the log shows
+    are notes, or findings with ``strict_quirks``.
+
+    Verdict precedence (docs/check.md): ``unreadable``, else ``invalid`` if
+    any finding is of kind invalid, else ``unknown`` (a limit or bug finding,
+    or the log outside the model, with the reason), else ``valid``.  No
+    dialect or marker decision hides a finding."""
+    if log.unreadable is not None:
+        return FileReport.unreadable(log.name, log.unreadable)
+    line_findings = [_finding(log, f.rejected, f.line) for f in log.findings]
+    prefix = _audited_prefix(log)
+    chosen = _choose_dialect(log, forced)
+    if isinstance(chosen, str):
+        report = _check_mixed(log, prefix, line_findings, chosen, strict_quirks)
+        return report if not prefix.notes else _with_notes(report, prefix.notes)
+    dialect, source = chosen
+    judged = _judge(log, prefix, dialect, strict_quirks)
+    findings = line_findings + list(judged.findings)
+    return _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes, unknown=judged.outside)
+
+
+def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:
+    return FileReport(
+        path=report.path, verdict=report.verdict, dialect=report.dialect, dialect_source=report.dialect_source, events=report.events,
+        first_live_seq=report.first_live_seq, findings=report.findings, reason=report.reason, notes=report.notes + notes,
+    )
 
 
 def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect) -> tuple[list[Rejected], tuple[str, ...]]:
@@ -234,8 +403,8 @@ def _verdict(
     unknown: str | None = None,
 ) -> FileReport:
     ordered = tuple(sorted(findings, key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule, f.reason)))
-    invalid = [f for f in ordered if f.kind is FailureKind.INVALID]
-    limited = [f for f in ordered if f.kind is not FailureKind.INVALID]
+    invalid = [f for f in ordered if f.kind is FailureKind.INVALID and f.only_if is None]
+    limited = [f for f in ordered if f.kind is not FailureKind.INVALID and f.only_if is None]
     reason: str | None = None
     if invalid:
         verdict = Verdict.INVALID
@@ -281,199 +450,117 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
-    """Read and check one file (or ``-``)."""
+def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+    """Read and check one file (or ``-``): the per-file function of the
+    command line, of ``sessionspec.api`` and of its fleet recipes."""
     with _gc_paused():
-        return check_log(read_path(path), forced, strict_quirks)
+        return check_log(read_path(path, max_events), forced, strict_quirks)
 
 
-def iter_log_paths(paths: Sequence[str]) -> Iterator[str]:
-    """Files as given; directories walked recursively in sorted order for
-    ``*.jsonl`` and ``*.jsonl.zst``.  A missing path is yielded as is (its
-    report is ``unreadable``)."""
-    for path in paths:
-        if path != STDIN and os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.endswith(LOG_SUFFIXES):
-                        yield os.path.join(root, name)
-        else:
-            yield path
+def unlistable_report(item: Unlistable) -> FileReport:
+    """A directory that could not be listed: ``unreadable``, never skipped."""
+    return FileReport.unreadable(item.path, item.reason)
 
 
-def _sample_paths() -> list[str]:
+def check_handle(
+    handle: BinaryIO, name: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS, sidecar: Path | None = None
+) -> FileReport:
+    """Read and check an open binary stream (closed afterwards); a ``name``
+    ending ``.zst`` is a zstandard stream.  Errors of the stream's own
+    backend are read errors (``unreadable``), never exceptions."""
+    with _gc_paused():
+        return check_log(read_handle(io.BufferedReader(_OSErrors(handle)), name, sidecar, max_events), forced, strict_quirks)
+
+
+def check_location(location: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+    """A path, or a URL read through fsspec (``file://`` as a local path, so
+    only regular files are read); the report's path is ``location``."""
+    if "://" not in location:
+        return check_path(location, forced, strict_quirks, max_events)
+    if location.startswith("file://"):
+        return check_path(location.removeprefix("file://"), forced, strict_quirks, max_events).renamed(location)
+    try:
+        import fsspec  # the optional fleet extra
+    except ImportError:
+        return FileReport.unreadable(location, "fsspec is not installed (pip install 'sessionspec[dask]')")
+    try:
+        handle = fsspec.open(location, "rb").open()
+    except Exception as error:  # any storage backend's failure to open is this file's problem, not a bug
+        return FileReport.unreadable(location, f"cannot open: {type(error).__name__}: {error}")
+    return check_handle(handle, location, forced, strict_quirks, max_events)
+
+
+class _OSErrors(io.RawIOBase):
+    """A stream whose failures, whatever a storage backend raises, are OSError."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        try:
+            data = self._inner.read(len(buffer))
+        except Exception as error:
+            raise OSError(f"{type(error).__name__}: {error}") from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            with contextlib.suppress(Exception):  # a failing close loses nothing already read
+                self._inner.close()
+        super().close()
+
+
+def sample_paths() -> list[str]:
+    """The bundled sample logs (checked when no path is given)."""
     return [str(p) for p in sorted(SAMPLES.glob("*.jsonl"))]
 
 
 @final
-@dataclass(slots=True, kw_only=True)
-class _Tally:
-    counts: dict[Verdict, int]
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The summary of a run: counts per verdict.  A fold: ``add`` one report,
+    ``merge`` two partial summaries (associative and commutative, so a fleet
+    engine may reduce in any grouping); ``Summary()`` is the empty one."""
 
-    def add(self, verdict: Verdict) -> None:
-        self.counts[verdict] = self.counts.get(verdict, 0) + 1
+    valid: int = 0
+    invalid: int = 0
+    unknown: int = 0
+    unreadable: int = 0
+
+    def add(self, report: FileReport) -> Summary:
+        return self.merge(Summary(**{report.verdict.value: 1}))
+
+    def merge(self, other: Summary) -> Summary:
+        return Summary(self.valid + other.valid, self.invalid + other.invalid, self.unknown + other.unknown, self.unreadable + other.unreadable)
+
+    def count(self, verdict: Verdict) -> int:
+        return int(getattr(self, verdict.value))
 
     @property
-    def total(self) -> int:
-        return sum(self.counts.values())
+    def files(self) -> int:
+        return self.valid + self.invalid + self.unknown + self.unreadable
 
     def exit_code(self) -> int:
-        if self.counts.get(Verdict.UNREADABLE):
-            return 2
-        return 1 if self.counts.get(Verdict.INVALID) else 0
+        """EXIT_CODES: unreadable 2, else invalid 1, else unknown 4, else 0."""
+        present = {2: self.unreadable > 0, 1: self.invalid > 0, 4: self.unknown > 0}
+        return next((code for code in EXIT_PRECEDENCE if present.get(code)), 0)
 
-    def summary(self) -> str:
-        parts = ", ".join(f"{self.counts.get(v, 0)} {v.value}" for v in Verdict)
-        return f"checked {self.total} file{'s' if self.total != 1 else ''}: {parts}"
+    def text(self) -> str:
+        parts = ", ".join(f"{self.count(v)} {v.value}" for v in Verdict)
+        return f"checked {self.files} file{'s' if self.files != 1 else ''}: {parts}"
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": "summary", "schema": SCHEMA_VERSION, "files": self.total, **{v.value: self.counts.get(v, 0) for v in Verdict}, "exit": self.exit_code()}
+        return {"kind": "summary", "schema": SCHEMA_VERSION, "files": self.files, **{v.value: self.count(v) for v in Verdict}, "exit": self.exit_code()}
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories (recursive), - for stdin; none: the bundled samples")
-    parser.add_argument("--dialect", choices=[d.name for d in Dialect], help="force a dialect instead of detecting it per file (FMT-10)")
-    parser.add_argument("--format", choices=["text", "json"], default="text", help="text (default) or json (JSON Lines, one object per file, then a summary)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="text format: omit the verdict lines of valid files")
-    parser.add_argument("-j", "--jobs", type=_positive_int, default=1, metavar="N",
-                        help="check files in N worker processes (default 1); output order stays the input order")
-    parser.add_argument("--strict-quirks", action="store_true",
-                        help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29) as findings instead of notes")
-    parser.add_argument("--no-progress", action="store_true", help="never draw the progress bar on stderr")
-
-
-def _emit(out: TextIO, report: FileReport, fmt: str, quiet: bool) -> None:
-    if fmt == "json":
-        out.write(json.dumps(report.to_json(), ensure_ascii=False, sort_keys=False) + "\n")
-        return
-    for finding in report.findings:
-        out.write(finding.text(report.path) + "\n")
-    if not (quiet and report.verdict is Verdict.VALID):
-        out.write(report.verdict_text() + "\n")
-
-
-# --------------------------------------------------------------------------- progress
-
-
-PROGRESS_MIN_FILES: Final = 5
-PROGRESS_BAR_CELLS: Final = 30
-PROGRESS_INTERVAL_S: Final = 0.1
-
-
-def progress_line(done: int, total: int, invalid: int, cells: int = PROGRESS_BAR_CELLS) -> str:
-    """The bar's text: ``[#####.....] done/total files  NN%`` (and the invalid count)."""
-    filled = cells * done // total if total else cells
-    percent = 100 * done // total if total else 100
-    bad = f", {invalid} invalid" if invalid else ""
-    return f"[{'#' * filled}{'.' * (cells - filled)}] {done}/{total} files {percent:3d}%{bad}"
-
-
-@final
-@dataclass(slots=True, kw_only=True)
-class ProgressBar:
-    """A one-line bar redrawn in place with ``\\r`` on a terminal stream.
-
-    Redraws at most every ``interval`` seconds (and always at the end), and
-    is cleared before report lines are written so they never mix with it."""
-
-    stream: TextIO
-    total: int
-    clock: Callable[[], float] = time.monotonic
-    interval: float = PROGRESS_INTERVAL_S
-    _shown: int = 0
-    _last: float | None = None
-
-    def update(self, done: int, invalid: int) -> None:
-        now = self.clock()
-        if done < self.total and self._last is not None and now - self._last < self.interval:
-            return
-        self._last = now
-        text = progress_line(done, self.total, invalid)
-        self.stream.write("\r" + text)
-        self.stream.flush()
-        self._shown = len(text)
-
-    def clear(self) -> None:
-        if self._shown:
-            self.stream.write("\r" + " " * self._shown + "\r")
-            self.stream.flush()
-            self._shown = 0
-
-
-def _progress_bar(paths: list[str], enabled: bool) -> ProgressBar | None:
-    """A bar when asked for, stderr is a terminal and there are many files."""
-    if not enabled or len(paths) < PROGRESS_MIN_FILES or not sys.stderr.isatty():
-        return None
-    return ProgressBar(stream=sys.stderr, total=len(paths))
-
-
-# --------------------------------------------------------------------------- running
-
-
-def _check_task(task: tuple[str, Dialect | None, bool]) -> FileReport:
-    """One file in a worker process (module level, so it can be pickled)."""
-    path, forced, strict_quirks = task
-    return check_path(path, forced, strict_quirks)
-
-
-def _reports(paths: Iterable[str], forced: Dialect | None, jobs: int, strict_quirks: bool = False) -> Iterator[FileReport]:
-    """Reports in input order.  With ``jobs > 1`` files are checked in worker
-    processes; ``imap`` hands results back in submission order, so the output
-    does not depend on which worker finishes first."""
-    if jobs <= 1:
-        for path in paths:
-            yield check_path(path, forced, strict_quirks)
-        return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    with context.Pool(processes=jobs) as pool:
-        yield from pool.imap(_check_task, ((path, forced, strict_quirks) for path in paths), chunksize=1)
-
-
-def run(args: argparse.Namespace) -> int:
-    paths: list[str] = list(args.paths) or _sample_paths()
-    if not paths:
-        print("sessionspec check: no paths given and no bundled samples found", file=sys.stderr)
-        return 2
-    if paths.count(STDIN) > 1:
-        print("sessionspec check: - (stdin) may be given only once", file=sys.stderr)
-        return 2
-    forced = Dialect[args.dialect] if args.dialect else None
-    # Workers cannot share the parent's stdin: a run that reads - stays in one process.
-    jobs = 1 if STDIN in paths else args.jobs
-    out: TextIO = sys.stdout
-    wants_bar = not args.no_progress and sys.stderr.isatty()
-    # The bar needs the total, so the paths are listed first only when it is drawn.
-    log_paths: Iterable[str] = list(iter_log_paths(paths)) if wants_bar else iter_log_paths(paths)
-    bar = _progress_bar(log_paths, wants_bar) if isinstance(log_paths, list) else None
-    tally = _Tally(counts={})
-    for report in _reports(log_paths, forced, jobs, args.strict_quirks):
-        tally.add(report.verdict)
-        if bar is not None:
-            bar.clear()
-        _emit(out, report, args.format, args.quiet)
-        if bar is not None:
-            out.flush()
-            bar.update(tally.total, tally.counts.get(Verdict.INVALID, 0))
-    if bar is not None:
-        bar.clear()
-    if tally.total == 0:
-        print(f"sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under {' '.join(paths)}", file=sys.stderr)
-        return 2
-    if args.format == "json":
-        out.write(json.dumps(tally.to_json()) + "\n")
-    else:
-        out.write(tally.summary() + "\n")
-    out.flush()
-    return tally.exit_code()
+def summarize(reports: Iterable[FileReport]) -> Summary:
+    """The fold of ``Summary.add`` over reports: what the command line prints last."""
+    summary = Summary()
+    for report in reports:
+        summary = summary.add(report)
+    return summary

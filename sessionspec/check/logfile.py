@@ -10,13 +10,22 @@ finding, and the rest of the file is still checked.
 
 Reading streams line by line (plain, stdin or zstandard-compressed), so memory
 is one file's events, independent of how many files a run checks.
+
+Reads are typed and bounded (issue 15): only regular files and ``-`` (stdin)
+are read; a FIFO, socket or device is ``unreadable`` without being opened, so
+nothing can block.  A zstandard stream must end at a frame boundary with every
+frame complete, else it is ``unreadable`` naming the byte offset.  A log with
+more than ``max_events`` events stops being read there (a ``limit`` finding),
+so memory stays bounded whatever a small compressed file expands to.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,7 +39,15 @@ from model.rejected import FailureKind, Rejected
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200
+# Events per file (--max-events).  Checking peaks at about 1.2 KB of memory per
+# event (docs/performance.md: 1.18 GB for 1M events); the reference machine has
+# 24 GiB and 2 cores (--jobs <= 2), so two files at the limit peak near 12 GiB,
+# half the memory.
+MAX_EVENTS: Final = 5_000_000
 STDIN: Final = "-"
+# Compressed bytes handed to the zstd decoder at a time: a frame expands at
+# most about 32768-fold (an RLE block), so one step yields at most ~64 MiB.
+ZSTD_STEP: Final = 2048
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _OPENERS: Final = frozenset(b"[{")
@@ -44,6 +61,9 @@ class LineFinding:
 
     line: int | None
     rejected: Rejected
+    # Whether the line's events were lost (an unparsed line): later findings
+    # could only follow from the gap, so the checker audits up to this line.
+    damages: bool = True
 
 
 @final
@@ -99,6 +119,80 @@ def nesting_depth(raw: bytes) -> int:
     return deepest
 
 
+class ZstdStreamError(ValueError):
+    """A zstandard stream that is corrupt or ends inside a frame."""
+
+
+class ZstdFrames(io.RawIOBase):
+    """The decompressed bytes of a zstandard stream, frame by frame.
+
+    Unlike ``stream_reader(read_across_frames=True)``, a stream cut inside a
+    frame (the first or any later one) is an error naming the frame and its
+    byte offset, never a silent end of data: a cut frame is lost data."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        import zstandard  # the persistence format's optional zstd frames (FMT-1)
+
+        super().__init__()
+        self._zstd = zstandard
+        self._raw = raw
+        self._new_frame = zstandard.ZstdDecompressor().decompressobj
+        self._frame = self._new_frame()
+        self._frame_number = 1
+        self._frame_start = 0  # compressed offset of the current frame
+        self._fed = 0  # compressed bytes consumed so far
+        self._in_frame = False  # bytes of the current frame have been fed
+        self._pending = b""  # compressed bytes not yet fed
+        self._out = b""
+        self._out_pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while self._out_pos >= len(self._out):
+            if not self._step():
+                return 0
+        n = min(len(buffer), len(self._out) - self._out_pos)
+        buffer[:n] = self._out[self._out_pos : self._out_pos + n]
+        self._out_pos += n
+        return n
+
+    def _step(self) -> bool:
+        """Decompress the next few compressed bytes; False at a clean end."""
+        if not self._pending:
+            self._pending = self._raw.read(ZSTD_STEP)
+            if not self._pending:
+                if self._in_frame:
+                    raise ZstdStreamError(
+                        f"zstd stream ends at byte {self._fed} inside frame {self._frame_number} "
+                        f"(which starts at byte {self._frame_start}): the frame is incomplete"
+                    )
+                return False
+        chunk, self._pending = self._pending[:ZSTD_STEP], self._pending[ZSTD_STEP:]
+        self._in_frame = True
+        try:
+            self._out = self._frame.decompress(chunk)
+        except self._zstd.ZstdError as error:
+            raise ZstdStreamError(f"corrupt zstd frame {self._frame_number} (starts at byte {self._frame_start}): {error}") from None
+        self._out_pos = 0
+        self._fed += len(chunk)
+        if self._frame.eof:
+            rest = self._frame.unused_data
+            self._fed -= len(rest)
+            self._pending = rest + self._pending
+            self._frame = self._new_frame()
+            self._frame_number += 1
+            self._frame_start = self._fed
+            self._in_frame = False
+        return True
+
+
 def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool, bool]]:
     """(line without newline, had a newline, was cut at the length limit)."""
     while True:
@@ -143,6 +237,8 @@ def _sidecar_header(path: Path) -> dict[str, object]:
 def _first_line_id(path: Path) -> str | None:
     """The ``id`` of a file's session header line (its first line only)."""
     try:
+        if not path.is_file():  # never open a FIFO or device: it could block
+            return None
         with path.open("rb") as handle:
             first = handle.readline(1024 * 1024)
         value = json.loads(first)
@@ -167,9 +263,16 @@ def find_parent_file(child: Path, parent_id: str) -> Path | None:
 
 
 def read_stream(
-    stream: BinaryIO, name: str, sidecar_path: Path | None = None, read_errors: tuple[type[Exception], ...] = ()
+    stream: BinaryIO,
+    name: str,
+    sidecar_path: Path | None = None,
+    read_errors: tuple[type[Exception], ...] = (),
+    max_events: int = MAX_EVENTS,
 ) -> LogFile:
-    """Read one log from a binary stream (FMT-1: header line, then records)."""
+    """Read one log from a binary stream (FMT-1: header line, then records).
+
+    Stops at the first non-blank line after ``max_events`` events (a
+    ``limit`` finding), so memory is bounded by the limit."""
     header: SessionHeader | None = None
     events: list[Event] = []
     lines: list[int] = []
@@ -187,6 +290,10 @@ def read_stream(
                 continue
             if not raw.strip():
                 continue  # FMT-1: blank lines are ignored
+            if len(events) >= max_events:
+                reason = f"more than {max_events} events: reading stopped at this line (--max-events {max_events}, checker limit)"
+                findings.append(LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=reason, kind=FailureKind.LIMIT)))
+                break
             finding = _read_line(raw, newline, number, first_record, events, lines, quirks)
             first_record = False
             if isinstance(finding, SessionHeader):
@@ -239,7 +346,8 @@ def _read_line(
         header = parse_session_header(value)
         return header if isinstance(header, SessionHeader) else LineFinding(line=number, rejected=header)
     if isinstance(value, JsonObject) and get(value, "type") == "session":
-        return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason="session header line after the first line"))
+        # No event is lost: later findings do not follow from this one.
+        return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason="session header line after the first line"), damages=False)
     decoded = decode_record(value)
     if isinstance(decoded, Rejected):
         return LineFinding(line=number, rejected=decoded)
@@ -252,37 +360,70 @@ def _read_line(
     return None
 
 
-def _open_zstd(path: Path) -> tuple[BinaryIO, tuple[type[Exception], ...]] | str:
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read (None: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((text for test, text in _KINDS if test(mode)), "not a regular file")
+    return f"{kind}: only regular files and - (stdin) are read"
+
+
+def _unreadable(name: str, reason: str) -> LogFile:
+    return LogFile(name=name, header=None, events=(), lines=(), findings=(), unreadable=reason)
+
+
+def open_regular(path: str) -> BinaryIO | str:
+    """Open a regular file for reading, or say why not.  The type is checked
+    before opening (a FIFO is never opened, so it cannot block) and again on
+    the open descriptor (a path swapped in between is caught too)."""
     try:
-        import zstandard  # the persistence format's optional zstd frames (FMT-1)
-    except ImportError:
-        return "the zstandard package is not installed (needed for .zst files)"
-    try:
-        handle = path.open("rb")
+        why = not_regular(os.stat(path).st_mode)
+        if why is not None:
+            return why
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         return f"cannot open: {error.strerror or error}"
-    reader = zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True, closefd=True)
-    return io.BufferedReader(reader), (zstandard.ZstdError,)
-
-
-def read_path(path: str) -> LogFile:
-    """Read a file (``.jsonl`` or ``.jsonl.zst``) or ``-`` (stdin); total."""
-    if path == STDIN:
-        return read_stream(sys.stdin.buffer, "<stdin>")
-    p = Path(path)
-    if p.name.endswith(".zst"):
-        opened = _open_zstd(p)
-        if isinstance(opened, str):
-            return LogFile(name=path, header=None, events=(), lines=(), findings=(), unreadable=opened)
-        stream, errors = opened
-        with stream:
-            return read_stream(stream, path, p, errors)
     try:
-        handle = p.open("rb")
+        why = not_regular(os.fstat(fd).st_mode)
     except OSError as error:
-        return LogFile(name=path, header=None, events=(), lines=(), findings=(), unreadable=f"cannot open: {error.strerror or error}")
+        why = f"cannot open: {error.strerror or error}"
+    if why is not None:
+        os.close(fd)
+        return why
+    return os.fdopen(fd, "rb")
+
+
+def read_path(path: str, max_events: int = MAX_EVENTS) -> LogFile:
+    """Read a regular file (``.jsonl`` or ``.jsonl.zst``) or ``-`` (stdin); total."""
+    if path == STDIN:
+        return read_stream(sys.stdin.buffer, "<stdin>", max_events=max_events)
+    handle = open_regular(path)
+    if isinstance(handle, str):
+        return _unreadable(path, handle)
+    return read_handle(handle, path, Path(path), max_events)
+
+
+def read_handle(handle: BinaryIO, name: str, sidecar_path: Path | None, max_events: int = MAX_EVENTS) -> LogFile:
+    """Read an open binary handle (closed afterwards); a name ending ``.zst``
+    is a zstandard stream."""
     with handle:
-        return read_stream(handle, path, p)
+        if not name.endswith(".zst"):
+            return read_stream(handle, name, sidecar_path, max_events=max_events)
+        try:
+            frames = ZstdFrames(handle)
+        except ImportError:
+            return _unreadable(name, "the zstandard package is not installed (needed for .zst files)")
+        with io.BufferedReader(frames, buffer_size=256 * 1024) as stream:
+            return read_stream(stream, name, sidecar_path, max_events=max_events)
 
 
 def session_id(log: LogFile) -> str:

@@ -1,0 +1,78 @@
+"""The Python API of the log checker: one file in, one report out, and a summary fold.
+
+Stable (issue 21): these names and signatures change only with a new major
+version.  The command line (``sessionspec check``) runs exactly these
+functions, so a report from here is the report the command prints::
+
+    from sessionspec import api
+
+    report = api.check_file("session.jsonl")          # or api.check_bytes(data, "s.jsonl.zst")
+    report.verdict                                    # api.Verdict.VALID, INVALID, UNKNOWN, UNREADABLE
+    report.to_json()                                  # the object `check --format json` prints for the file
+    api.summarize([report]).to_json()                 # the summary object it prints last
+
+For a fleet, map :func:`check_file` (or :func:`check_url`) over the files on
+any engine and reduce with :meth:`Summary.add` and :meth:`Summary.merge`
+(associative and commutative, with ``Summary()`` as the empty summary); see
+``docs/check.md`` (Fleets: ``sessionspec check --dask``, Spark, Ray).
+"""
+
+from __future__ import annotations
+
+import io
+
+from model.log import Dialect
+from sessionspec.check.checker import (
+    EXIT_CODES,
+    FileReport,
+    Finding,
+    Summary,
+    Verdict,
+    check_handle,
+    check_location,
+    check_path,
+    summarize,
+)
+from sessionspec.check.command import json_line, report_line, summary_line
+from sessionspec.check.logfile import MAX_EVENTS
+
+__all__ = [
+    "EXIT_CODES",
+    "MAX_EVENTS",
+    "Dialect",
+    "FileReport",
+    "Finding",
+    "Summary",
+    "Verdict",
+    "check_bytes",
+    "check_file",
+    "check_url",
+    "json_line",
+    "report_line",
+    "summarize",
+    "summary_line",
+]
+
+def check_file(path: str, *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+    """Check one log file (``.jsonl`` or ``.jsonl.zst``; ``-`` reads stdin).
+
+    Never raises for bad input: a missing, non-regular or undecodable file
+    is an ``unreadable`` report with the reason."""
+    return check_path(path, dialect, strict_quirks, max_events)
+
+
+def check_bytes(
+    data: bytes, name: str = "<bytes>", *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS
+) -> FileReport:
+    """Check a log given as bytes; ``name`` is the report's path, and a name
+    ending ``.zst`` means the bytes are a zstandard stream.  No file is read
+    (no ``sessions.json`` sidecar, no fork parent beside it)."""
+    return check_handle(io.BytesIO(data), name, dialect, strict_quirks, max_events)
+
+
+def check_url(url: str, *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+    """Check one log named by a URL through fsspec (``s3://…``, ``gs://…``,
+    ``file://…``; needs ``sessionspec[dask]``, or fsspec and the store's own
+    fsspec backend).  A ``file://`` URL or a plain path is read as by
+    :func:`check_file` (regular files only); the report's path is the URL."""
+    return check_location(url, dialect, strict_quirks, max_events)

@@ -1,0 +1,93 @@
+"""``sessionspec check --dask`` (issue 21): a local Dask cluster of 2 worker
+processes over real and generated logs gives, byte for byte, the output of
+``check --jobs 1``.  Skipped with the reason when the optional extra
+``sessionspec[dask]`` is missing; ``.ci/run`` installs it, so CI runs this."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import GROUNDTRUTH, REAL
+
+from sessionspec.cli import main
+from sessionspec.generate import write_log
+
+pytest.importorskip("dask.bag", reason="the optional extra is not installed: pip install -e '.[dask]'")
+pytest.importorskip("distributed", reason="the optional extra is not installed: pip install -e '.[dask]'")
+pytest.importorskip("fsspec", reason="the optional extra is not installed: pip install -e '.[dask]'")
+
+GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def check(capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
+    """``sessionspec check`` in this process (no interpreter start-up per run)."""
+
+    def run(*argv: str) -> Run:
+        code = main(["check", "--no-progress", *argv])
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err, err
+        return Run(code, out, err)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Generated logs of several sizes, an invalid one, a mixed-marker one and
+    an unreadable one (a FIFO), beside the real logs."""
+    folder = tmp_path_factory.mktemp("fleet")
+    for seed, events in enumerate((100, 300, 700)):
+        with (folder / f"gen-{seed}.jsonl").open("w") as out:
+            write_log(out, events, seed)
+    (folder / "bad.jsonl").write_bytes(GOOD.read_bytes().replace(b'"seq":4,', b'"seq":40,', 1))
+    (folder / "mixed.jsonl").write_bytes(GOOD.read_bytes() + b'{"type":"session/end-seed","seq":56,"time":1796222150099,"data":{}}\n')
+    os.mkfifo(folder / "pipe.jsonl")
+    return folder
+
+
+def test_a_local_cluster_of_two_workers_equals_jobs_1_byte_for_byte(fleet: Path, check: Callable[..., Run]) -> None:
+    paths = (str(REAL / "a55f148516"), str(fleet))
+    sequential = check("--format", "json", "--jobs", "1", *paths)
+    distributed = check("--format", "json", "--dask", "local", "--jobs", "2", *paths)
+    assert sequential.returncode == 2  # the FIFO is unreadable
+    assert distributed.stdout == sequential.stdout and distributed.returncode == sequential.returncode
+    assert sequential.stdout.count("\n") == 54 + 6 + 1  # 54 real logs, 6 of the fleet, the summary
+
+
+def test_text_output_and_a_local_scheduler_equal_jobs_1(fleet: Path, check: Callable[..., Run]) -> None:
+    sequential = check(str(fleet))
+    threaded = check("--dask", "threads", "--jobs", "2", str(fleet))
+    assert threaded.stdout == sequential.stdout and threaded.returncode == sequential.returncode == 2
+
+
+def test_a_file_url_glob_is_expanded_by_the_client(fleet: Path, check: Callable[..., Run]) -> None:
+    result = check("--format", "json", "--dask", "synchronous", f"file://{fleet}/gen-*.jsonl")
+    local = check("--format", "json", *sorted(str(p) for p in fleet.glob("gen-*.jsonl")))
+    assert result.returncode == local.returncode == 0
+    assert result.stdout == local.stdout.replace(f'"path": "{fleet}', f'"path": "file://{fleet}')
+
+
+def test_no_file_and_stdin_are_clear_errors(fleet: Path, check: Callable[..., Run]) -> None:
+    empty = fleet / "empty-dir"
+    empty.mkdir(exist_ok=True)
+    result = check("--dask", "synchronous", str(empty))
+    assert result.returncode == 2 and "no session-log files" in result.stderr
+    result = check("--dask", "synchronous", "-")
+    assert result.returncode == 2 and "--dask cannot read - (stdin)" in result.stderr
+
+
+def test_a_bad_scheduler_address_is_a_clear_error_not_a_bug(fleet: Path, check: Callable[..., Run]) -> None:
+    result = check("--dask", "no-port-here", str(fleet))
+    assert result.returncode == 2 and result.stderr.startswith("sessionspec check: dask scheduler no-port-here: ValueError")

@@ -1521,6 +1521,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     runner.add_argument("--adapter", default=None, metavar="CMD",
                         help="the adapter command (default: the model itself, in this process)")
     runner.add_argument("--verbose", "-v", action="store_true", help="list every vector, not only failures")
+    from sessionspec.conformance.pack import add_pack_parser  # issue 20: the release artifact
+
+    add_pack_parser(sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -1529,8 +1532,12 @@ def run(args: argparse.Namespace) -> int:
             return _generate(Path(args.out) if args.out else VECTORS_DIR, args.check)
         case "run":
             return _run(Path(args.directory), args.adapter, args.verbose)
+        case "pack":
+            from sessionspec.conformance.pack import run_pack
+
+            return run_pack(args)
         case _:
-            print("sessionspec vectors: choose an action: generate or run", file=sys.stderr)
+            print("sessionspec vectors: choose an action: generate, run or pack", file=sys.stderr)
             return 2
 
 

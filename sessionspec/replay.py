@@ -31,6 +31,7 @@ from model.reconstruct import RequestPoint, request_points
 from model.rejected import Rejected
 from model.wire import Request, request_to_json
 from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
+from sessionspec.options import add_dialect
 
 HELP = "reconstruct every request of a session log from the log alone (text, json or html)"
 
@@ -476,7 +477,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json", "html"), default="text")
     parser.add_argument("--request", type=int, metavar="N", help="only request N (1-based, dispatch order)")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
-    parser.add_argument("--dialect", choices=("a55", "d08"), default="a55")
+    add_dialect(parser, default=Dialect.A55, help="the log's dialect (default a55; DIA-8: d08 has no session prefix)")
     parser.add_argument("--seed-length", type=int, metavar="N",
                         help="events before N belong to a seed (default: the session header's seedLength, else 0)")
     parser.add_argument("--economics", action="store_true", help="add input/cache-hit tokens and the first differing block")
@@ -503,7 +504,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sessionspec replay: {path}:{loaded.line}: {loaded.rejected}", file=sys.stderr)
         return 1
     seed = args.seed_length if args.seed_length is not None else (loaded.header.seed_length if loaded.header else 0)
-    dialect = Dialect.A55 if args.dialect == "a55" else Dialect.D08
+    dialect: Dialect = args.dialect
     report = replay(loaded.events, dialect=dialect, first_live_seq=seed, instruction=instruction,
                     cache_model=PRESETS[args.cache_model] if args.economics else None)
     if isinstance(report, Rejected):

@@ -33,6 +33,7 @@ from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audit import audit_events, check_fork_seed
 from sessionspec.check.logfile import STDIN, LogFile, find_parent_file, read_path, session_id
+from sessionspec.options import add_dialect
 
 HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
@@ -337,7 +338,7 @@ def _positive_int(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories (recursive), - for stdin; none: the bundled samples")
-    parser.add_argument("--dialect", choices=[d.name for d in Dialect], help="force a dialect instead of detecting it per file (FMT-10)")
+    add_dialect(parser, default=None, help="force a dialect instead of detecting it per file (FMT-10)")  # one spelling: sessionspec/options.py
     parser.add_argument("--format", choices=["text", "json"], default="text", help="text (default) or json (JSON Lines, one object per file, then a summary)")
     parser.add_argument("-q", "--quiet", action="store_true", help="text format: omit the verdict lines of valid files")
     parser.add_argument("-j", "--jobs", type=_positive_int, default=1, metavar="N",
@@ -443,7 +444,7 @@ def run(args: argparse.Namespace) -> int:
     if paths.count(STDIN) > 1:
         print("sessionspec check: - (stdin) may be given only once", file=sys.stderr)
         return 2
-    forced = Dialect[args.dialect] if args.dialect else None
+    forced: Dialect | None = args.dialect
     # Workers cannot share the parent's stdin: a run that reads - stays in one process.
     jobs = 1 if STDIN in paths else args.jobs
     out: TextIO = sys.stdout

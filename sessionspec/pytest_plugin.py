@@ -28,12 +28,15 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from sessionspec.conformance.adapter import AdapterError, ProcessAdapter
-from sessionspec.conformance.vector_format import FORMAT, FormatError, file_text
+if TYPE_CHECKING:
+    from sessionspec.conformance.adapter import ProcessAdapter
+
+# The model and the kit are imported only when --sessionspec-adapter is given:
+# the plugin loads in every pytest run of an environment that has sessionspec.
 
 PACKAGED_VECTORS: Final = Path(__file__).resolve().parent / "_vectors"
 SOURCE_VECTORS: Final = Path(__file__).resolve().parents[1] / "vectors"
@@ -77,6 +80,8 @@ class _State:
     def connection(self) -> ProcessAdapter:
         """This process's adapter (one per pytest process, so one per xdist worker)."""
         if self.adapter is None:
+            from sessionspec.conformance.adapter import ProcessAdapter
+
             self.adapter = ProcessAdapter(self.command)
         return self.adapter
 
@@ -95,6 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
     command = config.getoption("--sessionspec-adapter")
     if command is None:
         return
+    from sessionspec.conformance.vector_format import FormatError
     from sessionspec.conformance.vectors import load_dir
 
     if not shlex.split(command):
@@ -151,6 +157,8 @@ def replay_command(state: _State, directory: Path) -> str:
 
 def write_replay(state: _State, name: str, document: Mapping[str, Any]) -> Path:
     """Write ``document`` as ``<failures>/<name>/<group>.json``; the directory."""
+    from sessionspec.conformance.vector_format import file_text
+
     directory = state.failures / marker_name(name)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{marker_name(str(document['group']))}.json").write_text(file_text(document), encoding="utf-8")
@@ -173,6 +181,8 @@ class VectorItem(pytest.Item):
         self.extra_keyword_matches.update({group, *rules})
 
     def runtest(self) -> None:
+        from sessionspec.conformance.adapter import AdapterError
+        from sessionspec.conformance.vector_format import FORMAT
         from sessionspec.conformance.vectors import run_vector
 
         state = self.config.stash[STATE]
@@ -214,7 +224,9 @@ class ConformItem(pytest.Item):
         self.add_marker(pytest.mark.sessionspec_conform)
 
     def runtest(self) -> None:
+        from sessionspec.conformance.adapter import AdapterError
         from sessionspec.conformance.conform import run_conform
+        from sessionspec.conformance.vector_format import FORMAT
 
         state = self.config.stash[STATE]
         try:

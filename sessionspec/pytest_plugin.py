@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="traces the conform item generates (default 100; 0 leaves the conform item out)")
     group.addoption("--sessionspec-seed", metavar="S", type=int, default=None,
                     help="random seed of the conform item (default: derandomized, reproducible)")
+    group.addoption("--sessionspec-timeout", metavar="SECONDS", type=float, default=60.0,
+                    help="a vector whose adapter does not answer within SECONDS fails and the adapter is restarted (default 60)")
     group.addoption("--sessionspec-failures", metavar="DIR", default=".sessionspec-failures",
                     help="where each failing vector is written as a replayable one-vector directory (default .sessionspec-failures)")
 
@@ -75,6 +78,7 @@ class _State:
     examples: int
     seed: int | None
     failures: Path
+    timeout: float
     adapter: ProcessAdapter | None = field(default=None)
 
     def connection(self) -> ProcessAdapter:
@@ -116,9 +120,12 @@ def pytest_configure(config: pytest.Config) -> None:
     examples = config.getoption("--sessionspec-examples")
     if examples < 0:
         raise pytest.UsageError("--sessionspec-examples must be 0 or more")
+    timeout = config.getoption("--sessionspec-timeout")
+    if not timeout > 0:
+        raise pytest.UsageError("--sessionspec-timeout must be a positive number of seconds")
     failures = Path(config.getoption("--sessionspec-failures"))
     config.stash[STATE] = _State(command=command, directory=directory, documents=documents, examples=examples,
-                                 seed=config.getoption("--sessionspec-seed"),
+                                 seed=config.getoption("--sessionspec-seed"), timeout=timeout,
                                  failures=failures if failures.is_absolute() else config.rootpath / failures)
     for document in documents:
         config.addinivalue_line("markers", f"sessionspec_{marker_name(document['group'])}: vectors of group {document['group']}")
@@ -190,9 +197,26 @@ class VectorItem(pytest.Item):
             adapter = state.connection()
         except AdapterError as failed:
             raise Failed(f"adapter: {failed}") from None
-        result = run_vector(adapter, self.vector)
+        # A hung adapter must not hang CI: past the timeout the process is
+        # killed, its output closes, and run_vector reports an adapter failure.
+        expired = threading.Event()
+
+        def kill() -> None:
+            expired.set()
+            adapter.process.kill()
+
+        watchdog = threading.Timer(state.timeout, kill)
+        watchdog.start()
+        try:
+            result = run_vector(adapter, self.vector)
+        finally:
+            watchdog.cancel()
+        timed_out = expired.is_set() and not result.passed
         if any(f.startswith("adapter:") for f in result.failures):
             state.drop()
+        if timed_out:
+            raise Failed(f"vector {self.vector['id']}: the adapter did not answer within {state.timeout:g} s "
+                         f"(killed; --sessionspec-timeout)")
         if result.passed:
             return
         directory = write_replay(state, str(self.vector["id"]), {

@@ -119,3 +119,12 @@ def test_an_adapter_that_cannot_start_fails_each_item_clearly(pytester: pytest.P
                                 "--sessionspec-examples", "0", "-k", "loop/header/empty-tools")
     result.assert_outcomes(failed=1)
     assert "cannot start adapter" in result.stdout.str() and "Traceback" not in result.stdout.str()
+
+
+def test_a_hung_adapter_fails_the_item_after_the_timeout(pytester: pytest.Pytester) -> None:
+    """An adapter that reads but never answers must not hang CI."""
+    hung = pytester.makepyfile(hung="import sys, time\nfor _ in sys.stdin:\n    time.sleep(3600)\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--sessionspec-adapter", f"{sys.executable} {hung}",
+                                "--sessionspec-timeout", "1", "--sessionspec-examples", "0", "-k", "loop/header/empty-tools")
+    result.assert_outcomes(failed=1)
+    assert "did not answer within 1 s" in result.stdout.str()

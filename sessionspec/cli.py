@@ -48,7 +48,12 @@ def _load(name: str) -> Command | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sessionspec", description="Reference model and conformance oracle for agent session logs.")
+    from sessionspec.options import exit_codes_text, version_text
+
+    parser = argparse.ArgumentParser(prog="sessionspec", description="Reference model and conformance oracle for agent session logs.",
+                                     epilog=exit_codes_text() + "\n\nOne spelling for every option: docs/cli.md.",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         command = _load(name)

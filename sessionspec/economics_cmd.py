@@ -4,10 +4,24 @@ alternatives, over the same generated workloads (see docs/economics.md)."""
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import sys
 
-from model.economics import DESIGN_TITLES, PRESETS, DesignResult, Workload, compare_designs, effective_cost
+from model.economics import (
+    DESIGN_TITLES,
+    PRESETS,
+    CacheModel,
+    Design,
+    DesignResult,
+    Workload,
+    compare_designs,
+    design_requests,
+    effective_cost,
+    generate_scenario,
+    request_costs,
+)
+from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
 
 HELP = "compare the session-prefix design with its alternatives (full-price vs cache-read tokens, resume drift)"
 
@@ -19,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=3, metavar="N", help="generated scenarios per workload (seeds 1..N)")
     parser.add_argument("--notice-chars", type=int, metavar="N",
                         help="size of design (a+)'s durable change notice (default: the opener's size, 8000)")
-    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text",
+                        help="html: one page with the token chart of every design and workload (seed 1's scenario)")
 
 
 def _row(r: DesignResult, cost: float) -> tuple[str, ...]:
@@ -41,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
              "headerChanges": r.header_changes, "staleRequests": r.stale_requests, "afterSlotTokens": r.after_tokens}
             for r in results]}, indent=1))
         return 0
+    if args.format == "html":
+        sys.stdout.write(economics_html(results, model, args.notice_chars))
+        return 0
     print(f"cache model: {model.name} ({model.source}); cost = full-price + {model.read_price} x cache-read")
     for workload in Workload:
         rows = [r for r in results if r.workload is workload]
@@ -57,3 +75,42 @@ def run(args: argparse.Namespace) -> int:
             for r in rows:
                 print(f"  {DESIGN_TITLES[r.design]:34}" + "".join(f"{v:>13}" for v in _row(r, effective_cost(r, model))))
     return 0
+
+
+def design_bars(workload: Workload, design: Design, model: CacheModel, notice_chars: int | None, seed: int = 1) -> list[Bar]:
+    """One bar per request the design sends in the scenario of ``seed``: markers
+    for a ``change`` header (the envelope changed inside an instance) and for
+    each resumed instance's first request."""
+    requests = design_requests(generate_scenario(workload, seed, notice_chars=notice_chars), design)
+    costs = request_costs([r.shape for r in requests], model)
+    return [bar_of(r.shape, c, label=f"request {i + 1} (instance {r.instance})",
+                   markers=(("header",) if r.header_changed else ()) + (("resume",) if r.first_of_instance and i > 0 else ()))
+            for i, (r, c) in enumerate(zip(requests, costs))]
+
+
+def economics_html(results: tuple[DesignResult, ...], model: CacheModel, notice_chars: int | None) -> str:
+    """One self-contained page (no script, no network): per workload the table
+    of every design, then each design's token chart for the scenario of seed 1."""
+    parts = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sessionspec economics</title>",
+             "<style>body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222} table{border-collapse:collapse}"
+             " td,th{border:1px solid #bbb;padding:2px 6px;text-align:right} td:first-child{text-align:left}"
+             " .chart{margin:1em 0}</style></head><body>",
+             f"<h1>sessionspec economics: the session-prefix design against its alternatives</h1>"
+             f"<p>cache model {html.escape(model.name)} ({html.escape(model.source)}); cost = full-price + "
+             f"{model.read_price} &times; cache-read. Tables sum the generated scenarios; charts show seed 1's scenario.</p>",
+             legend_html(None, model.name, window_note=False)]
+    for workload in Workload:
+        parts.append(f"<h2 id=\"workload-{workload.name.lower()}\">opener {html.escape(workload.value)}</h2><table><tr><th>design</th>"
+                     + "".join(f"<th>{c}</th>" for c in COLUMNS) + "</tr>")
+        for r in (r for r in results if r.workload is workload):
+            parts.append(f"<tr><td>{html.escape(DESIGN_TITLES[r.design])}</td>"
+                         + "".join(f"<td>{v}</td>" for v in _row(r, effective_cost(r, model))) + "</tr>")
+        parts.append("</table>")
+        for design in Design:
+            chart_id = f"chart-{workload.name.lower()}-{design.name.lower()}"
+            title = f"{DESIGN_TITLES[design]}, opener {workload.value}"
+            parts.append(f"<div class=\"chart\" data-design=\"{design.name}\" data-workload=\"{workload.name}\">"
+                         + svg_chart(design_bars(workload, design, model, notice_chars), title=title, chart_id=chart_id)
+                         + "</div>")
+    parts.append("</body></html>\n")
+    return "".join(parts)

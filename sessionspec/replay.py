@@ -29,7 +29,9 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, j
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.wire import Request, request_to_json
+from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
 from sessionspec.fast.request_points import RequestPoint, request_points
+from sessionspec.options import add_dialect
 
 HELP = "reconstruct every request of a session log from the log alone (text, json or html)"
 
@@ -366,11 +368,50 @@ def _content_html(value: Json | Absent) -> str:
             f"<pre>{html.escape(text)}</pre></details>")
 
 
-def report_to_html(report: ReplayReport) -> str:
-    """One self-contained page: no scripts, no external resources."""
+def chart_markers(report: ReplayReport, r: ReplayedRequest, previous: ReplayedRequest | None,
+                  previous_boundary: int) -> tuple[str, ...]:
+    """The chart's markers for request ``r`` (sessionspec/chart.py): a new
+    ``change`` or ``resume`` header in force (HDR-7), a compaction (a
+    ``compact/start`` or a checkpoint replace, CMP-22) since the previous request."""
+    markers: list[str] = []
+    if previous is None or previous.point.header_seq != r.point.header_seq:
+        if r.header_reason == "change":
+            markers.append("header")
+        elif r.header_reason == "resume":
+            markers.append("resume")
+    if any(previous_boundary <= e.seq < r.point.step_start_seq
+           and (e.type == "compact/start" or (isinstance(e.surface_op, JsonObject) and get(e.surface_op, "op") == "replace"
+                                              and replace_kind(e) == "compaction checkpoint"))
+           for e in report.events):
+        markers.append("compaction")
+    return tuple(markers)
+
+
+def chart_of(report: ReplayReport, *, context_window: int | None = None) -> str:
+    """The token chart of the session (sessionspec/chart.py): the economics of
+    ``--economics``, else the neutral cache model's."""
+    model = PRESETS[report.cache_model or "neutral"]
+    shapes = [shape_of_request(_request_of(r), r.prefix_length) for r in report.requests]
+    costs = request_costs(shapes, model)
+    bars: list[Bar] = []
+    boundary = report.first_live_seq
+    previous: ReplayedRequest | None = None
+    for r, shape, cost in zip(report.requests, shapes, costs):
+        bars.append(bar_of(shape, cost, label=f"request {r.index + 1} (turn {r.point.turn}, step {r.point.step})",
+                           link=f"request-{r.index + 1}", markers=chart_markers(report, r, previous, boundary)))
+        boundary, previous = r.point.step_start_seq, r
+    title = f"input tokens per request ({len(bars)} request(s), {model.name} cache model)"
+    return svg_chart(bars, title=title, context_window=context_window, chart_id="session-chart") + \
+        legend_html(context_window, model.name)
+
+
+def report_to_html(report: ReplayReport, *, context_window: int | None = None) -> str:
+    """One self-contained page: no scripts, no external resources; the token
+    chart of the session at the top."""
     parts: list[str] = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sessionspec replay</title>",
                         f"<style>{_CSS}</style></head><body>",
                         f"<h1>sessionspec replay: {len(report.requests)} request(s), dialect {report.dialect.value}</h1>",
+                        f"<div class=\"chart\">{chart_of(report, context_window=context_window)}</div>",
                         "<p class=\"legend\"><span class=\"key-prefix\">session prefix</span>"
                         "<span class=\"key-shared\">shared with the previous request (cacheable)</span>"
                         "<span class=\"key-new\">new</span></p>",
@@ -436,11 +477,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json", "html"), default="text")
     parser.add_argument("--request", type=int, metavar="N", help="only request N (1-based, dispatch order)")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
-    parser.add_argument("--dialect", choices=("a55", "d08"), default="a55")
+    add_dialect(parser, default=Dialect.A55, help="the log's dialect (default a55; DIA-8: d08 has no session prefix)")
     parser.add_argument("--seed-length", type=int, metavar="N",
                         help="events before N belong to a seed (default: the session header's seedLength, else 0)")
     parser.add_argument("--economics", action="store_true", help="add input/cache-hit tokens and the first differing block")
     parser.add_argument("--cache-model", choices=sorted(PRESETS), default="neutral", help="provider cache model for --economics")
+    parser.add_argument("--context-window", type=int, metavar="N",
+                        help="html: draw the routed model's context window (tokens; the log does not record it, CMP-8)")
     parser.add_argument("--instruction-file", metavar="FILE",
                         help="compaction instruction text for summariser requests (an opaque, unlogged parameter)")
 
@@ -453,12 +496,15 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as problem:
         print(f"sessionspec replay: cannot read: {problem}", file=sys.stderr)
         return 2
+    if args.context_window is not None and args.context_window <= 0:
+        print("sessionspec replay: --context-window must be a positive number of tokens", file=sys.stderr)
+        return 2
     loaded = load_log_text(text)
     if isinstance(loaded, LoadError):
         print(f"sessionspec replay: {path}:{loaded.line}: {loaded.rejected}", file=sys.stderr)
         return 1
     seed = args.seed_length if args.seed_length is not None else (loaded.header.seed_length if loaded.header else 0)
-    dialect = Dialect.A55 if args.dialect == "a55" else Dialect.D08
+    dialect: Dialect = args.dialect
     report = replay(loaded.events, dialect=dialect, first_live_seq=seed, instruction=instruction,
                     cache_model=PRESETS[args.cache_model] if args.economics else None)
     if isinstance(report, Rejected):
@@ -478,7 +524,7 @@ def run(args: argparse.Namespace) -> int:
         case "json":
             output = json.dumps(report_to_json(report), ensure_ascii=False, indent=1) + "\n"
         case "html":
-            output = report_to_html(report)
+            output = report_to_html(report, context_window=args.context_window)
         case _:
             output = report_to_text(report)
     if args.out:

@@ -17,6 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.properties and args.format == "json":  # docs/schemas/rules.v1.schema.json
+        print(json.dumps({"registry": registry_digest(), "properties": [
+            {"id": p.id, "checks": list(p.checks), "statement": p.statement} for p in properties()]}, indent=2, sort_keys=True))
+        return 0
     if args.properties:
         for p in properties():
             print(f"{p.id}\t{','.join(p.checks)}\t{p.statement}")

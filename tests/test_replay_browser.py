@@ -113,3 +113,108 @@ def test_replay_html_screenshot_has_no_prefix_colour_without_a_prefix(tmp_path: 
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     colours = _png_pixels(shot.read_bytes())
     assert PREFIX_BG not in colours and NEW_BG in colours
+
+
+# --------------------------------------------------------------------------- the token chart (issue 20)
+
+CACHE_READ_FILL, NEW_FILL = (0x55, 0xAA, 0x55), (0x33, 0x66, 0xCC)
+
+
+class _Proxy:
+    """A local HTTP proxy that records every connection the browser makes to it."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.requests: list[bytes] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.requests.append(conn.recv(4096).split(b"\r\n", 1)[0])
+                    conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                except OSError:
+                    self.requests.append(b"(connection)")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.server.close()
+
+
+# Chromium's own service traffic (network time, component updates, sign-in), seen
+# for a blank page too; matched exactly so a page's own request (fonts.googleapis.com,
+# a CDN) is never mistaken for it.
+BROWSER_SERVICE = (b"GET http://clients2.google.com/time/1/current?", b"CONNECT update.googleapis.com:443 ",
+                   b"POST http://update.googleapis.com/service/update2/json?", b"CONNECT accounts.google.com:443 ")
+
+
+def _through_proxy(page: Path) -> list[bytes]:
+    """The requests the browser made while loading ``page``, its own service traffic left out."""
+    proxy = _Proxy()
+    try:
+        done = _browser(f"--proxy-server=http://127.0.0.1:{proxy.port}", "--proxy-bypass-list=<-loopback>",
+                        "--dump-dom", page.as_uri())
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        proxy.close()
+    return [r for r in proxy.requests if not r.startswith(BROWSER_SERVICE)]
+
+
+def _chart_page(scenario: str, tmp: Path) -> tuple[Path, ReplayReport]:
+    from model.economics import NEUTRAL
+
+    loaded = load_log_text((GROUNDTRUTH / scenario / "session.jsonl").read_text(encoding="utf-8"))
+    assert isinstance(loaded, LoadedLog)
+    report = replay(loaded.events, cache_model=NEUTRAL)
+    assert isinstance(report, ReplayReport)
+    page = tmp / "chart.html"
+    page.write_text(report_to_html(report, context_window=2000), encoding="utf-8")
+    return page, report
+
+
+def test_chart_renders_one_bar_per_request(tmp_path: Path) -> None:
+    page, report = _chart_page("j1-pressure-compaction", tmp_path)
+    done = _browser("--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    assert dom.count("<svg") == 1 and dom.count('<g class="bar"') == len(report.requests) == 8
+    assert dom.count('class="context-window"') == 1
+
+
+def test_chart_screenshot_shows_the_cache_read_and_new_segments(tmp_path: Path) -> None:
+    page, _ = _chart_page("j1-pressure-compaction", tmp_path)
+    shot = tmp_path / "chart.png"
+    # Only the top of the page (title and chart): the message regions below use other colours.
+    done = _browser(f"--screenshot={shot}", "--window-size=900,300", page.as_uri())
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    colours = _png_pixels(shot.read_bytes())
+    assert CACHE_READ_FILL in colours and NEW_FILL in colours
+
+
+def test_replay_and_economics_pages_make_no_network_request(tmp_path: Path) -> None:
+    from model.economics import NEUTRAL, compare_designs
+    from sessionspec.economics_cmd import economics_html
+
+    page, _ = _chart_page("g-header-change-system-and-tools", tmp_path)
+    economics = tmp_path / "economics.html"
+    economics.write_text(economics_html(compare_designs((1,), NEUTRAL), NEUTRAL, None), encoding="utf-8")
+    # Control: the detector sees a page that does load something.
+    control = tmp_path / "control.html"
+    control.write_text('<!DOCTYPE html><html><body><img src="http://sessionspec.invalid/x.png"></body></html>', encoding="utf-8")
+    assert _through_proxy(control), "the proxy saw no request from the control page"
+    assert _through_proxy(page) == []
+    assert _through_proxy(economics) == []

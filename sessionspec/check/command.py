@@ -32,6 +32,7 @@ from sessionspec.check.checker import (
 )
 from sessionspec.check.logfile import MAX_EVENTS, STDIN
 from sessionspec.check.paths import LogPath, Unlistable, escape_text, iter_log_paths
+from sessionspec.options import add_dialect
 
 HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
 
@@ -65,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = exit_code_text() + "\n\nsee docs/check.md"
     parser.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories (recursive), - for stdin; none: the bundled samples")
-    parser.add_argument("--dialect", choices=[d.name for d in Dialect], help="force a dialect instead of detecting it per file (FMT-10)")
+    add_dialect(parser, default=None, help="force a dialect instead of detecting it per file (FMT-10)")  # one spelling: sessionspec/options.py
     parser.add_argument("--format", choices=["text", "json"], default="text", help="text (default) or json (JSON Lines, one object per file, then a summary)")
     parser.add_argument("-q", "--quiet", action="store_true", help="text format: omit the verdict lines of valid files")
     parser.add_argument("-j", "--jobs", type=_positive_int, default=1, metavar="N",
@@ -210,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     if paths.count(STDIN) > 1:
         print("sessionspec check: - (stdin) may be given only once", file=sys.stderr)
         return 2
-    forced = Dialect[args.dialect] if args.dialect else None
+    forced: Dialect | None = args.dialect
     if args.dask is not None:
         from sessionspec.check.dask_run import run_dask  # the optional extra, imported only when asked for
 

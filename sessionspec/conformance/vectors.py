@@ -86,6 +86,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_driver_arguments(runner)
     runner.add_argument("--verdicts-only", action="store_true",
                         help="exit 0 when every verdict agrees, even if rejections name no rule (sessionspec-adapter/2)")
+    from sessionspec.conformance.pack import add_pack_parser  # issue 20: the release artifact
+
+    add_pack_parser(sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,8 +97,12 @@ def run(args: argparse.Namespace) -> int:
             return _generate(Path(args.out) if args.out else VECTORS_DIR, args.check)
         case "run":
             return _run(Path(args.directory), args.adapter, args)
+        case "pack":
+            from sessionspec.conformance.pack import run_pack
+
+            return run_pack(args)
         case _:
-            print("sessionspec vectors: choose an action: generate or run", file=sys.stderr)
+            print("sessionspec vectors: choose an action: generate, run or pack", file=sys.stderr)
             return 2
 
 

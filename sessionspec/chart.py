@@ -1,0 +1,162 @@
+"""Where a session's input tokens go, as an inline SVG bar chart (no script, no network).
+
+One stacked bar per request, bottom to top in provider cache order:
+
+- ``prefix``: the session prefix (the header's ``messagePrefix`` messages, PFX;
+  for ``economics`` the design's prefix blocks).  Its part read from the cache is
+  solid, its full-price part hatched (``seg-prefix-full``);
+- ``cache-read``: the other tokens (tools, system, history) the cache model
+  meters as read from cache;
+- ``new``: the other tokens, at full price.
+
+The three add up to the request's input tokens (model/economics.py estimates;
+the cache model decides the hits).  Markers above a bar: ``H`` a ``change``
+header took effect at this request, ``R`` a ``resume`` header (a resumed
+instance), ``C`` a compaction happened since the previous request.  A dashed
+line marks the context window when it is known (the routed model's capacity is
+not in the log, CMP-8: ``replay --context-window N``).  Used by
+``replay --format html`` and ``economics --format html``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, final
+
+from model.economics import BlockKind, RequestCost, RequestShape
+
+LEADING: Final = frozenset({BlockKind.TOOLS, BlockKind.SYSTEM})  # before the prefix in cache order
+MARKERS: Final = {"header": ("H", "header change", "#05c"), "resume": ("R", "resume", "#a0a"),
+                  "compaction": ("C", "compaction", "#b50")}
+COLOURS: Final = {"prefix": "#c80", "cache-read": "#5a5", "new": "#36c"}
+
+PLOT_HEIGHT: Final = 200
+LEFT: Final = 64
+TOP: Final = 28
+BOTTOM: Final = 40
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bar:
+    """One request's tokens split as the chart draws them (they add up to ``input``)."""
+
+    label: str  # shown under the bar and in its tooltip
+    link: str | None  # fragment of the request's section on the page, if any
+    input: int
+    prefix_read: int
+    prefix_full: int
+    cache_read: int
+    new: int
+    markers: tuple[str, ...]  # keys of MARKERS
+
+    @property
+    def prefix(self) -> int:
+        return self.prefix_read + self.prefix_full
+
+
+def bar_of(shape: RequestShape, cost: RequestCost, *, label: str, link: str | None = None,
+           markers: Sequence[str] = ()) -> Bar:
+    """Split a request by its blocks and metered hit.  A hit covers leading
+    tokens in cache order (tools, system, prefix, history), so the prefix is
+    read after tools and system, and what is not read is full price."""
+    assert cost.input_tokens == shape.tokens, "the cost belongs to this shape"
+    leading = sum(b.tokens for b in shape.blocks if b.kind in LEADING)
+    prefix = sum(b.tokens for b in shape.blocks if b.kind is BlockKind.PREFIX)
+    hit = cost.cache_hit_tokens
+    prefix_read = min(max(hit - leading, 0), prefix)
+    cache_read = hit - prefix_read
+    return Bar(label=label, link=link, input=shape.tokens, prefix_read=prefix_read, prefix_full=prefix - prefix_read,
+               cache_read=cache_read, new=shape.tokens - prefix - cache_read, markers=tuple(markers))
+
+
+def _ticks(top: int) -> list[int]:
+    if top <= 0:
+        return [0]
+    step = 10 ** max(len(str(top)) - 1, 0)
+    for factor in (1, 2, 5, 10):
+        if top / (step * factor) <= 5:
+            step *= factor
+            break
+    return list(range(0, top + 1, step))
+
+
+def svg_chart(bars: Sequence[Bar], *, title: str, context_window: int | None = None, chart_id: str = "chart") -> str:
+    """The chart as an ``<svg>`` element (inline in an HTML page)."""
+    n = len(bars)
+    width_per = 26 if n <= 30 else max(4, 780 // max(n, 1))
+    bar_width = max(2, width_per - (4 if width_per > 8 else 1))
+    top_value = max([b.input for b in bars] + [context_window or 0, 1])
+    scale = PLOT_HEIGHT / (top_value * 1.08)
+    width = max(LEFT + n * width_per + 20, 560)  # room for the title
+    height = TOP + PLOT_HEIGHT + BOTTOM
+    base = TOP + PLOT_HEIGHT
+
+    def y(v: float) -> float:
+        return round(base - v * scale, 1)
+
+    out: list[str] = [
+        f'<svg class="token-chart" id="{html.escape(chart_id)}" role="img" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" data-requests="{n}">',
+        f"<title>{html.escape(title)}</title>",
+        '<defs><pattern id="' + html.escape(chart_id) + '-hatch" width="4" height="4" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="4" height="4" fill="#fff"/>'
+        '<line x1="0" y1="0" x2="0" y2="4" stroke="#c80" stroke-width="2"/></pattern></defs>',
+        f'<text x="{LEFT}" y="16" font-size="13" font-weight="bold">{html.escape(title)}</text>',
+        f'<line x1="{LEFT}" y1="{base}" x2="{width - 10}" y2="{base}" stroke="#444"/>',
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="#444"/>',
+    ]
+    for tick in _ticks(int(top_value * 1.08)):
+        out.append(f'<text x="{LEFT - 4}" y="{y(tick) + 4}" font-size="10" text-anchor="end">{tick}</text>'
+                   f'<line x1="{LEFT - 2}" y1="{y(tick)}" x2="{LEFT}" y2="{y(tick)}" stroke="#444"/>')
+    out.append(f'<text x="12" y="{TOP + PLOT_HEIGHT // 2}" font-size="10" transform="rotate(-90 12 {TOP + PLOT_HEIGHT // 2})" '
+               'text-anchor="middle">input tokens</text>')
+    label_every = max(1, n // 30)
+    for i, b in enumerate(bars):
+        x = LEFT + 4 + i * width_per
+        tip = (f"{b.label}: {b.input} input tokens; prefix {b.prefix} ({b.prefix_read} read from cache), "
+               f"cache-read {b.cache_read}, new {b.new}" + "".join(f"; {MARKERS[m][1]}" for m in b.markers))
+        group = [f'<g class="bar" data-request="{i + 1}" data-input="{b.input}" data-prefix="{b.prefix}" '
+                 f'data-prefix-read="{b.prefix_read}" data-cache-read="{b.cache_read}" data-new="{b.new}" '
+                 f'data-markers="{" ".join(b.markers)}"><title>{html.escape(tip)}</title>']
+        level = 0
+        for cls, value, fill in (("seg seg-prefix", b.prefix_read, COLOURS["prefix"]),
+                                 ("seg seg-prefix seg-prefix-full", b.prefix_full, f"url(#{html.escape(chart_id)}-hatch)"),
+                                 ("seg seg-cache-read", b.cache_read, COLOURS["cache-read"]),
+                                 ("seg seg-new", b.new, COLOURS["new"])):
+            if value > 0:
+                group.append(f'<rect class="{cls}" x="{x}" y="{y(level + value)}" width="{bar_width}" '
+                             f'height="{round(value * scale, 1)}" fill="{fill}"/>')
+            level += value
+        for k, marker in enumerate(b.markers):
+            letter, name, colour = MARKERS[marker]
+            group.append(f'<text class="marker marker-{marker}" x="{x + bar_width / 2}" y="{y(b.input) - 4 - 10 * k}" '
+                         f'font-size="10" font-weight="bold" text-anchor="middle" fill="{colour}">{letter}<title>{name}</title></text>')
+        if i % label_every == 0:
+            group.append(f'<text x="{x + bar_width / 2}" y="{base + 12}" font-size="9" text-anchor="middle">{i + 1}</text>')
+        group.append("</g>")
+        body = "".join(group)
+        out.append(f'<a href="#{html.escape(b.link)}">{body}</a>' if b.link else body)
+    if context_window is not None:
+        out.append(f'<line class="context-window" x1="{LEFT}" y1="{y(context_window)}" x2="{width - 10}" '
+                   f'y2="{y(context_window)}" stroke="#d00" stroke-dasharray="6 3"/>'
+                   f'<text x="{width - 12}" y="{y(context_window) - 3}" font-size="10" text-anchor="end" fill="#d00">'
+                   f'context window {context_window}</text>')
+    out.append(f'<text x="{LEFT}" y="{height - 6}" font-size="10">request (dispatch order)</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def legend_html(context_window: int | None, cache_model: str, *, window_note: bool = True) -> str:
+    """The key under a chart (HTML, so it wraps)."""
+    keys = [f'<span style="border-left:10px solid {COLOURS["prefix"]};padding-left:4px">prefix (session prefix, '
+            'messagePrefix; hatched: full price)</span>',
+            f'<span style="border-left:10px solid {COLOURS["cache-read"]};padding-left:4px">cache-read</span>',
+            f'<span style="border-left:10px solid {COLOURS["new"]};padding-left:4px">new (full price)</span>']
+    keys += [f'<span style="color:{colour};font-weight:bold">{letter}</span> {name}' for letter, name, colour in MARKERS.values()]
+    window = (f"; dashed line: context window {context_window} tokens" if context_window is not None
+              else "; context window not drawn: the log does not record it (pass --context-window N)" if window_note else "")
+    return (f'<p class="chart-legend" style="font-size:12px">{" &nbsp; ".join(keys)}<br>tokens estimated '
+            f"(model/economics.py), cache hits by the {html.escape(cache_model)} cache model{html.escape(window)}</p>")

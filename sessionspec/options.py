@@ -1,0 +1,56 @@
+"""One command-line dialect: option values spelled the same in every subcommand.
+
+Every subcommand that reads a dialect takes ``--dialect a55|d08`` (documented
+spelling, lower case, docs/cli.md); the upper-case ``A55``/``D08`` that
+``check`` used to print and the full commit names (``a55f148516``,
+``611615650f``) are accepted too, so old scripts keep working.  The exit codes
+are one table, printed by ``sessionspec --help`` and copied in docs/cli.md (a
+test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from model.log import Dialect
+
+DIALECT_METAVAR: Final = "a55|d08"
+EXIT_CODES: Final = (
+    (0, "success: every log valid (or unknown), every vector passed, no divergence"),
+    (1, "a finding: an invalid log, a failing vector, a divergence, a mutant that survived"),
+    (2, "a usage error or unreadable input (one message on standard error, no traceback)"),
+    (3, "an internal error: a bug in sessionspec itself (please report it)"),
+    (130, "interrupted (Ctrl-C)"),
+)
+
+
+def exit_codes_text() -> str:
+    return "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
+
+
+def version_text() -> str:
+    """``sessionspec --version``: the package, the rule registry and the vector format it speaks."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from sessionspec.conformance.vector_format import FORMAT
+    from spec.registry import registry_digest
+
+    try:
+        number = version("sessionspec")
+    except PackageNotFoundError:
+        number = "0+unknown"
+    return f"sessionspec {number} (rule registry {registry_digest()}, {FORMAT}, dialects a55 d08)"
+
+
+def dialect_value(text: str) -> Dialect:
+    """``a55``/``d08`` in any case, or a dialect's commit name; else a usage error."""
+    key = text.strip().lower()
+    for dialect in Dialect:
+        if key in (dialect.name.lower(), dialect.value.lower()):
+            return dialect
+    raise argparse.ArgumentTypeError(f"unknown dialect {text!r} (choose a55 or d08)")
+
+
+def add_dialect(parser: argparse.ArgumentParser, *, default: Dialect | None, help: str) -> None:
+    parser.add_argument("--dialect", type=dialect_value, default=default, metavar=DIALECT_METAVAR, help=help)

@@ -1,0 +1,283 @@
+"""The sessionspec pytest plugin: the conformance kit as pytest items.
+
+Installed with the package (entry point ``pytest11``) and inert unless
+``--sessionspec-adapter CMD`` is given.  Then every vector of the vector
+directory (default: the vectors shipped with sessionspec) becomes one pytest
+item whose id is the vector id, marked ``sessionspec``, ``sessionspec_<group>``
+and ``sessionspec_rule_<RULE>`` (``-`` spelled ``_``) and matched by ``-k`` on
+its group and rule IDs (node id ``sessionspec/<group>::<vector id>``, so JUnit XML
+shows the group as the class and the vector id as the name); ``conform`` (differential random testing,
+sessionspec/conformance/conform.py) runs as one more item,
+``conform``, with ``--sessionspec-examples N`` traces and
+``--sessionspec-seed S``.
+
+A failing item names the rule, the JSON paths that differ, for ``conform`` the
+shrunk trace, and the command that replays it: the failing vector is written
+as a one-vector directory under ``--sessionspec-failures DIR`` (default
+``.sessionspec-failures``) and ``sessionspec vectors run DIR --adapter CMD``
+replays it.  Works with ``-k``, ``-m``, ``-x``, ``-n`` (pytest-xdist: each
+worker keeps its own adapter process) and ``--junitxml`` (one test case per
+vector).  docs/conformance.md shows the one-line CI step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+if TYPE_CHECKING:
+    from sessionspec.conformance.driver import ProcessAdapter
+
+# The model and the kit are imported only when --sessionspec-adapter is given:
+# the plugin loads in every pytest run of an environment that has sessionspec.
+
+PACKAGED_VECTORS: Final = Path(__file__).resolve().parent / "_vectors"
+SOURCE_VECTORS: Final = Path(__file__).resolve().parents[1] / "vectors"
+CONFORM_ID: Final = "conform"
+
+
+def default_vectors() -> Path:
+    """The vectors shipped in the wheel, else the source checkout's ``vectors/``."""
+    return PACKAGED_VECTORS if PACKAGED_VECTORS.is_dir() else SOURCE_VECTORS
+
+
+def marker_name(text: str) -> str:
+    """A marker name for a group or rule ID (pytest markers are identifiers)."""
+    return re.sub(r"\W", "_", text)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sessionspec", "sessionspec conformance kit (docs/conformance.md)")
+    group.addoption("--sessionspec-adapter", metavar="CMD", default=None,
+                    help="run the sessionspec vectors and conform against this adapter command")
+    group.addoption("--sessionspec-vectors", metavar="DIR", default=None,
+                    help="vector directory (default: the vectors shipped with sessionspec)")
+    group.addoption("--sessionspec-examples", metavar="N", type=int, default=100,
+                    help="traces the conform item generates (default 100; 0 leaves the conform item out)")
+    group.addoption("--sessionspec-seed", metavar="S", type=int, default=None,
+                    help="random seed of the conform item (default: derandomized, reproducible)")
+    group.addoption("--sessionspec-timeout", metavar="SECONDS", type=float, default=60.0,
+                    help="a vector whose adapter does not answer within SECONDS fails and the adapter is restarted (default 60)")
+    group.addoption("--sessionspec-failures", metavar="DIR", default=".sessionspec-failures",
+                    help="where each failing vector is written as a replayable one-vector directory (default .sessionspec-failures)")
+
+
+@dataclass
+class _State:
+    command: str
+    directory: Path
+    documents: list[dict[str, Any]]
+    examples: int
+    seed: int | None
+    failures: Path
+    timeout: float
+    adapter: ProcessAdapter | None = field(default=None)
+
+    def connection(self) -> ProcessAdapter:
+        """This process's adapter (one per pytest process, so one per xdist worker)."""
+        if self.adapter is None:
+            from sessionspec.conformance.driver import ProcessAdapter
+
+            self.adapter = ProcessAdapter(self.command, timeout=self.timeout)
+        return self.adapter
+
+    def drop(self) -> None:
+        """Close the adapter (after it failed, the next item starts a fresh one)."""
+        if self.adapter is not None:
+            self.adapter.close()
+            self.adapter = None
+
+
+STATE: Final = pytest.StashKey[_State]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sessionspec: a sessionspec conformance item (vector or conform)")
+    command = config.getoption("--sessionspec-adapter")
+    if command is None:
+        return
+    from sessionspec.conformance.vector_format import FormatError
+    from sessionspec.conformance.vectors import load_dir
+
+    if not shlex.split(command):
+        raise pytest.UsageError("--sessionspec-adapter: the adapter command is empty")
+    given = config.getoption("--sessionspec-vectors")
+    directory = Path(given) if given else default_vectors()
+    if not directory.is_dir():
+        raise pytest.UsageError(f"--sessionspec-vectors: no such directory: {directory}")
+    try:
+        documents = load_dir(directory)
+    except (FormatError, json.JSONDecodeError, OSError) as bad:
+        raise pytest.UsageError(f"--sessionspec-vectors: {bad}") from bad
+    examples = config.getoption("--sessionspec-examples")
+    if examples < 0:
+        raise pytest.UsageError("--sessionspec-examples must be 0 or more")
+    timeout = config.getoption("--sessionspec-timeout")
+    if not timeout > 0:
+        raise pytest.UsageError("--sessionspec-timeout must be a positive number of seconds")
+    failures = Path(config.getoption("--sessionspec-failures"))
+    config.stash[STATE] = _State(command=command, directory=directory, documents=documents, examples=examples,
+                                 seed=config.getoption("--sessionspec-seed"), timeout=timeout,
+                                 failures=failures if failures.is_absolute() else config.rootpath / failures)
+    for document in documents:
+        config.addinivalue_line("markers", f"sessionspec_{marker_name(document['group'])}: vectors of group {document['group']}")
+        for vector in document["vectors"]:
+            for rule in vector["rules"]:
+                config.addinivalue_line("markers", f"sessionspec_rule_{marker_name(rule)}: vectors that name rule {rule}")
+    config.addinivalue_line("markers", "sessionspec_conform: the conform item (generated traces)")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.drop()
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k / -m deselect (they are plain modifyitems hooks)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    for document in state.documents:
+        for vector in document["vectors"]:
+            nodeid = f"sessionspec/{document['group']}::{vector['id']}"
+            items.append(VectorItem.from_parent(session, name=vector["id"], nodeid=nodeid, document=document, vector=vector))
+    if state.examples > 0:
+        items.append(ConformItem.from_parent(session, name=CONFORM_ID, nodeid=f"sessionspec::{CONFORM_ID}"))
+
+
+class Failed(Exception):
+    """A readable conformance failure (the report is the message)."""
+
+
+def replay_command(state: _State, directory: Path) -> str:
+    return f"sessionspec vectors run {shlex.quote(str(directory))} --adapter {shlex.quote(state.command)}"
+
+
+def write_replay(state: _State, name: str, document: Mapping[str, Any]) -> Path:
+    """Write ``document`` as ``<failures>/<name>/<group>.json``; the directory."""
+    from sessionspec.conformance.vector_format import file_text
+
+    directory = state.failures / marker_name(name)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{marker_name(str(document['group']))}.json").write_text(file_text(document), encoding="utf-8")
+    return directory
+
+
+class VectorItem(pytest.Item):
+    """One vector against the adapter."""
+
+    def __init__(self, *, document: Mapping[str, Any], vector: Mapping[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.document = document
+        self.vector = vector
+        group = str(document["group"])
+        rules: Sequence[str] = vector["rules"]
+        self.add_marker(pytest.mark.sessionspec)
+        self.add_marker(getattr(pytest.mark, f"sessionspec_{marker_name(group)}"))
+        for rule in rules:
+            self.add_marker(getattr(pytest.mark, f"sessionspec_rule_{marker_name(rule)}"))
+        self.extra_keyword_matches.update({group, *rules})
+
+    def runtest(self) -> None:
+        from sessionspec.conformance.protocol import AdapterError
+        from sessionspec.conformance.vector_format import FORMAT
+        from sessionspec.conformance.vectors import run_vector
+
+        state = self.config.stash[STATE]
+        try:
+            adapter = state.connection()
+        except AdapterError as failed:
+            raise Failed(f"adapter: {failed}") from None
+        # A hung adapter must not hang CI: past the timeout the process is
+        # killed, its output closes, and run_vector reports an adapter failure.
+        expired = threading.Event()
+
+        def kill() -> None:
+            expired.set()
+            adapter.process.kill()
+
+        watchdog = threading.Timer(state.timeout, kill)
+        watchdog.start()
+        try:
+            result = run_vector(adapter, self.vector)
+        finally:
+            watchdog.cancel()
+        timed_out = expired.is_set() and not result.passed
+        if any(f.startswith("adapter:") for f in result.failures):
+            state.drop()
+        if timed_out:
+            raise Failed(f"vector {self.vector['id']}: the adapter did not answer within {state.timeout:g} s "
+                         f"(killed; --sessionspec-timeout)")
+        if result.passed:
+            return
+        directory = write_replay(state, str(self.vector["id"]), {
+            "format": FORMAT, "registry": self.document["registry"], "group": self.document["group"], "vectors": [self.vector]})
+        lines = [f"vector {self.vector['id']} failed (rules: {', '.join(self.vector['rules']) or '-'})",
+                 f"  {self.vector['description']}",
+                 "differences (JSON path: what):"]
+        lines += [f"  {f}" for f in result.failures[:20]]
+        if len(result.failures) > 20:
+            lines.append(f"  ... and {len(result.failures) - 20} more")
+        lines.append(f"replay: {replay_command(state, directory)}")
+        raise Failed("\n".join(lines))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, Failed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"sessionspec vector {self.name}"
+
+
+class ConformItem(pytest.Item):
+    """``conform``: generated traces against the model; fails on the first (shrunk) divergence."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_marker(pytest.mark.sessionspec)
+        self.add_marker(pytest.mark.sessionspec_conform)
+
+    def runtest(self) -> None:
+        from sessionspec.conformance.protocol import AdapterError
+        from sessionspec.conformance.conform import run_conform
+        from sessionspec.conformance.vector_format import FORMAT
+
+        state = self.config.stash[STATE]
+        try:
+            divergence = run_conform(state.command, examples=state.examples, seed=state.seed)
+        except AdapterError as failed:
+            raise Failed(f"conform: adapter: {failed}") from None
+        if divergence is None:
+            return
+        from spec.registry import registry_digest
+
+        vector = divergence.vector().to_json()
+        directory = write_replay(state, "conform", {"format": FORMAT, "registry": registry_digest(), "group": "conform",
+                                                    "vectors": [vector]})
+        lines = [f"conform: DIVERGENCE, rule {divergence.rule}, at operation {divergence.index} of a "
+                 f"{len(divergence.trace)}-operation trace ({state.examples} examples, seed {state.seed})",
+                 "differences (JSON path: what):"]
+        lines += [f"  {m}" for m in divergence.mismatches[:20]]
+        lines.append("shrunk trace:")
+        lines.append("  " + json.dumps({"op": "init", **divergence.initial}, sort_keys=True, ensure_ascii=False))
+        lines += ["  " + json.dumps(op, sort_keys=True, ensure_ascii=False) for op in divergence.trace]
+        lines.append(f"replay: {replay_command(state, directory)}")
+        raise Failed("\n".join(lines))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, Failed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, "sessionspec conform"

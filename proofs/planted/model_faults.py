@@ -35,16 +35,33 @@ def compose(contributors: Sequence[Contributor], agent_id: str | None = None) ->
     """
     contributors = [c for c in contributors if c.scope is None or c.scope == agent_id]
     injects: list[JsonObject] = []
-    held: list[object] = []
-    for c in contributors:  # innermost-first is irrelevant for this fault
+    partial: list[object] = []
+
+    def run(index: int) -> list[object]:
+        if index == len(contributors):
+            return []
+        c = contributors[index]
         if c.inject is not None:
             injects.append(c.inject)
         if c.throws is not None:
-            # BUG: the waterfall's partial result survives the throw.
-            return Composition(held=held, injects=tuple(injects), failure=ContributorFailure(message=c.throws))
+            raise _Thrown(c.throws)
         mine = [thaw(m) for m in c.content]
-        held = mine + held if c.idiom is Idiom.PREPEND else held + mine
+        partial.extend(mine)
+        rest = run(index + 1)
+        return mine + rest if c.idiom is Idiom.PREPEND else rest + mine
+
+    try:
+        held = run(0)
+    except _Thrown as thrown:
+        # BUG: what the contributors before the throw returned survives it.
+        return Composition(held=partial, injects=tuple(injects), failure=ContributorFailure(message=thrown.message))
     return Composition(held=held, injects=tuple(injects), failure=None)
+
+
+class _Thrown(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:

@@ -22,7 +22,7 @@ from model.surface import SurfaceFold
 from proofs.skeletons import Skeleton, agree, build, folds
 
 _REAL_POINTS = model.reconstruct.request_points
-_REAL_DERIVE = model.reconstruct.derive
+_REAL_DERIVE = model.reconstruct.derive  # type: ignore[attr-defined]  # the name the rebuild looks up
 _REAL_FOLD = model.surface.fold_surface
 
 

@@ -101,7 +101,7 @@ def test_proofs_run_rejects_a_malformed_target_list(tmp_path: Path) -> None:
     targets.write_text("model.jsonval.u16 sometimes\n", encoding="utf-8")
     result = _run(["--targets", str(targets), "--out", str(tmp_path / "x.md")])
     assert result.returncode != 0
-    assert "targets.txt:1: expected '<target> ci|full'" in result.stderr
+    assert "targets.txt:1: expected '<target> ci|full' (optionally 'full-timeout=N')" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -306,11 +306,16 @@ def header_of_shape(prefix: Size, system: bool, tools: bool, temperature: bool) 
 def request_of_shape(prefix: Size, history: Size, system: bool, tools: bool, temperature: bool) -> Request:
     """WIRE-1/2, PFX-11 on header and history shapes: ``model.wire.build_request``'s contract, over built values.
 
-    post: __return__.messages == header_of_shape(prefix, system, tools, temperature).message_prefix * (prefix.value > 0) + history_of(history)
+    post: __return__.messages == prefix_of(prefix) + history_of(history)
     post: __return__.system == ("system" if system else ABSENT) and (__return__.tools is ABSENT) == (not tools)
     post: __return__.provider == "mock" and __return__.temperature == (0.5 if temperature else ABSENT)
     """
     return model.wire.build_request(header_of_shape(prefix, system, tools, temperature), history_of(history))
+
+
+def prefix_of(prefix: Size) -> tuple[Json, ...]:
+    """The prefix messages a header of this shape carries (PFX-10: none when empty)."""
+    return tuple(prefix_message(f"prefix {i}") for i in range(prefix.value))
 
 
 def history_of(history: Size) -> tuple[Json, ...]:

@@ -148,9 +148,10 @@ def _namespace(fn: Callable[..., Any]) -> dict[str, Any]:
     import model.loop
     import model.prefix
     import proofs.scenarios
+    import proofs.skeletons
 
     names: dict[str, Any] = {}
-    for module in (model.jsonval, model.log, model.prefix, model.loop, proofs.scenarios):
+    for module in (model.jsonval, model.log, model.prefix, model.loop, proofs.scenarios, proofs.skeletons):
         names.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
     names.update(fn.__globals__)
     return names

@@ -23,6 +23,7 @@ from proofs.scenarios import (  # noqa: F401
     expected_texts,
     header_of_shape,
     history_of,
+    prefix_of,
 )
 
 
@@ -106,7 +107,7 @@ def composition(c1: ContributorShape | None, c2: ContributorShape | None, c3: Co
 def request_of_shape(prefix: Size, history: Size, system: bool, tools: bool, temperature: bool) -> Request:
     """``proofs.scenarios.request_of_shape`` with the planted :func:`build_request` installed.
 
-    post: __return__.messages == header_of_shape(prefix, system, tools, temperature).message_prefix * (prefix.value > 0) + history_of(history)
+    post: __return__.messages == prefix_of(prefix) + history_of(history)
     post: __return__.system == ("system" if system else ABSENT) and (__return__.tools is ABSENT) == (not tools)
     post: __return__.provider == "mock" and __return__.temperature == (0.5 if temperature else ABSENT)
     """

@@ -1,0 +1,1 @@
+"""Optimized equivalents of model definitions, each checked against its definition by tests."""

@@ -286,7 +286,8 @@ def _parse_int(text: str) -> int:
     return value
 
 
-def _parse_float(text: str) -> float | int:
+def number_from_float_text(text: str) -> float | int:
+    """A JSON number written with a fraction or exponent, as JS reads it (LOG-4: finite, no textual -0)."""
     value = float(text)
     if not math.isfinite(value):
         raise JsonTextError("LOG-4", f"number {text[:40]} overflows to a non-finite value")
@@ -321,7 +322,7 @@ _DECODER = json.JSONDecoder(
     object_pairs_hook=_object_hook,
     parse_constant=_parse_constant,
     parse_int=_parse_int,
-    parse_float=_parse_float,
+    parse_float=number_from_float_text,
 )
 
 

@@ -1,0 +1,87 @@
+"""Parsing a log line at the speed of a C decoder, checked against the model's exact decoder.
+
+The model's decoder (``model.jsonval.parse_json``) is the definition: lossless JSON with key
+order kept, duplicate keys reported (FMT-2), textual ``-0`` and integers beyond 2^53 - 1
+reported (LOG-4), integral floats read as integers (JS has one number type).  It runs Python
+hooks for every object and number, which makes it several times slower than ``json.loads``.
+
+The fast path decodes with msgspec (C), using the model's own float parser as its float hook,
+and then **re-encodes canonically and compares with the raw bytes**.  Equal bytes mean the
+line has no duplicate key (a duplicate collapses, so the text shrinks), no whitespace or escape
+variant, no ``-0`` (re-encoded as ``0``) and no integral float written with a fraction (read
+as an integer, re-encoded without it); the freeze walk then checks the integer range.  Any
+other line (or any doubt) goes to the exact decoder, so the result is always the definition's;
+``tests/test_fast_parse.py`` checks that equivalence on generated, hostile and real lines.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from model.codec import parse_value
+from model.jsonval import MAX_SAFE_INTEGER, Json, JsonObject, JsonTextError, number_from_float_text
+from model.rejected import Rejected
+
+_DECODER: Final = msgspec.json.Decoder(float_hook=number_from_float_text)
+_encode: Final = msgspec.json.encode
+
+
+class _NotExact(Exception):
+    """The fast path cannot vouch for this line; the exact decoder decides."""
+
+
+def _frozen_object(value: dict[str, object]) -> JsonObject:
+    # Scalars are checked in place (a call per scalar would cost more than the decode).
+    items = list(value.items())
+    for i, (key, item) in enumerate(items):
+        kind = type(item)
+        if kind is dict:
+            items[i] = (key, _frozen_object(item))  # type: ignore[arg-type]
+        elif kind is list:
+            items[i] = (key, _frozen_array(item))  # type: ignore[arg-type]
+        elif kind is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+            raise _NotExact
+    return JsonObject(items)  # type: ignore[arg-type]
+
+
+def _frozen_array(value: list[object]) -> tuple[Json, ...]:
+    items = value[:]
+    for i, item in enumerate(items):
+        kind = type(item)
+        if kind is dict:
+            items[i] = _frozen_object(item)  # type: ignore[arg-type]
+        elif kind is list:
+            items[i] = _frozen_array(item)  # type: ignore[arg-type]
+        elif kind is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+            raise _NotExact
+    return tuple(items)  # type: ignore[arg-type]
+
+
+def _frozen(value: object) -> Json:
+    kind = type(value)
+    if kind is dict:
+        return _frozen_object(value)  # type: ignore[arg-type]
+    if kind is list:
+        return _frozen_array(value)  # type: ignore[arg-type]
+    if kind is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+        raise _NotExact
+    return value  # type: ignore[return-value]
+
+
+def parse_line(raw: bytes) -> Json | Rejected:
+    """``model.codec.parse_value`` of the line's text, fast when the line is canonical JSON.
+
+    The UTF-8 check comes first: msgspec's view of invalid UTF-8 must not decide anything."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}")
+    try:
+        value = _DECODER.decode(raw)
+        if _encode(value) == raw:
+            return _frozen(value)
+    except (msgspec.DecodeError, JsonTextError, _NotExact, RecursionError):
+        pass  # not canonical, or not JSON at all: the exact decoder says which
+    return parse_value(text)

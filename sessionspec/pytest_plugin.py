@@ -248,8 +248,8 @@ class ConformItem(pytest.Item):
         self.add_marker(pytest.mark.sessionspec_conform)
 
     def runtest(self) -> None:
-        from sessionspec.conformance.protocol import AdapterError
         from sessionspec.conformance.conform import run_conform
+        from sessionspec.conformance.protocol import AdapterError
         from sessionspec.conformance.vector_format import FORMAT
 
         state = self.config.stash[STATE]

@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, final
 
-from model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header, parse_value
+from model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header
 from model.jsonval import JsonObject, get
 from model.log import Event
 from model.rejected import FailureKind, Rejected
+from sessionspec.fast.parse import parse_decoded
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200
@@ -339,7 +340,7 @@ def _read_line(
         return finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"))
     if too_deep(raw):
         return finding(Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT))
-    value = parse_value(text)
+    value = parse_decoded(raw, text)  # = model.codec.parse_value(text), checked in tests/test_fast_parse.py
     if isinstance(value, Rejected):
         return finding(value)
     if first_record and isinstance(value, JsonObject) and get(value, "type") == "session":

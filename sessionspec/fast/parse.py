@@ -78,6 +78,11 @@ def parse_line(raw: bytes) -> Json | Rejected:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         return Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}")
+    return parse_decoded(raw, text)
+
+
+def parse_decoded(raw: bytes, text: str) -> Json | Rejected:
+    """:func:`parse_line` for a line already known to be UTF-8 (``text == raw.decode()``)."""
     try:
         value = _DECODER.decode(raw)
         if _encode(value) == raw:

@@ -108,6 +108,16 @@ def _same(value: Any) -> Any:
     return value
 
 
+def interrupts() -> Any:
+    """The strategy of an ``interrupt`` argument: any of the 14 windows, any abort kind (cancel twice as
+    often), at step 1 (mostly) or 2, before chunk 0-3."""
+    from hypothesis import strategies as st
+
+    return st.builds(lambda w, k, step, chunk: {"window": w, "kind": k, "step": step, "chunk": chunk},
+                     st.sampled_from(WINDOWS), st.sampled_from(KINDS + ("cancel",)), st.sampled_from([1, 1, 1, 2]),
+                     st.integers(0, 3))
+
+
 def strategies() -> Any:
     """The Hypothesis strategy of ``(initial, trace)`` (imported lazily: Hypothesis is only needed here)."""
     from hypothesis import strategies as st
@@ -148,9 +158,7 @@ def strategies() -> Any:
                                                    "mutation-error", "in-band-retry", "no-usage", "thrown"])),
     )
     # Composition cancels keep a double share (PFX-5, the older generator's strongest case).
-    window = st.sampled_from(WINDOWS)
-    interrupt = st.builds(lambda w, k, step, chunk: {"window": w, "kind": k, "step": step, "chunk": chunk},
-                          window, st.sampled_from(KINDS + ("cancel",)), st.sampled_from([1, 1, 1, 2]), st.integers(0, 3))
+    interrupt = interrupts()
     steering = st.lists(st.builds(lambda t: {"content": text(t)}, st.sampled_from(["steer", "also"])), min_size=1, max_size=2)
     prompt = st.one_of(
         st.builds(lambda p: {"content": text(p)}, st.sampled_from(["hi", "go on"])),

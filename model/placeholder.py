@@ -19,10 +19,7 @@ TOKEN: Final = re.compile(r"\{\{[^{}]*\}\}")
 
 @implements("FMT-6")
 def is_placeholder(value: Json | Absent) -> bool:
-    """FMT-6: a whole-field placeholder, a string that is one token such as ``{{tools}}``.
-
-    post: not __return__ or isinstance(value, str)
-    """
+    """FMT-6: a whole-field placeholder, a string that is one token such as ``{{tools}}``."""
     return isinstance(value, str) and TOKEN.fullmatch(value) is not None
 
 

@@ -233,10 +233,8 @@ def prune_pass(
     citing ``[seq]``.  D08 (DIA-18) logs ``compaction/prune`` with the range,
     ``[seq]`` and ``estimateMessage(original)`` immediately before it.  PRN-5:
     pruned content is within the threshold, so a second pass prunes nothing.
-    ``nodes``: the surface of ``events`` when the caller already folded it.
-
-    pre: nodes is None or all(0 <= seq < len(events) for seq in nodes)
-    """
+    ``nodes``: the surface of ``events`` when the caller already folded it
+    (every seq of it is a seq of ``events``)."""
     if nodes is None:
         fold = fold_surface(events, dialect)
         if isinstance(fold, Rejected):

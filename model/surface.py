@@ -282,10 +282,8 @@ def splice(nodes: list[T], plan: SurfacePlan, node: T) -> list[T]:
     ``node`` in place of ``nodes[start_idx..end_idx]``.  Returns the removed
     entries (empty for an append).  The one implementation of the splice:
     :func:`apply_plan`, :func:`fold_surface` and every priced or derived fold
-    call it.
-
-    pre: not plan.is_replace or 0 <= plan.start_idx <= plan.end_idx < len(nodes)
-    """
+    call it.  The plan was made on this list (SURF-5: for a replace,
+    ``0 <= start_idx <= end_idx < len(nodes)``)."""
     if not plan.is_replace:
         nodes.append(node)
         return []

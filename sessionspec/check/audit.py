@@ -44,6 +44,7 @@ from sessionspec.check.loop_audit import audit_loop
 from sessionspec.check.opaque import is_opaque, is_placeholder
 from sessionspec.check.provenance_audit import audit_provenance
 from sessionspec.check.repair_audit import audit_repair
+from sessionspec.check.retention_audit import audit_zero_retention
 from sessionspec.check.shape_audit import audit_shapes
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
@@ -752,6 +753,7 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     found += audit_repair(events, dialect, first_live_seq)
     if surface_ok:
         found += audit_compaction_rules(events, dialect, first_live_seq)
+        found += audit_zero_retention(events, dialect, first_live_seq)
         found += check_request_points(events, dialect, first_live_seq)
         found += audit_compactions(events, dialect)
     return Audit(

@@ -819,13 +819,26 @@ RAW_CORRUPTIONS: Final[tuple[tuple[str, str | None, str, Callable[[list[str]], l
 )
 
 
+def _gt_check_lines(name: str) -> list[str]:
+    """The recorded log as the checker reads it beside its sessions.json: a seeded log
+    gets its session header line, so its seed (written elsewhere) is not judged as live."""
+    lines = _gt_lines(name)
+    sidecar = GROUNDTRUTH / name / "sessions.json"
+    entries = json.loads(sidecar.read_text(encoding="utf-8")).values() if sidecar.exists() else []
+    for entry in entries:
+        header = entry.get("header", {})
+        if entry.get("file") == "session.jsonl" and "seedLength" in header:
+            return [_dump({"type": "session", **header}), *lines]
+    return lines
+
+
 def check_vectors() -> list[Vector]:
     out: list[Vector] = []
     for directory in sorted(p for p in GROUNDTRUTH.iterdir() if p.is_dir()):
         plugin = ("LOG-10",) if any('"type":"compact/' in line for line in _gt_lines(directory.name)) else ()
         out.append(Vector(id=f"check/valid/{directory.name}", rules=("FMT-7", *plugin),
                           description=f"the recorded log of {directory.name} is valid",
-                          initial={}, steps=(Step(op={"op": "check", "log": _gt_lines(directory.name)},
+                          initial={}, steps=(Step(op={"op": "check", "log": _gt_check_lines(directory.name)},
                                                   expect=exact_object({"verdict": eq("valid")})),)))
     for source, rules in REAL_VALID:
         out.append(Vector(id=f"check/valid/{source}", rules=("FMT-7", *rules),
@@ -1068,7 +1081,9 @@ RULE_CHECKS: Final[tuple[RuleCheck, ...]] = (
     ("d08/change-header-differs-only-in-message-prefix", ("DIA-8", "FMT-9", "HDR-4"), _gt("g-header-change-system-and-tools"),
      _second_header_from_first(lambda h: {**h, "messagePrefix": [message("another prefix")]}), "D08", "FMT-9"),
     ("d08/change-header-differs-only-in-adapter-defaults", ("DIA-9", "FMT-9", "HDR-4"), _gt("g-header-change-system-and-tools"),
-     _second_header_from_first(lambda h: {**h, "adapterDefaults": {"maxTokens": True}}), "D08", None),
+     # (adapterDefaults in its canonical place, DIA-8: right after config)
+     _second_header_from_first(lambda h: {"config": h["config"], "adapterDefaults": {"maxTokens": True},
+                                          **{k: v for k, v in h.items() if k != "config"}}), "D08", None),
     ("d08/change-header-equal-to-the-first", ("DIA-8", "FMT-9", "HDR-4"), _gt("g-header-change-system-and-tools"),
      _second_header_from_first(lambda h: h), "D08", "FMT-9"),
     # INV-2 (5): a request with no request/header in force cannot be reconstructed; the checker names FMT-9(g).

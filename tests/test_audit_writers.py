@@ -711,3 +711,62 @@ def test_d08_manual_compaction_range_is_dia_20() -> None:
 
     found = rules_after(rows, edit)
     assert "DIA-20" in found, found
+
+
+# --------------------------------------------------------------------------- found by structural sweeps (drops and swaps)
+
+
+def test_successful_stream_without_its_message_then_a_step_is_loop_11() -> None:
+    """LOOP-11: a successful stream appends its message; only the interruption checkpoint after the stream stops it."""
+    rows = gt("m-steering-empty-assistant-reasoning")
+    at = index(rows, "assistant/message", 1)
+    order = [i for i in range(len(rows)) if i != at]
+    assert "LOOP-11" in rules_after(rows, lambda r: permute(r, order))
+
+
+def test_successful_stream_without_message_then_aborted_stays_valid() -> None:
+    rows = B()
+    out = permute(rows, [*range(20), *range(21, 23)])  # turn 1 without its message, then turn/end
+    out[-1]["data"]["reason"] = {"kind": "aborted"}
+    report = check(out)
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+def _without(type_name: str, nth: int = 0) -> Edit:
+    def edit(rows: list[Row]) -> list[Row]:
+        at = index(rows, type_name, nth)
+        return permute(rows, [i for i in range(len(rows)) if i != at])
+
+    return edit
+
+
+def _swap_next(type_name: str) -> Edit:
+    def edit(rows: list[Row]) -> list[Row]:
+        at = index(rows, type_name)
+        order = list(range(len(rows)))
+        order[at], order[at + 1] = order[at + 1], order[at]
+        return permute(rows, order)
+
+    return edit
+
+
+@pytest.mark.parametrize(("rule", "scenario", "edit"), [
+    # CMP-22: a committed compaction appends compact/end before the loop goes on.
+    ("CMP-22", "j1-pressure-compaction", _without("compact/end")),
+    # CMP-6: the pressure bracket lies before its step's step/end.
+    ("CMP-6", "j1-pressure-compaction", _swap_next("compact/end")),
+    # CMP-22: the overflow bracket closes before the retry's step/start.
+    ("CMP-22", "j3-overflow-compaction-retry", _swap_next("compact/end")),
+], ids=["end-missing", "end-after-step-end", "end-after-retry-start"])
+def test_bracket_left_open_is_named(rule: str, scenario: str, edit: Edit) -> None:
+    found = rules_after(gt(scenario), edit)
+    assert rule in found, found
+
+
+def test_bracket_left_open_by_a_failed_error_end_then_turn_error_stays_valid() -> None:
+    """Q-12 / CMP-23: when even the error end cannot be appended the start stays open; the turn then fails."""
+    rows = _without("compact/end")(J1())
+    assert rows is not None
+    rows[-1]["data"]["reason"] = {"kind": "error", "step": 4, "message": "compact/end append failed"}
+    report = check(rows)
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]

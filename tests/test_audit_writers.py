@@ -770,3 +770,12 @@ def test_bracket_left_open_by_a_failed_error_end_then_turn_error_stays_valid() -
     rows[-1]["data"]["reason"] = {"kind": "error", "step": 4, "message": "compact/end append failed"}
     report = check(rows)
     assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+def test_d08_user_message_after_dispatch_is_dia_12() -> None:
+    """DIA-12: step/start, the entering user/messages, the header, then dispatch (the first chunk)."""
+    rows = load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl")
+    first_chunk = index(rows, "assistant/chunk")
+    late = {"type": "user/message", "time": 0, "surfaceOp": "append",
+            "data": {"content": [{"type": "text", "text": "late"}], "source": {"kind": "user"}, "role": "user", "id": "late-1"}}
+    assert "DIA-12" in rules_after(rows, lambda r: renumber_insert(r, first_chunk + 1, late))

@@ -109,6 +109,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "DIA-9": ("sessionspec.check.shape_audit.check_plugin_shape", "the request/context shape; header equality is a definition"),
     "DIA-10": ("sessionspec.check.audit.check_d08_message_shapes", ""),
     "DIA-11": ("model.surface.fold_surface", ""),
+    "DIA-12": ("sessionspec.check.loop_audit.audit_loop", "no user/message after an attempt's first chunk (unless that attempt failed); the request is rebuilt by check_request_points"),
     "DIA-14": ("sessionspec.check.audit.check_d08_turn_end", ""),
     "DIA-16": ("model.compaction.audit_compactions", ""),
     "DIA-18": ("model.compaction.audit_compactions", ""),
@@ -280,7 +281,6 @@ UNDECIDABLE: Final[dict[str, str]] = {
 # A log could decide these, but the checker does not (yet).
 NOT_YET: Final[dict[str, str]] = {
     "DIA-5": "a seeded D08 log's session/end-seed after the seed is not checked",
-    "DIA-12": "the D08 position of the entering user messages (after step/start, before the header) is not checked",
     "DIA-15": "ABORTED_BEFORE_DISPATCH results of a cancelled batch are not checked (an interrupted message's tool calls are)",
 }
 

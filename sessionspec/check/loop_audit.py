@@ -48,6 +48,7 @@ class _Step:
     results: int = 0
     last_result: int = -1
     context_after_results: int | None = None
+    failed_attempt: bool = False
 
 
 @dataclass(slots=True)
@@ -214,6 +215,7 @@ def _chunk(s: _Loop, event: Event) -> None:
             st.attempt_usage = get(chunk, "usage")
         case "finish":
             st.finish = _kind(chunk)
+            st.failed_attempt = st.failed_attempt or st.finish == "error"
             if s.dialect is Dialect.D08 and st.finish == "error":
                 st.attempt_usage = ABSENT  # DIA-7: the retry is a new attempt
         case _:
@@ -302,6 +304,7 @@ def _tool_result(s: _Loop, event: Event) -> None:
     st.last_result = max(st.last_result, index)
 
 
+@implements("DIA-12")
 def _user_message(s: _Loop, event: Event) -> None:
     t, st = s.turn, s.step
     if not _is_append(event) or is_checkpoint_source(get(event.data, "source")):
@@ -312,6 +315,9 @@ def _user_message(s: _Loop, event: Event) -> None:
         t.prompt = True
     if st is not None and st.last_result >= 0:
         st.context_after_results = st.context_after_results or event.seq
+    if st is not None and s.dialect is Dialect.D08 and st.requested and not st.failed_attempt:
+        # DIA-12: step/start, then the entering user/messages, then the header, then dispatch.
+        s.report("DIA-12", event, "user/message inside a step after its first chunk (D08 appends the entering messages before dispatch)")
     if s.dialect is Dialect.A55:
         flaw = check_prefix_contexts(event)
         if flaw is not None:

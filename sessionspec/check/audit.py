@@ -18,7 +18,12 @@ The checks, each its own function:
   (PFX-15, A55 only);
 * request points (FMT-8, INV-7): each has a header in force naming a provider
   and model, and its request can be built (prefix first, WIRE-2);
-* the compaction/prune audit of ``model.compaction`` when it is available.
+* the compaction/prune audit of ``model.compaction`` when it is available;
+* the writers' own rules (issue 17), each a fold in its own module: data
+  shapes (``shape_audit``), the loop (``loop_audit``), provenance
+  (``provenance_audit``), crash repair (``repair_audit``), compaction
+  triggers and ranges (``compaction_rules_audit``, ``retention_audit``); the
+  rule-by-rule table is ``audit_table``.
 
 Placeholders (FMT-6, LEG-8) are opaque: headers holding one are compared by
 string identity, never through HDR-4 (Q-15).

@@ -31,7 +31,6 @@ DELIMITER_TEXT: Final = "\n\n## My request:\n"
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})
-INTERRUPTED_ENDS: Final = frozenset({"aborted", "disposed", "interrupted"})
 
 
 @dataclass(slots=True)
@@ -138,8 +137,9 @@ def _turn_end(s: _Loop, event: Event) -> None:
                 s.report("LOOP-3", event, f"rejected reason differs from the prompt/blocked reason at seq {t.blocked.seq}")
         elif kind == "rejected":
             s.report("LOOP-3", event, "turn ends rejected without a prompt/blocked")
-        if t.unrecorded is not None and kind not in INTERRUPTED_ENDS:
-            s.report("LOOP-11", event, f"turn ends {show(kind)} after a successful stream that recorded no assistant/message (step/end at seq {t.unrecorded}); only an interruption stops the recording")
+        if t.unrecorded is not None and kind not in FAILED_TURN_ENDS:
+            # an interruption after the stream, or a failing append of the message itself (a turn error)
+            s.report("LOOP-11", event, f"turn ends {show(kind)} after a successful stream that recorded no assistant/message (step/end at seq {t.unrecorded}); only an interruption or a failed append stops the recording")
         if t.failed_step is not None and kind not in FAILED_TURN_ENDS:
             s.report("LOOP-14", event, f"turn ends {show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
         if kind == "completed" and t.steps == 0 and s.dialect is Dialect.A55 and (t.inner != 1 or t.inner_surface or t.prompt):

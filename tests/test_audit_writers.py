@@ -428,9 +428,11 @@ D08: list[tuple[str, str, Callable[[], list[Row]], Edit]] = [
     ("SURF-13", "result-cites-message", _d08("tool-call-turn"), lambda rows: rows[index(rows, "tool/result")].update(
         sourceEventSeqs=[rows[index(rows, "assistant/message")]["seq"]])),
     ("HDR-2", "empty-tools", _d08("text-turn"), _first("request/header", lambda r: r["data"]["header"].update(tools=[]))),
-    # (an empty one: a non-empty messagePrefix is an A55 marker, FMT-10, and would make the log mixed)
-    ("DIA-8", "messagePrefix-in-header", _d08("text-turn"), _first("request/header", lambda r: r["data"]["header"].update(
-        messagePrefix=[]))),
+    # DIA-8: the D08 header is {config, adapterDefaults?, system?, tools?}; adapterDefaults an object, in its place.
+    ("DIA-8", "adapterDefaults-not-an-object", _d08("text-turn"), _first("request/header", lambda r: r["data"]["header"].update(
+        adapterDefaults="yes"))),
+    ("HDR-2", "adapterDefaults-after-tools", _d08("text-turn"), _first("request/header", lambda r: r["data"]["header"].update(
+        adapterDefaults={"maxTokens": True}))),
     ("DIA-4", "summary-keys-out-of-order", lambda: load(D08_HEADLESS / "compaction-recovery" / "session.jsonl"),
      _first("compaction/summary", lambda r: r.update(data=dict(reversed(list(r["data"].items())))))),
     ("DIA-6", "bracket-after-message", lambda: load(D08_HEADLESS / "compaction-recovery" / "session.jsonl"), _d08_bracket_after_message),
@@ -659,3 +661,121 @@ def test_second_prune_of_a_pruned_result_is_named() -> None:
     again["surfaceOp"] = {"op": "replace", "start": seq, "end": seq}
     again["sourceEventSeqs"] = [seq]
     assert "PRN-3" in rules_after(rows, lambda r: renumber_insert(r, at + 1, again))
+
+
+# --------------------------------------------------------------------------- CMP-9 / DIA-20 (ranges selected with retainTokens 0)
+
+
+def _overflow_range(end: int, shadowed: list[int], summary_type: str = "compact/summary") -> Edit:
+    def edit(rows: list[Row]) -> None:
+        at = index(rows, summary_type)
+        start = rows[at]["data"]["shadowedRange"]["start"]
+        rows[at]["data"]["shadowedRange"] = {"start": start, "end": end}
+        rows[at]["data"]["shadowedSeqs"] = shadowed
+        checkpoint = rows[at + 1]
+        checkpoint["surfaceOp"] = {"op": "replace", "start": start, "end": end}
+        checkpoint["sourceEventSeqs"] = checkpoint["sourceEventSeqs"][:2] + shadowed
+
+    return edit
+
+
+def test_overflow_range_shorter_than_zero_retention_is_cmp_9() -> None:
+    """CMP-9: overflow selects with retainTokens 0, so j3's range over [1, 9] (surface [1, 9, 13], all cuts
+    balanced) ends at 9, the node before the last node; a range ending at 1 is not the walk's."""
+    assert "CMP-9" in rules_after(gt("j3-overflow-compaction-retry"), _overflow_range(1, [1]))
+
+
+def test_d08_overflow_range_is_the_zero_retention_range() -> None:
+    """CMP-9 in D08 (the in-step overflow retry, DIA-7): compaction-recovery shadows [4]; the cut after the
+    tool call (before its result) is unbalanced, so the walk rounds back to the cut after 4."""
+    rows = load(D08_HEADLESS / "compaction-recovery" / "session.jsonl")
+    call = rows[index(rows, "assistant/message")]["seq"]
+    found = rules_after(rows, _overflow_range(call, [4, call], "compaction/summary"))
+    assert "CMP-9" in found, found
+
+
+def test_d08_manual_compaction_range_is_dia_20() -> None:
+    """DIA-20: a manual compaction (owner null, between turns) selects with retainTokens 0.  compaction-recovery's
+    bracket moved after its turn, as a manual one: the surface is then [4, call, result, answer], whose last
+    balanced cut before the answer is after the result, so the range [4..4] is not the walk's."""
+    rows = load(D08_HEADLESS / "compaction-recovery" / "session.jsonl")
+    start = index(rows, "compaction/start")
+
+    def edit(r: list[Row]) -> list[Row]:
+        order = [i - 1 for i in range(1, len(r)) if not start <= i < start + 4] + [i - 1 for i in range(start, start + 4)]
+        out = permute(r, order)
+        for row in out[-4:]:
+            if "turn" in row["data"]:
+                row["data"]["turn"] = None
+        return out
+
+    found = rules_after(rows, edit)
+    assert "DIA-20" in found, found
+
+
+# --------------------------------------------------------------------------- found by structural sweeps (drops and swaps)
+
+
+def test_successful_stream_without_its_message_then_a_step_is_loop_11() -> None:
+    """LOOP-11: a successful stream appends its message; only the interruption checkpoint after the stream stops it."""
+    rows = gt("m-steering-empty-assistant-reasoning")
+    at = index(rows, "assistant/message", 1)
+    order = [i for i in range(len(rows)) if i != at]
+    assert "LOOP-11" in rules_after(rows, lambda r: permute(r, order))
+
+
+def test_successful_stream_without_message_then_aborted_stays_valid() -> None:
+    rows = B()
+    out = permute(rows, [*range(20), *range(21, 23)])  # turn 1 without its message, then turn/end
+    out[-1]["data"]["reason"] = {"kind": "aborted"}
+    report = check(out)
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+def _without(type_name: str, nth: int = 0) -> Edit:
+    def edit(rows: list[Row]) -> list[Row]:
+        at = index(rows, type_name, nth)
+        return permute(rows, [i for i in range(len(rows)) if i != at])
+
+    return edit
+
+
+def _swap_next(type_name: str) -> Edit:
+    def edit(rows: list[Row]) -> list[Row]:
+        at = index(rows, type_name)
+        order = list(range(len(rows)))
+        order[at], order[at + 1] = order[at + 1], order[at]
+        return permute(rows, order)
+
+    return edit
+
+
+@pytest.mark.parametrize(("rule", "scenario", "edit"), [
+    # CMP-22: a committed compaction appends compact/end before the loop goes on.
+    ("CMP-22", "j1-pressure-compaction", _without("compact/end")),
+    # CMP-6: the pressure bracket lies before its step's step/end.
+    ("CMP-6", "j1-pressure-compaction", _swap_next("compact/end")),
+    # CMP-22: the overflow bracket closes before the retry's step/start.
+    ("CMP-22", "j3-overflow-compaction-retry", _swap_next("compact/end")),
+], ids=["end-missing", "end-after-step-end", "end-after-retry-start"])
+def test_bracket_left_open_is_named(rule: str, scenario: str, edit: Edit) -> None:
+    found = rules_after(gt(scenario), edit)
+    assert rule in found, found
+
+
+def test_bracket_left_open_by_a_failed_error_end_then_turn_error_stays_valid() -> None:
+    """Q-12 / CMP-23: when even the error end cannot be appended the start stays open; the turn then fails."""
+    rows = _without("compact/end")(J1())
+    assert rows is not None
+    rows[-1]["data"]["reason"] = {"kind": "error", "step": 4, "message": "compact/end append failed"}
+    report = check(rows)
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+def test_d08_user_message_after_dispatch_is_dia_12() -> None:
+    """DIA-12: step/start, the entering user/messages, the header, then dispatch (the first chunk)."""
+    rows = load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl")
+    first_chunk = index(rows, "assistant/chunk")
+    late = {"type": "user/message", "time": 0, "surfaceOp": "append",
+            "data": {"content": [{"type": "text", "text": "late"}], "source": {"kind": "user"}, "role": "user", "id": "late-1"}}
+    assert "DIA-12" in rules_after(rows, lambda r: renumber_insert(r, first_chunk + 1, late))

@@ -18,7 +18,12 @@ The checks, each its own function:
   (PFX-15, A55 only);
 * request points (FMT-8, INV-7): each has a header in force naming a provider
   and model, and its request can be built (prefix first, WIRE-2);
-* the compaction/prune audit (``sessionspec.check.compaction_audit``).
+* the compaction/prune audit (``sessionspec.check.compaction_audit``);
+* the writers' own rules (issue 17), each a fold in its own module: data
+  shapes (``shape_audit``), the loop (``loop_audit``), provenance
+  (``provenance_audit``), crash repair (``repair_audit``), compaction
+  triggers and ranges (``compaction_rules_audit``, ``retention_audit``); the
+  rule-by-rule table is ``audit_table``.
 
 Placeholders (FMT-6, LEG-8) are opaque: headers holding one are compared by
 string identity, never through HDR-4 (Q-15).
@@ -45,6 +50,7 @@ from sessionspec.check.loop_audit import audit_loop
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.provenance_audit import audit_provenance
 from sessionspec.check.repair_audit import audit_repair
+from sessionspec.check.retention_audit import audit_zero_retention
 from sessionspec.check.shape_audit import audit_shapes
 from sessionspec.fast.request_points import request_points
 
@@ -734,6 +740,7 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     found += audit_repair(events, dialect, first_live_seq)
     if surface_ok:
         found += audit_compaction_rules(events, dialect, first_live_seq)
+        found += audit_zero_retention(events, dialect, first_live_seq)
         found += check_request_points(events, dialect, first_live_seq)
         found += audit_compactions(events, dialect)
     return Audit(

@@ -135,7 +135,15 @@ class FileReport:
             "reason": self.reason,
             "notes": list(self.notes),
             "findings": [f.to_json() for f in self.findings],
+            "loader": self.loader(),
         }
+
+    def loader(self) -> str | None:
+        """The second answer for the whole file: would the real loader refuse it
+        (some finding says so), or load it; None for an unreadable file."""
+        if self.verdict is Verdict.UNREADABLE:
+            return None
+        return "refuses" if any(f.loader == "refuses" for f in self.findings) else "accepts"
 
 
 def _first_live_seq(log: LogFile, events: Sequence[Event], dialect: Dialect) -> int:

@@ -42,6 +42,7 @@ class _State:
     surface_append: int | None = None
     checkpoint: int | None = None
     overflow_committed: int | None = None
+    step_end_in_bracket: int | None = None
 
 
 def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
@@ -156,6 +157,29 @@ def _bracket_event(s: _State, event: Event) -> None:
         s.checkpoint = event.seq
 
 
+@implements("CMP-6", "CMP-22", "CMP-23")
+def check_bracket_closed(s: _State, event: Event, end_t: str) -> Rejected | None:
+    """A55: every bracket is closed by ``compact/end`` -- on success after the
+    checkpoint (CMP-22), on failure with its error (CMP-23) -- before the loop
+    goes on: a pressure bracket before its step's ``step/end`` (CMP-6), an
+    overflow bracket before the retry's ``step/start``.  Only a failure to
+    append the error end leaves the start open (Q-12); the turn then ends in
+    error (or the crash repair closes it)."""
+    rule = "CMP-22" if s.checkpoint is not None else "CMP-23"
+    match event.type:
+        case "step/end":
+            s.step_end_in_bracket = event.seq
+        case "step/start":
+            return Rejected(rule=rule, seq=event.seq, reason="compaction bracket still open at the next step/start (every outcome closes it with compact/end)")
+        case "turn/end" if get(get(event.data, "reason"), "kind") not in ("error", "aborted", "disposed", "interrupted"):
+            return Rejected(rule=rule, seq=event.seq, reason="compaction bracket still open when the turn ends normally (every outcome closes it with compact/end)")
+        case _ if event.type == end_t and s.step_end_in_bracket is not None:
+            return Rejected(rule="CMP-6", seq=event.seq, reason=f"compaction bracket closes after its step's step/end at seq {s.step_end_in_bracket} (pressure compaction runs before step/end)")
+        case _:
+            pass
+    return None
+
+
 @implements("CMP-7")
 def check_overflow_retry(s: _State, event: Event) -> Rejected | None:
     """CMP-7: the overflow listener "returns ``retry`` iff not aborted and
@@ -205,12 +229,15 @@ def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live
         live = event.seq >= first_live_seq
         if event.type == "request/header":
             s.header = True
+        if dialect is Dialect.A55 and s.bracket and live and event.type in ("step/start", "step/end", "turn/end", end_t):
+            bad = check_bracket_closed(s, event, end_t)
+            found += [bad] if bad is not None else []
         if live and event.type == start_t:
             bad = check_bracket_placement(s, event, dialect)
             if bad is None and not s.header and get(event.data, "turn") is not None:
                 bad = Rejected(rule="CMP-5", seq=event.seq, reason="automatic compaction with no request/header before it (no routed target: compactIfNeeded returns none)")
             found += [bad] if bad is not None else []
-            s.bracket, s.surface_append, s.checkpoint = True, None, None
+            s.bracket, s.surface_append, s.checkpoint, s.step_end_in_bracket = True, None, None, None
         elif event.type == end_t and s.bracket:
             failed = get(event.data, "error") is not ABSENT
             bad = check_bracket_body(s, event, failed) if live else None

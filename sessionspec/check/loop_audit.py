@@ -25,6 +25,7 @@ from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from model.rules import implements
+from sessionspec.check.event_fields import ToolBlock, message_content, message_route, result_call_id, show, tool_blocks
 
 DELIMITER_TEXT: Final = "\n\n## My request:\n"
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
@@ -41,11 +42,12 @@ class _Step:
     finish: Json | Absent = ABSENT
     message: bool = False
     max_tokens: bool = False
-    blocks: list[tuple[Json | Absent, Json | Absent, Json | Absent]] = field(default_factory=list)
+    blocks: list[ToolBlock] = field(default_factory=list)
     calls: int = 0
     results: int = 0
     last_result: int = -1
     context_after_results: int | None = None
+    failed_attempt: bool = False
 
 
 @dataclass(slots=True)
@@ -61,6 +63,8 @@ class _Turn:
     failed_step: int | None = None
     inner: int = 0
     inner_surface: bool = False
+    # A55: a step whose stream finished successfully but recorded no message (seq of its step/end).
+    unrecorded: int | None = None
 
 
 @dataclass(slots=True)
@@ -76,34 +80,8 @@ class _Loop:
         self.found.append(Rejected(rule=rule, seq=event.seq, reason=why))
 
 
-def _show(v: Json | Absent) -> str:
-    return js_stringify(None if v is ABSENT else v)[:40]
-
-
 def _kind(v: Json | Absent) -> Json | Absent:
     return get(get(v, "reason"), "kind")
-
-
-def _message_content(event: Event, dialect: Dialect) -> Json | Absent:
-    data = event.data
-    return get(data, "content") if dialect is Dialect.A55 else get(get(data, "message"), "content")
-
-
-def _message_route(event: Event, dialect: Dialect) -> tuple[Json | Absent, Json | Absent]:
-    source = get(event.data, "provenance") if dialect is Dialect.A55 else get(get(event.data, "message"), "source")
-    return get(source, "provider"), get(source, "model")
-
-
-def _result_call_id(event: Event, dialect: Dialect) -> Json | Absent:
-    if dialect is Dialect.D08:
-        return get(get(get(event.data, "message"), "source"), "callId")
-    return get(event.data, "callId")
-
-
-def _tool_blocks(content: Json | Absent) -> list[tuple[Json | Absent, Json | Absent, Json | Absent]]:
-    if not isinstance(content, tuple):
-        return []
-    return [(get(b, "id"), get(b, "name"), get(b, "arguments")) for b in content if get(b, "type") == "tool-call"]
 
 
 def _is_append(event: Event) -> bool:
@@ -154,13 +132,16 @@ def _turn_end(s: _Loop, event: Event) -> None:
     if t is not None:
         if t.blocked is not None:
             if kind != "rejected":
-                s.report("LOOP-3", event, f"the turn of a blocked prompt (seq {t.blocked.seq}) ends {_show(kind)}, not rejected")
+                s.report("LOOP-3", event, f"the turn of a blocked prompt (seq {t.blocked.seq}) ends {show(kind)}, not rejected")
             elif not json_eq(get(reason, "reason"), get(t.blocked.data, "reason")):
                 s.report("LOOP-3", event, f"rejected reason differs from the prompt/blocked reason at seq {t.blocked.seq}")
         elif kind == "rejected":
             s.report("LOOP-3", event, "turn ends rejected without a prompt/blocked")
+        if t.unrecorded is not None and kind not in FAILED_TURN_ENDS:
+            # an interruption after the stream, or a failing append of the message itself (a turn error)
+            s.report("LOOP-11", event, f"turn ends {show(kind)} after a successful stream that recorded no assistant/message (step/end at seq {t.unrecorded}); only an interruption or a failed append stops the recording")
         if t.failed_step is not None and kind not in FAILED_TURN_ENDS:
-            s.report("LOOP-14", event, f"turn ends {_show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
+            s.report("LOOP-14", event, f"turn ends {show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
         if kind == "completed" and t.steps == 0 and s.dialect is Dialect.A55 and (t.inner != 1 or t.inner_surface or t.prompt):
             s.report("LOG-16", event, f"a turn with no step ends completed but holds {t.inner} event(s) (only an out-of-band append, one log-only event, closes a stepless turn completed)")
         if kind == "error" and s.dialect is Dialect.A55:
@@ -192,6 +173,9 @@ def _step_start(s: _Loop, event: Event) -> None:
         number = get(event.data, "step")
         t.last_step = number if isinstance(number, int) and not isinstance(number, bool) else t.last_step + 1
         t.failed_step = None
+        if t.unrecorded is not None:
+            s.report("LOOP-11", event, f"a new step after a successful stream that recorded no assistant/message (step/end at seq {t.unrecorded}); only an interruption stops the recording")
+            t.unrecorded = None
         if t.blocked is not None:
             s.report("LOOP-3", event, f"a step in the turn of a blocked prompt (seq {t.blocked.seq}); a blocked turn has zero steps")
         elif t.trigger == "message" and not t.prompt and s.dialect is Dialect.A55:
@@ -204,6 +188,11 @@ def _step_end(s: _Loop, event: Event) -> None:
     if st is not None and t is not None:
         t.failed_step = None if st.message else event.seq
         t.max_tokens = t.max_tokens or st.max_tokens
+        # LOOP-10/11: a finish other than error/aborted is a successful stream, whose message is recorded
+        # unless the interruption checkpoint after the stream stops the turn.
+        succeeded = st.finish is not ABSENT and st.finish not in FAILED_FINISHES
+        if s.dialect is Dialect.A55 and succeeded and not st.message:
+            t.unrecorded = event.seq
     s.step = None
 
 
@@ -226,6 +215,7 @@ def _chunk(s: _Loop, event: Event) -> None:
             st.attempt_usage = get(chunk, "usage")
         case "finish":
             st.finish = _kind(chunk)
+            st.failed_attempt = st.failed_attempt or st.finish == "error"
             if s.dialect is Dialect.D08 and st.finish == "error":
                 st.attempt_usage = ABSENT  # DIA-7: the retry is a new attempt
         case _:
@@ -248,7 +238,7 @@ def _assistant_message(s: _Loop, event: Event) -> None:
         s.report("LOOP-10", event, f"assistant/message after an in-band {js_stringify(st.finish)} finish (a request error writes no message)")
     if event.source_event_seqs is ABSENT:
         s.report("LOOP-11", event, "assistant/message without sourceEventSeqs (the loop always records its chunk seqs)")
-    provider, model = _message_route(event, s.dialect)
+    provider, model = message_route(event, s.dialect)
     routed = (get(s.config, "provider"), get(s.config, "model"))
     if isinstance(s.config, JsonObject) and not any(is_placeholder(v) for v in routed) and (provider, model) != routed:
         s.report("LOOP-11", event, f"provenance {provider}/{model} differs from the routed header {routed[0]}/{routed[1]}")
@@ -257,7 +247,7 @@ def _assistant_message(s: _Loop, event: Event) -> None:
         usage is ABSENT or st.attempt_usage is ABSENT or not deep_eq(usage, st.attempt_usage)
     ):
         s.report("LOOP-11", event, "usage differs from the step's last usage chunk")
-    blocks = _tool_blocks(_message_content(event, s.dialect))
+    blocks = tool_blocks(message_content(event, s.dialect))
     if interrupted and blocks:
         s.report("DIA-15", event, "interrupted assistant/message keeps tool-call blocks (a cancelled stream keeps its text/reasoning prefix only)")
     if st.finish == "max-tokens":
@@ -290,7 +280,7 @@ def _tool_call(s: _Loop, event: Event) -> None:
     data = event.data
     for key, want in (("callId", call_id), ("name", name), ("arguments", arguments)):
         if not json_eq(get(data, key), want):
-            s.report("LOOP-12", event, f"tool/call {key} {_show(get(data, key))} differs from tool-call block {st.calls} ({_show(want)})")
+            s.report("LOOP-12", event, f"tool/call {key} {show(get(data, key))} differs from tool-call block {st.calls} ({show(want)})")
             return
 
 
@@ -304,7 +294,7 @@ def _tool_result(s: _Loop, event: Event) -> None:
     if st.context_after_results is not None:
         s.report("LOOP-12", event, f"tool/result after deferred context (seq {st.context_after_results}); context follows all results of the batch")
         st.context_after_results = None
-    call_id = _result_call_id(event, s.dialect)
+    call_id = result_call_id(event, s.dialect)
     st.results += 1
     index = next((i for i, (cid, _, _) in enumerate(st.blocks) if json_eq(cid, call_id)), None)
     if index is None:
@@ -314,6 +304,7 @@ def _tool_result(s: _Loop, event: Event) -> None:
     st.last_result = max(st.last_result, index)
 
 
+@implements("DIA-12")
 def _user_message(s: _Loop, event: Event) -> None:
     t, st = s.turn, s.step
     if not _is_append(event) or is_checkpoint_source(get(event.data, "source")):
@@ -324,6 +315,9 @@ def _user_message(s: _Loop, event: Event) -> None:
         t.prompt = True
     if st is not None and st.last_result >= 0:
         st.context_after_results = st.context_after_results or event.seq
+    if st is not None and s.dialect is Dialect.D08 and st.requested and not st.failed_attempt:
+        # DIA-12: step/start, then the entering user/messages, then the header, then dispatch.
+        s.report("DIA-12", event, "user/message inside a step after its first chunk (D08 appends the entering messages before dispatch)")
     if s.dialect is Dialect.A55:
         flaw = check_prefix_contexts(event)
         if flaw is not None:
@@ -340,7 +334,7 @@ def _steering(s: _Loop, event: Event) -> None:
     if st is not None and (not st.message or st.results < st.calls):
         s.report("LOOP-5", event, "steering/message inside a step before its assistant/message and tool results (the drain runs before step/start or after the tools)")
     if s.turn is not None and not json_eq(get(event.data, "turn"), s.turn.number):
-        s.report("LOOP-13", event, f"steering/message names turn {_show(get(event.data, 'turn'))}, but turn {_show(s.turn.number)} is open")
+        s.report("LOOP-13", event, f"steering/message names turn {show(get(event.data, 'turn'))}, but turn {show(s.turn.number)} is open")
 
 
 @implements("LOOP-9")

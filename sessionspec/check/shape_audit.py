@@ -62,7 +62,8 @@ TRIGGER_KINDS: Final = frozenset({"message", "injection"})
 TODO_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
 BARE_END_KINDS: Final = frozenset({"completed", "disposed", "max-tokens", "interrupted"})
 A55_HEADER_KEYS: Final = ("config", "system", "tools", "messagePrefix")
-D08_HEADER_KEYS: Final = ("config", "adapterDefaults", "system", "tools")
+# D08 reads A55 logs (DIA-13): their headers' messagePrefix is dropped by canonicalization (DIA-8).
+D08_HEADER_KEYS: Final = ("config", "adapterDefaults", "system", "tools", "messagePrefix")
 CMP1_KEYS: Final[dict[str, Keys]] = {
     "compact/start": (("turn", True),),
     "compact/summary": (("summary", True), ("shadowedRange", True), ("shadowedSeqs", True), ("shadowedTokenCount", True),
@@ -284,8 +285,7 @@ def check_header_canonical(event: Event, dialect: Dialect) -> list[Rejected]:
     keys = [k for k in header if k != "messageSuffix"]
     for key in keys:
         if key not in order:
-            rule = "DIA-8" if dialect is Dialect.D08 and key == "messagePrefix" else "HDR-2"
-            found.append(Rejected(rule=rule, seq=event.seq, reason=f"request/header header has the key {key!r}, which the canonical header never carries"))
+            found.append(Rejected(rule="HDR-2", seq=event.seq, reason=f"request/header header has the key {key!r}, which the canonical header never carries"))
     known = [k for k in keys if k in order]
     if [order.index(k) for k in known] != sorted(order.index(k) for k in known):
         found.append(Rejected(rule="HDR-2", seq=event.seq, reason=f"request/header header keys out of canonical order ({', '.join(known)})"))

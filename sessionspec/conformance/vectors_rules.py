@@ -236,7 +236,9 @@ RULE_CHECKS: Final[tuple[RuleCheck, ...]] = (
     ("d08/change-header-differs-only-in-message-prefix", ("DIA-8", "FMT-9", "HDR-4"), _gt("g-header-change-system-and-tools"),
      _second_header_from_first(lambda h: {**h, "messagePrefix": [message("another prefix")]}), "D08", "FMT-9"),
     ("d08/change-header-differs-only-in-adapter-defaults", ("DIA-9", "FMT-9", "HDR-4"), _gt("g-header-change-system-and-tools"),
-     _second_header_from_first(lambda h: {**h, "adapterDefaults": {"maxTokens": True}}), "D08", None),
+     # (adapterDefaults in its canonical place, DIA-8: right after config)
+     _second_header_from_first(lambda h: {"config": h["config"], "adapterDefaults": {"maxTokens": True},
+                                          **{k: v for k, v in h.items() if k != "config"}}), "D08", None),
     ("d08/change-header-equal-to-the-first", ("DIA-8", "FMT-9", "HDR-4"), _gt("g-header-change-system-and-tools"),
      _second_header_from_first(lambda h: h), "D08", "FMT-9"),
     # INV-2 (5): a request with no request/header in force cannot be reconstructed; the checker names FMT-9(g).

@@ -91,3 +91,25 @@ def test_no_file_and_stdin_are_clear_errors(fleet: Path, check: Callable[..., Ru
 def test_a_bad_scheduler_address_is_a_clear_error_not_a_bug(fleet: Path, check: Callable[..., Run]) -> None:
     result = check("--dask", "no-port-here", str(fleet))
     assert result.returncode == 2 and result.stderr.startswith("sessionspec check: dask scheduler no-port-here: ValueError")
+
+
+def test_an_fsspec_store_url_glob_is_read_through_fsspec(fleet: Path, check: Callable[..., Run]) -> None:
+    """fsspec's in-memory store stands in for an object store (s3://, gs://):
+    the client globs it, the per-file function opens each URL through fsspec.
+    The synchronous scheduler runs in this process, where the store lives."""
+    import fsspec
+
+    memory = fsspec.filesystem("memory")
+    for name in ("gen-0.jsonl", "gen-1.jsonl", "bad.jsonl"):
+        memory.pipe(f"/fleet/{name}", (fleet / name).read_bytes())
+    memory.pipe("/fleet/notes.txt", b"not a log")
+    try:
+        remote = check("--format", "json", "--dask", "synchronous", "memory://fleet/*.jsonl")
+        local = check("--format", "json", *(str(fleet / name) for name in ("bad.jsonl", "gen-0.jsonl", "gen-1.jsonl")))
+    finally:
+        memory.rm("/fleet", recursive=True)
+    assert remote.returncode == local.returncode == 1
+    expected = local.stdout
+    for name in ("bad.jsonl", "gen-0.jsonl", "gen-1.jsonl"):
+        expected = expected.replace(f'"path": "{fleet / name}"', f'"path": "memory:///fleet/{name}"')  # fsspec's canonical URL
+    assert remote.stdout == expected

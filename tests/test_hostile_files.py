@@ -323,6 +323,22 @@ def test_one_bad_step_start_does_not_cascade_into_a_finding_per_event(tmp_path: 
     assert "17 more LOG-13 findings like line 5 (lines 6-22): the same complaint on later events, following from it" in report["notes"]
 
 
+def test_a_damaged_line_inside_a_fork_seed_does_not_cascade_into_fmt_11(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The child's seed is 24 events (sessions.json); line 10 cannot be read,
+    so only 9 events are audited: the seed is not compared (a note), and no
+    ``seedLength exceeds`` or seed-mismatch finding follows from the damage."""
+    source = GROUNDTRUTH / "k-fork-seeded-child"
+    for name in ("sessions.json", "session.parent.jsonl"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    lines = (source / "session.jsonl").read_bytes().splitlines(keepends=True)
+    lines[9] = b'{"type": oops\n'
+    (tmp_path / "session.jsonl").write_bytes(b"".join(lines))
+    code, docs = _json_reports(capsys, str(tmp_path / "session.jsonl"))
+    report = docs[0]
+    assert code == 1 and [(f["line"], f["rule"]) for f in report["findings"]] == [(10, "FMT-1")]
+    assert "seedLength 24 reaches past the 9 events audited; seed not compared (FMT-11)" in report["notes"]
+
+
 # --------------------------------------------------------------------------- verdict precedence
 
 

@@ -277,7 +277,8 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
         return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
     audit = audit_events(events, dialect, live)
     findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in audit.findings])
-    fork_findings, fork_notes = _check_fork(log, events, dialect)
+    complete = prefix.count == len(log.events) and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
+    fork_findings, fork_notes = _check_fork(log, events, dialect, complete)
     findings += [_finding(log, r) for r in fork_findings]
     quirks = sorted(
         [_finding(log, q.rejected, q.line) for q in log.quirks] + [_finding(log, r) for r in audit.quirks],
@@ -382,9 +383,13 @@ def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:
     )
 
 
-def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect) -> tuple[list[Rejected], tuple[str, ...]]:
+def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect, complete: bool = True) -> tuple[list[Rejected], tuple[str, ...]]:
     """FMT-11 for a seeded child whose parent file lies beside it; a seed
-    longer than the log is reported whether or not the parent is found."""
+    longer than the log is reported whether or not the parent is found.
+    ``complete`` is False when ``events`` stop short of the file (a damage or
+    a limit): a seed reaching past them is not judged."""
+    if log.seed_length > len(events) and not complete:
+        return [], (f"seedLength {log.seed_length} reaches past the {len(events)} events audited; seed not compared (FMT-11)",)
     if log.seed_length > len(events):
         return [Rejected(rule="FMT-11", reason=f"seedLength {log.seed_length} exceeds the log's {len(events)} events")], ()
     if log.parent_session is None or log.seed_length <= 0 or log.name == "<stdin>":

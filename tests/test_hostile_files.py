@@ -271,7 +271,7 @@ def test_max_events_stops_reading_and_is_unknown(tmp_path: Path, capsys: pytest.
     report = docs[0]
     assert code == 4 and report["verdict"] == "unknown" and report["events"] == 10
     assert report["reason"] == "limit: FMT-1: more than 10 events: reading stopped at this line (--max-events 10, checker limit)"
-    assert report["findings"] == [{"line": 11, "rule": "FMT-1", "seq": None, "kind": "limit", "reason": str(report["reason"]).removeprefix("limit: FMT-1: "), "onlyIf": None}]
+    assert report["findings"] == [{"line": 11, "rule": "FMT-1", "seq": None, "kind": "limit", "reason": str(report["reason"]).removeprefix("limit: FMT-1: "), "loader": "accepts", "onlyIf": None}]
 
 
 def test_max_events_never_hides_a_finding_before_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -301,7 +301,7 @@ def test_one_bad_line_is_reported_once(tmp_path: Path, capsys: pytest.CaptureFix
     path.write_bytes(GOOD.read_bytes().replace(b'"seq":4,', b'"seq":40,', 1))
     code, out, _ = _run(capsys, str(path))
     assert code == 1
-    assert out.splitlines()[0] == f"{path}:5: LOG-1 seq 40: seq 40 is not contiguous; expected 4"
+    assert out.splitlines()[0] == f"{path}:5: LOG-1 seq 40: seq 40 is not contiguous; expected 4 (loader refuses)"
     assert out.splitlines()[1].startswith(f"{path}: invalid [A55 detected, 56 events] (notes: 51 events after the seq break at line 5")
     assert len(out.splitlines()) == 3
 

@@ -10,7 +10,7 @@ from model.derive import project
 from model.jsonval import JsonObject
 from model.log import Dialect, Event
 from model.rejected import Rejected
-from model.surface import SurfaceState, apply_plan, log_view, plan_surface_event
+from model.surface import log_view, plan_surface_event, splice
 
 
 @final
@@ -26,7 +26,10 @@ class IncrementalDerivation:
 
     dialect: Dialect = Dialect.A55
     events: list[Event] = field(default_factory=list)
-    surface: SurfaceState = field(default_factory=SurfaceState)
+    # The surface kept as mutable lists (SURF-1); an immutable SurfaceState would copy
+    # every node on every append, which makes a long log quadratic.
+    _nodes: list[int] = field(default_factory=list)
+    _replace_generation: int = 0
     _messages: list[JsonObject] = field(default_factory=list)
     _cached_generation: int = 0
     # The projection of each node (None: the node derives no message), kept
@@ -35,7 +38,7 @@ class IncrementalDerivation:
 
     def append(self, event: Event) -> Rejected | None:
         """Validate and append one event; on rejection nothing changes (LOG-6)."""
-        plan = plan_surface_event(self.surface.nodes, event, log_view(self.events, len(self.events)), self.dialect)
+        plan = plan_surface_event(self._nodes, event, log_view(self.events, len(self.events)), self.dialect)
         if isinstance(plan, Rejected):
             return plan
         message: JsonObject | None = None
@@ -47,14 +50,13 @@ class IncrementalDerivation:
         self.events.append(event)
         if plan is None:
             return None
-        # SURF-8: the one splice of the surface (model.surface.apply_plan).
-        self.surface = apply_plan(self.surface, plan)
+        # SURF-8 through the one splice (model.surface.splice), on both per-node lists.
+        splice(self._nodes, plan, plan.seq)
+        splice(self._node_messages, plan, message)
         if plan.is_replace:
-            self._node_messages[plan.start_idx : plan.end_idx + 1] = [message]
-        else:
-            self._node_messages.append(message)
-            if self._cached_generation == self.replace_generation and message is not None:
-                self._messages.append(message)
+            self._replace_generation += 1
+        elif self._cached_generation == self._replace_generation and message is not None:
+            self._messages.append(message)
         return None
 
     def snapshot(self) -> tuple[list[JsonObject], int]:
@@ -77,9 +79,14 @@ class IncrementalDerivation:
 
     @property
     def nodes(self) -> tuple[int, ...]:
-        """The surface nodes (SURF-1)."""
-        return self.surface.nodes
+        """The surface nodes (SURF-1), a copy."""
+        return tuple(self._nodes)
+
+    @property
+    def surface_length(self) -> int:
+        """How many nodes the surface has (without copying them)."""
+        return len(self._nodes)
 
     @property
     def replace_generation(self) -> int:
-        return self.surface.replace_generation
+        return self._replace_generation

@@ -125,7 +125,7 @@ def request_points(
                     header_seq=header_seq,
                     store=store,
                     length=length,
-                    surface=len(derivation.nodes),
+                    surface=derivation.surface_length,
                 )
             case "assistant/chunk" if open_step is not None and open_step.chunk is None:
                 open_step.chunk = event.seq

@@ -61,7 +61,7 @@ def parse_value(text: str) -> Json | Rejected:
     return value
 
 
-@implements("LOG-18", "LOG-17", "FMT-1")
+@implements("LOG-18", "FMT-1")
 def parse_session_header(value: JsonObject) -> SessionHeader | Rejected:
     """LOG-17/18: the header line; a version other than 0 is rejected."""
     if get(value, "version") != 0 or isinstance(get(value, "version"), bool):
@@ -76,7 +76,7 @@ def parse_session_header(value: JsonObject) -> SessionHeader | Rejected:
     return SessionHeader(value=value)
 
 
-@implements("LOG-3", "LOG-2", "LEG-1")
+@implements("LOG-3", "LOG-2")
 def event_from_json(value: Json) -> Event | Rejected:
     """LOG-3: exactly ``type, seq, time, data`` plus optional surface metadata;
     a string type, non-negative safe-integer seq and time (LOG-2).  A
@@ -116,6 +116,7 @@ def event_from_json(value: Json) -> Event | Rejected:
     )
 
 
+@implements("FMT-3")
 def event_to_json(event: Event) -> JsonObject:
     """The envelope in the order the harness writes it (FMT-3)."""
     pairs: list[tuple[str, Json]] = [

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Final, TypeAlias, cast, final
 
+from model.rules import implements
+
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 
@@ -341,8 +343,11 @@ class JsonParseFailure:
         return f"JsonParseFailure({self.rule!r}, {self.reason!r})"
 
 
+@implements("LOG-4", "FMT-2")
 def parse_json(text: str) -> Json | JsonParseFailure:
-    """Parse one JSON text into the immutable domain; total (never raises)."""
+    """FMT-2: "Event lines MUST be parsed with key order preserved, duplicate keys reported,
+    textual ``-0`` reported (LOG-4), and numbers kept as int when written without
+    fraction/exponent."  LOG-4: data MUST be lossless JSON.  Total (never raises)."""
     try:
         value = _DECODER.decode(text)
     except JsonTextError as e:

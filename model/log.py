@@ -259,8 +259,11 @@ A55_SURFACE_TYPES: Final = frozenset(
 D08_SURFACE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
 
 
+@implements("DIA-11")
 def surface_types(dialect: Dialect) -> frozenset[str]:
-    """Surface-eligible types (RULES §0.3; DIA-11 for D08)."""
+    """Surface-eligible types (RULES §0.3).  DIA-11: "Surface-eligible types MUST be
+    ``user/message``, ``assistant/message``, ``tool/result`` (steering is a ``user/message``)."
+    (Its tool-result half is in ``model.surface.check_tool_result_rewrite``.)"""
     match dialect:
         case Dialect.A55:
             return A55_SURFACE_TYPES

@@ -79,7 +79,7 @@ def estimate_message(message: Json) -> int:
     return price(get(message, "content")) + ROLE_OVERHEAD
 
 
-@implements("MTR-4", "DIA-9")
+@implements("MTR-4")
 def estimate_header(header: EpochHeader | Absent, dialect: Dialect = Dialect.A55) -> int:
     """MTR-4: 0 for an absent header, else Σ estimateMessage(prefix) +
     (``ceil4(U16(system)) + 4`` if present) + (``ceil4(U16(JS(tools))) + 4`` if

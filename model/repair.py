@@ -73,7 +73,6 @@ def _key(call_id: Json | Absent) -> str:
     return js_stringify(_val(call_id))
 
 
-@implements("LOG-14")
 def scan_for_repair(events: Sequence[Event]) -> RepairScan:
     """LOG-14 scan: ``turn/start`` opens the turn and clears step and pending
     calls; ``turn/end`` clears everything; ``step/start`` sets the open step;

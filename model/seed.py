@@ -82,7 +82,7 @@ def _llm_shape(event: Event, dialect: Dialect) -> Rejected | None:
     return check_llm_shape(event)
 
 
-@implements("LOG-8", "LOG-1", "SURF-9", "HDR-8", "LEG-5", "LEG-6")
+@implements("LOG-8")
 def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Rejected | None:
     """LOG-8: "Each seed entry ``i`` MUST be validated in this order: (1)
     lossless JSON (LOG-4); (2) envelope (LOG-3), with a request/header-delta
@@ -117,7 +117,7 @@ def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Re
     return None
 
 
-@implements("LOG-17", "LEG-3")
+@implements("LOG-17")
 def validate_load(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Rejected | None:
     """LOG-17: a persistence load rejects any ``request/header-delta``, any
     ``mode/set`` and any ``request/header`` with reason ``fallback``, then

@@ -302,7 +302,7 @@ def step_surface(
     return state if plan is None else apply_plan(state, plan)
 
 
-@implements("SURF-10")
+@implements("SURF-1", "SURF-10")
 def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceFold | Rejected:
     """SURF-10: the surface of a whole log, with its replacement history.
 

@@ -75,6 +75,13 @@ def _source(function: Callable[..., object]) -> str:
         return "# (source not available)"
 
 
+def _audits() -> dict[str, list[Callable[..., object]]]:
+    # The checker's links (sessionspec.check.audits), loaded with the model modules.
+    from sessionspec.check.audits import AUDITS
+
+    return AUDITS
+
+
 def _implementations(rule_id: str) -> list[Callable[..., object]]:
     return sorted({_qualname(f): f for f in IMPLEMENTATIONS.get(rule_id, [])}.values(), key=_qualname)
 
@@ -109,6 +116,9 @@ def _rule_section(item: RuleCoverage, shown: set[str], property_names: dict[str,
             out += ["Contracts (PEP 316, checked by CrossHair, see `docs/proofs.md`):", ""]
             out += [f"- `{c}`" for c in contracts]
             out.append("")
+    audited = sorted({_qualname(f) for f in _audits().get(r.id, [])})
+    if audited:
+        out += [f"*Audited in logs by* {', '.join(f'`{name}`' for name in audited)} (docs/check.md, audit table).", ""]
     props = [f"{p}: {property_names[p]}" if property_names.get(p) else p for p in item.properties]
     if props:
         out += ["*Properties:*", "", *[f"- {p}" for p in props], ""]

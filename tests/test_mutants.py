@@ -18,22 +18,6 @@ from spec.registry import rule_ids
 # kill takes a few hundred milliseconds; a survivor would cost the whole budget).
 CONFORM_EXAMPLES = 200
 
-# Issue 16's mutants (the loop before QF-3..QF-7).  The stock conform generator
-# does not reach them (measured: no divergence in 200 traces for each); the
-# widened generator of issue 16 must.  Strict: once conform kills one, its
-# expected failure turns into a failure here, and the entry must go (and its
-# shrunk trace be captured into vector_killers.jsonl).
-AWAITING_WIDER_CONFORM: frozenset[str] = frozenset({
-    "step-result-cancel-drops-message", "drop-requeued-steering", "turn-stop-only-when-stopping",
-    "lossy-over-all-contributors", "thrown-stream-checkpoint"})
-
-
-def _awaiting(mutant: Any) -> Any:
-    reason = "issue 16: the stock conform generator does not reach this behaviour yet"
-    return pytest.param(mutant, id=mutant.name, marks=pytest.mark.xfail(
-        mutant.name in AWAITING_WIDER_CONFORM, reason=reason, strict=True))
-
-
 @pytest.fixture(scope="module")
 def vectors() -> list[dict[str, Any]]:
     return load_dir(VECTORS_DIR)
@@ -54,7 +38,7 @@ def test_every_mutant_is_killed_by_the_vectors(vectors: list[dict[str, Any]], mu
     assert killer.rules and killer.failures
 
 
-@pytest.mark.parametrize("mutant", [_awaiting(m) for m in MUTANTS])
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_every_mutant_is_killed_by_its_shrunk_vector(vectors: list[dict[str, Any]], mutant: Any) -> None:
     """The shrunk conform trace recorded for each mutant (vectors/shrunk.json) still kills it."""
     (shrunk,) = [{**f, "vectors": [v for v in f["vectors"] if v["id"] == f"shrunk/{mutant.name}"]}
@@ -63,7 +47,7 @@ def test_every_mutant_is_killed_by_its_shrunk_vector(vectors: list[dict[str, Any
     assert not result.passed and result.rules == (mutant.rule,)
 
 
-@pytest.mark.parametrize("mutant", [_awaiting(m) for m in MUTANTS])
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_every_mutant_is_killed_by_conform(mutant: Any) -> None:
     divergence = run_conform(adapter_command(mutant.name), examples=CONFORM_EXAMPLES)
     assert divergence is not None, f"{mutant.name} ({mutant.rule}) survived {CONFORM_EXAMPLES} conform traces"

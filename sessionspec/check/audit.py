@@ -42,8 +42,8 @@ from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
-from model.rules import implements
 from model.surface import fold_surface
+from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import audit_compactions
 from sessionspec.check.compaction_rules_audit import audit_compaction_rules
 from sessionspec.check.loop_audit import audit_loop
@@ -83,7 +83,7 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
 # --------------------------------------------------------------------------- LOG-8 shapes
 
 
-@implements("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11")
+@audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11")
 def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
     """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
     (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
@@ -131,7 +131,7 @@ def _is_list_of_objects(v: Json, *, placeholders: bool = False) -> bool:
     return isinstance(v, tuple) and all(isinstance(x, JsonObject) or (placeholders and is_placeholder(x)) for x in v)
 
 
-@implements("HDR-1", "DIA-8", "FMT-6")
+@audits("HDR-1", "DIA-8", "FMT-6")
 def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
     """HDR-1: an A55 ``EpochHeader`` is ``{config, system?, tools?,
     messagePrefix?}`` with ``system`` a string, ``tools`` a list of
@@ -171,7 +171,7 @@ def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
 DIA14_ABORT_REASONS: Final = frozenset({"user", "parent", "hook", "disposed", "legacy"})
 
 
-@implements("DIA-14")
+@audits("DIA-14")
 def check_d08_turn_end(event: Event) -> Rejected | None:
     """DIA-14: "``turn/end`` aborted MUST be ``{kind:"aborted",
     reason:{kind:"user"|"parent"|"hook"|"disposed"}}``; disposal is aborted
@@ -243,7 +243,7 @@ def _tool_result_flaws(data: Json) -> list[str]:
     return flaws
 
 
-@implements("DIA-10")
+@audits("DIA-10")
 def check_d08_message_shapes(events: Sequence[Event]) -> list[Rejected]:
     """DIA-10: "Message shapes MUST carry identity: ``user/message.data`` =
     ``{content, source, role:"user", id}``; ``assistant/message.data`` =
@@ -280,7 +280,7 @@ def _finish_kind(event: Event) -> Json | Absent | None:
     return get(get(chunk, "reason"), "kind")
 
 
-@implements("DIA-7")
+@audits("DIA-7")
 def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:
     """DIA-7: "Overflow recovery MUST retry inside the same step: failed
     attempt's chunks (error finish) stay, no ``assistant/message``, [...] the
@@ -326,7 +326,7 @@ def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:
 # --------------------------------------------------------------------------- LEG-7
 
 
-@implements("LEG-7")
+@audits("LEG-7")
 def pre_a55_designs(events: Sequence[Event]) -> list[str]:
     """LEG-7: "Pre-A55 designs MUST be recognized only for diagnostics, never
     produced: per-step ``agent/request-advice {before, after}`` and
@@ -382,7 +382,7 @@ class _Nesting:
     manual_bracket: bool = False
 
 
-@implements("LOG-13")
+@audits("LOG-13")
 def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """LOG-13: the vetoes of the session invariant companion, for live events
     (seeds publish no ``session/event``, LOG-8; the seed still sets the state).
@@ -517,7 +517,7 @@ class _HeaderAudit:
     step_header: int | None = None
 
 
-@implements("FMT-9", "PFX-15", "HDR-7")
+@audits("FMT-9", "PFX-15", "HDR-7")
 def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """FMT-9 (loop logs): (a) a header lies after a ``step/start`` and before
     that step's first chunk, at most one per step; (b) ``initial`` iff no
@@ -597,7 +597,7 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
     return found
 
 
-@implements("LEG-8")
+@audits("LEG-8")
 def placeholder_notes(events: Sequence[Event]) -> list[str]:
     """FMT-6/LEG-8: header fields scrubbed to placeholders are opaque; the
     requests are then known only up to those fields (a note, not a failure)."""
@@ -618,7 +618,7 @@ def placeholder_notes(events: Sequence[Event]) -> list[str]:
 # --------------------------------------------------------------------------- requests
 
 
-@implements("FMT-8", "INV-7", "WIRE-2")
+@audits("FMT-8", "INV-7", "WIRE-2")
 def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """FMT-8/INV-7: every live request point has a header in force (HDR-9,
     FMT-9 g) naming a provider and model, and its request (prefix first,
@@ -648,7 +648,7 @@ def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_s
 # --------------------------------------------------------------------------- FMT-11
 
 
-@implements("FMT-11", "LOG-15")
+@audits("FMT-11", "LOG-15")
 def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length: int) -> list[Rejected]:
     """FMT-11: a fork child's first ``seedLength`` events equal the parent's
     first ``seedLength`` events (byte-equal as logged, time included: the seed
@@ -670,7 +670,7 @@ def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length
 # --------------------------------------------------------------------------- §17 quirks
 
 
-@implements("Q-4", "Q-17")
+@audits("Q-4", "Q-17")
 def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
     """§17: "the model follows the real code and the checker reports the quirk
     as a ``note``, never as ``invalid``, unless a flag (``--strict-quirks``)
@@ -714,7 +714,7 @@ def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list
 # --------------------------------------------------------------------------- all
 
 
-@implements("FMT-7")
+@audits("FMT-7")
 def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Audit:
     """FMT-7 (after decoding/migration): load shapes, D08 message shapes and
     retries (DIA-10, DIA-7), surface, nesting, header reasons, request

@@ -29,8 +29,8 @@ from model.meter import PricedSurface
 from model.placeholder import mentions_placeholder
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
 from model.rejected import Rejected
-from model.rules import implements
 from model.surface import log_view
+from sessionspec.check.audits import audits
 
 
 @final
@@ -289,7 +289,7 @@ class CompactionAuditD08(CompactionAudit):
             self.report("DIA-18", event, "prune replacement without its compaction/prune record")
 
 
-@implements("FMT-7", "CMP-25", "DIA-19")
+@audits("FMT-7", "CMP-25", "DIA-19")
 def audit_compactions(events: Sequence[Event], dialect: Dialect) -> tuple[Rejected, ...]:
     """FMT-7's compaction audit: every finding of the log, empty for a valid log."""
     match dialect:

@@ -17,7 +17,7 @@ from model.compaction import compaction_type, is_checkpoint_source
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq, obj
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.check.audits import audits
 from sessionspec.check.shape_audit import key_flaw
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
@@ -67,7 +67,7 @@ def _tool_calls(event: Event, dialect: Dialect) -> int:
     return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
 
 
-@implements("CMP-6", "CMP-7", "DIA-6")
+@audits("CMP-6", "CMP-7", "DIA-6")
 def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Rejected | None:
     """CMP-6 (A55): pressure compaction runs in ``agent/post-step`` -- "inside
     the step, after the assistant message, tool results, deferred context
@@ -95,7 +95,7 @@ def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Reject
     return None
 
 
-@implements("CMP-12")
+@audits("CMP-12")
 def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
     """CMP-12: "Automatic ranges MUST be head-anchored (start = current
     surface head [...])"; CMP-11: the retention walk keeps at least one node
@@ -113,7 +113,7 @@ def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
     return None
 
 
-@implements("CMP-19", "CMP-23")
+@audits("CMP-19", "CMP-23")
 def check_bracket_body(s: _State, event: Event, failed: bool) -> Rejected | None:
     """At a bracket's end.  CMP-19: a surface append while the summarizer ran
     makes the commit fail ("session surface changed during summarization"),
@@ -128,7 +128,7 @@ def check_bracket_body(s: _State, event: Event, failed: bool) -> Rejected | None
     return None
 
 
-@implements("CMP-2", "DIA-2")
+@audits("CMP-2", "DIA-2")
 def check_checkpoint_source(event: Event, dialect: Dialect) -> Rejected | None:
     """CMP-2: "The checkpoint source MUST be exactly ``{kind:"plugin",
     plugin:"compact"}``"; DIA-2 (D08): ``{kind:"plugin", plugin:"compact",
@@ -157,7 +157,7 @@ def _bracket_event(s: _State, event: Event) -> None:
         s.checkpoint = event.seq
 
 
-@implements("CMP-6", "CMP-22", "CMP-23")
+@audits("CMP-6", "CMP-22", "CMP-23")
 def check_bracket_closed(s: _State, event: Event, end_t: str) -> Rejected | None:
     """A55: every bracket is closed by ``compact/end`` -- on success after the
     checkpoint (CMP-22), on failure with its error (CMP-23) -- before the loop
@@ -180,7 +180,7 @@ def check_bracket_closed(s: _State, event: Event, end_t: str) -> Rejected | None
     return None
 
 
-@implements("CMP-7")
+@audits("CMP-7")
 def check_overflow_retry(s: _State, event: Event) -> Rejected | None:
     """CMP-7: the overflow listener "returns ``retry`` iff not aborted and
     ``replaceGeneration > g0``": after a committed overflow compaction the turn
@@ -218,7 +218,7 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
             pass
 
 
-@implements("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6")
+@audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6")
 def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Trigger placement and range anchoring of every live bracket."""
     found: list[Rejected] = []

@@ -24,7 +24,7 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, get, js_str
 from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.check.audits import audits
 from sessionspec.check.event_fields import ToolBlock, message_content, message_route, result_call_id, show, tool_blocks
 
 DELIMITER_TEXT: Final = "\n\n## My request:\n"
@@ -88,7 +88,7 @@ def _is_append(event: Event) -> bool:
     return event.surface_op == "append"
 
 
-@implements("LOOP-4")
+@audits("LOOP-4")
 def check_prefix_contexts(event: Event) -> Rejected | None:
     """LOOP-4: with ``prompt-prefix`` contexts the logged prompt is "``content``
     = the content of every such context, concatenated, then the delimiter
@@ -117,7 +117,7 @@ def _turn_start(s: _Loop, event: Event) -> None:
     s.step = None
 
 
-@implements("LOOP-3", "LOOP-14", "LOG-11", "LOOP-9", "LOG-16")
+@audits("LOOP-3", "LOOP-14", "LOG-11", "LOOP-9", "LOG-16")
 def _turn_end(s: _Loop, event: Event) -> None:
     """LOOP-3 (a blocked prompt ends ``rejected`` with its reason, and only
     it does), LOOP-14 (a failed request ends the turn in error or an
@@ -155,7 +155,7 @@ def _turn_end(s: _Loop, event: Event) -> None:
     s.turn, s.step = None, None
 
 
-@implements("LOOP-16")
+@audits("LOOP-16")
 def _error_step(s: _Loop, event: Event, t: _Turn, step: Json | Absent) -> None:
     """LOOP-16: an error ends the turn with "``step: <current step counter>``":
     the last started step, or the pending next one for a composition,
@@ -196,7 +196,7 @@ def _step_end(s: _Loop, event: Event) -> None:
     s.step = None
 
 
-@implements("LOOP-9")
+@audits("LOOP-9")
 def _chunk(s: _Loop, event: Event) -> None:
     """LOOP-9: every request of an instance follows the instance's anchor
     (``initial``/``resume``, written before the first chunk)."""
@@ -222,7 +222,7 @@ def _chunk(s: _Loop, event: Event) -> None:
             pass
 
 
-@implements("LOOP-10", "LOOP-11", "DIA-15")
+@audits("LOOP-10", "LOOP-11", "DIA-15")
 def _assistant_message(s: _Loop, event: Event) -> None:
     """LOOP-10: a finish ``error``/``aborted`` is a request error, which
     "produces no ``assistant/message``" (A55; D08 retries in the step, DIA-7).
@@ -258,7 +258,7 @@ def _assistant_message(s: _Loop, event: Event) -> None:
     st.blocks = blocks
 
 
-@implements("LOOP-11", "LOOP-12")
+@audits("LOOP-11", "LOOP-12")
 def _tool_call(s: _Loop, event: Event) -> None:
     """LOOP-12: "For each ``tool-call`` block in the content, the loop MUST
     append ``tool/call {turn, step, callId, name, arguments}``" -- after the
@@ -284,7 +284,7 @@ def _tool_call(s: _Loop, event: Event) -> None:
             return
 
 
-@implements("LOOP-12")
+@audits("LOOP-12")
 def _tool_result(s: _Loop, event: Event) -> None:
     """LOOP-12: "Results keep model order; context that tools defer is
     appended after **all** results of the batch"."""
@@ -304,7 +304,7 @@ def _tool_result(s: _Loop, event: Event) -> None:
     st.last_result = max(st.last_result, index)
 
 
-@implements("DIA-12")
+@audits("DIA-12")
 def _user_message(s: _Loop, event: Event) -> None:
     t, st = s.turn, s.step
     if not _is_append(event) or is_checkpoint_source(get(event.data, "source")):
@@ -324,7 +324,7 @@ def _user_message(s: _Loop, event: Event) -> None:
             s.found.append(flaw)
 
 
-@implements("LOOP-13", "LOOP-5")
+@audits("LOOP-13", "LOOP-5")
 def _steering(s: _Loop, event: Event) -> None:
     """LOOP-13: the drain appends ``steering/message {turn, ...}`` for the
     turn it runs in.  LOOP-5/LOOP-13: it drains before assembly (before
@@ -337,7 +337,7 @@ def _steering(s: _Loop, event: Event) -> None:
         s.report("LOOP-13", event, f"steering/message names turn {show(get(event.data, 'turn'))}, but turn {show(s.turn.number)} is open")
 
 
-@implements("LOOP-9")
+@audits("LOOP-9")
 def _header(s: _Loop, event: Event) -> None:
     """LOOP-9: the first header of an instance is its anchor, written before
     its first request; within a turn the instance cannot change, so an
@@ -349,7 +349,7 @@ def _header(s: _Loop, event: Event) -> None:
         s.anchored = True
 
 
-@implements("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15")
+@audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15")
 def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """The loop rules a log shows, one fold (module docstring)."""
     s = _Loop(dialect=dialect)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from model.jsonval import ABSENT, Absent, Json, get, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.check.audits import audits
 
 
 @dataclass(slots=True)
@@ -39,7 +39,7 @@ def _error_code(event: Event) -> Json:
     return None if code is ABSENT else code
 
 
-@implements("SURF-13", "MTR-9", "INV-7")
+@audits("SURF-13", "MTR-9", "INV-7")
 def check_message_provenance(event: Event, st: _StepChunks) -> list[Rejected]:
     """SURF-13: "``assistant/message`` cites the chunk seqs of its own stream,
     in order"; MTR-9: every cited seq is an earlier ``assistant/chunk`` of the
@@ -65,7 +65,7 @@ def check_message_provenance(event: Event, st: _StepChunks) -> list[Rejected]:
     return found
 
 
-@implements("SURF-13")
+@audits("SURF-13")
 def check_result_provenance(event: Event, st: _StepChunks, dialect: Dialect) -> Rejected | None:
     """SURF-13: "``tool/result`` cites ``[callSeq]``" -- the seq of its own
     ``tool/call``.  A synthetic ``TOOL_NOT_STARTED`` result answers a call that
@@ -84,7 +84,7 @@ def check_result_provenance(event: Event, st: _StepChunks, dialect: Dialect) -> 
     return None
 
 
-@implements("SURF-13", "MTR-9", "INV-7")
+@audits("SURF-13", "MTR-9", "INV-7")
 def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Provenance of live assistant messages and tool results, one fold."""
     found: list[Rejected] = []

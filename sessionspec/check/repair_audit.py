@@ -18,7 +18,7 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, j
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
-from model.rules import implements
+from sessionspec.check.audits import audits
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 
@@ -93,7 +93,7 @@ def _expected_result(turn: Json, call: _Pending) -> tuple[JsonObject, Json | Abs
     return data, (call.call_seq,) if call.call_seq is not None else ABSENT
 
 
-@implements("LOG-14")
+@audits("LOG-14")
 def check_closers(before: _Scan, last_time: int | None, run: Sequence[Event], dialect: Dialect) -> list[Rejected]:
     """LOG-14: the closers of an interrupted turn are, in order, one synthetic
     ``tool/result`` per pending call (``TOOL_OUTCOME_UNKNOWN`` citing
@@ -133,7 +133,7 @@ def _candidate(event: Event) -> bool:
     return event.type == "step/end"
 
 
-@implements("LOG-14")
+@audits("LOG-14")
 def audit_repair(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Every live ``turn/end {interrupted}`` ends the closers of LOG-14.  An
     ordinary ``step/end`` may precede the closers, so each suffix of the run

@@ -20,7 +20,7 @@ from model.compaction import compaction_type
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.check.audits import audits
 
 
 @dataclass(slots=True)
@@ -80,7 +80,7 @@ def zero_retention_end(nodes: Sequence[int], delta: dict[int, int]) -> int | Non
     return None if best is None else nodes[best - 1]
 
 
-@implements("CMP-9", "CMP-11", "DIA-20")
+@audits("CMP-9", "CMP-11", "DIA-20")
 def check_zero_retention_range(event: Event, surface: _Surface, rule: str) -> Rejected | None:
     """CMP-9 (overflow) / DIA-20 (manual): the range selected with
     ``retainTokens = 0`` (CMP-11) ends at the node before the last balanced
@@ -100,7 +100,7 @@ class _Step:
     failed_attempt: bool = False
 
 
-@implements("CMP-9", "DIA-20")
+@audits("CMP-9", "DIA-20")
 def audit_zero_retention(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Every live overflow (A55: a bracket outside a step; D08: inside a step
     after a failed attempt) and manual (D08: owner ``null``) compaction takes

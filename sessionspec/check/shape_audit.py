@@ -20,7 +20,7 @@ from typing import Final
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.check.audits import audits
 from sessionspec.check.opaque import is_opaque
 
 # key, required?  (the logged order is the order listed)
@@ -181,7 +181,7 @@ def _chunk_flaw(event: Event) -> str | None:
     return None if flaw is None else f"{kind} chunk {flaw}"
 
 
-@implements("LOG-9")
+@audits("LOG-9")
 def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     """LOG-9: "The core A55 vocabulary MUST be exactly these 13 types", each
     with the ``data`` keys of the table, in the logged order, and their types
@@ -200,7 +200,7 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     return [Rejected(rule="LOG-9", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
 
 
-@implements("LOG-11")
+@audits("LOG-11")
 def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejected | None:
     """LOG-11: ``completed``, ``disposed``, ``max-tokens`` and ``interrupted``
     are bare ``{kind}``; ``error`` is ``{kind, step, failure}`` (an LLM
@@ -237,7 +237,7 @@ def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejec
     return Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason {js_stringify(kind if kind is not ABSENT else None)} {flaw}")
 
 
-@implements("LOG-12")
+@audits("LOG-12")
 def check_prompt_shape(event: Event) -> list[Rejected]:
     """LOG-12: "Prompt data (``user/message``, and ``steering/message``
     without its ``turn``) MUST be ``{content, source, envelope?, meta?}``";
@@ -265,7 +265,7 @@ def check_prompt_shape(event: Event) -> list[Rejected]:
     return [Rejected(rule="LOG-12", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
 
 
-@implements("HDR-7", "HDR-2", "DIA-8")
+@audits("HDR-7", "HDR-2", "DIA-8")
 def check_header_canonical(event: Event, dialect: Dialect) -> list[Rejected]:
     """HDR-7: "A ``request/header`` event MUST have ``data = {header,
     reason}`` [...] The loop writes ``header`` already canonical, in HDR-2 key
@@ -298,7 +298,7 @@ def check_header_canonical(event: Event, dialect: Dialect) -> list[Rejected]:
     return found
 
 
-@implements("CMP-1", "DIA-4")
+@audits("CMP-1", "DIA-4")
 def check_compaction_shape(event: Event, dialect: Dialect) -> Rejected | None:
     """CMP-1: ``compact/start {turn}``, ``compact/summary {summary,
     shadowedRange:{start,end}, shadowedSeqs, shadowedTokenCount, provider,
@@ -324,7 +324,7 @@ def check_compaction_shape(event: Event, dialect: Dialect) -> Rejected | None:
     return Rejected(rule=rule, seq=event.seq, reason=f"{event.type} data {flaw}")
 
 
-@implements("LOG-10", "DIA-9")
+@audits("LOG-10", "DIA-9")
 def check_plugin_shape(event: Event) -> Rejected | None:
     """LOG-10: ``session/title {title, messageSeqs, source}``; DIA-9:
     ``request/context {provider, model, contextWindow?}`` (strings, a
@@ -343,7 +343,7 @@ def check_plugin_shape(event: Event) -> Rejected | None:
     return None if flaw is None else Rejected(rule=rule, seq=event.seq, reason=f"{event.type} data {flaw}")
 
 
-@implements("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")
+@audits("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")
 def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Every live event held to the shape its writer gives it (see the module
     docstring).  Seed events were judged where they were written."""

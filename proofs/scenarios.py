@@ -48,7 +48,13 @@ from model.loop import (
 from model.prefix import Composition, Contributor, Idiom, prefix_message
 from model.rejected import Rejected
 from model.wire import Request
-from spec.loop_properties import p_inv_1, p_inv_checker_agrees, p_pfx_1, p_pfx_4, p_pfx_6
+from spec.loop_properties import (
+    checker_finds_the_sent_requests,
+    interrupted_composition_discarded,
+    other_agents_never_contribute,
+    prefix_frozen_per_instance,
+    requests_rebuild_from_log,
+)
 
 AGENT_ID = "agent"
 
@@ -211,7 +217,7 @@ def inv_1(p: Played) -> str | None:
     """P-INV-1/P-INV-2 against the rebuild and against the checker; a rejected turn is a failure too."""
     if p.rejected is not None:
         return f"the loop rejected a turn: {p.rejected}"
-    return p_inv_1(p.log, requests(p)) or p_inv_checker_agrees(p.log, requests(p))
+    return requests_rebuild_from_log(p.log, requests(p)) or checker_finds_the_sent_requests(p.log, requests(p))
 
 
 def pfx_1(p: Played) -> str | None:
@@ -219,7 +225,7 @@ def pfx_1(p: Played) -> str | None:
     if p.rejected is not None:
         return f"the loop rejected a turn: {p.rejected}"
     grouped, compositions = by_instance(p)
-    return p_pfx_1(p.log, grouped, compositions) or p_pfx_4(requests(p), p.foreign)
+    return prefix_frozen_per_instance(p.log, grouped, compositions) or other_agents_never_contribute(requests(p), p.foreign)
 
 
 def discard_holds(p: Played) -> str | None:
@@ -227,7 +233,7 @@ def discard_holds(p: Played) -> str | None:
     if p.rejected is not None:
         return f"the loop rejected a turn: {p.rejected}"
     for outcome, before in zip(p.outcomes, p.befores):
-        failed = p_pfx_6(outcome, before)
+        failed = interrupted_composition_discarded(outcome, before)
         if failed is not None:
             return failed
     for (a, b), (ia, ib) in zip(zip(p.outcomes, p.outcomes[1:]), zip(p.instances, p.instances[1:])):

@@ -5,7 +5,7 @@ slots; :func:`build` turns it into a valid A55 log with the strategies' log
 builder (``spec.strategies.LogBuilder``), which also records, independently
 of the model, which steps are requests and what the surface nodes are.
 
-- :func:`request_points_agree`: ``model.reconstruct.request_points`` (one pass,
+- :func:`request_points_agree`: ``sessionspec.fast.request_points.request_points`` (one pass,
   incremental derivation) finds exactly the request steps the builder wrote at
   or after ``first_live_seq``, and each point's request equals
   ``rebuild_request_at`` (fresh derivation, header fold at the first chunk, or
@@ -22,6 +22,7 @@ from enum import Enum
 
 import model.reconstruct
 import model.surface
+import sessionspec.fast.request_points
 from model.header import EpochHeader
 from model.jsonval import JsonObject, js_stringify, obj
 from model.log import Event
@@ -153,7 +154,7 @@ def _cut_at_step_end(log: tuple[Event, ...], start: int) -> list[Event]:
 
 
 def agree(built: Built) -> str | None:
-    points = model.reconstruct.request_points(built.log, first_live_seq=built.first_live_seq)
+    points = sessionspec.fast.request_points.request_points(built.log, first_live_seq=built.first_live_seq)
     if isinstance(points, Rejected):
         return f"request_points rejects a valid log: {points}"
     found = [p.step_start_seq for p in points]

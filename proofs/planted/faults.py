@@ -28,8 +28,9 @@ import model.reconstruct
 import model.wire
 from model.header import EpochHeader, prefix_messages
 from model.jsonval import Json, get
-from model.prefix import NOT_COMPOSED, freeze_prefix
+from model.prefix import NOT_COMPOSED, frozen_copy
 from model.wire import Request
+from sessionspec.planted.loop import Planted, planted
 
 # Replay only (proofs/planted/hunt.py): planted callees check their own
 # postconditions, as CrossHair's strict callee contracts do during the search.
@@ -119,7 +120,7 @@ def _cache_interrupted(real: Callable[..., Any]) -> Callable[..., Any]:
         outcome = real(log, instance, agent, script, **kw)
         if hasattr(outcome, "interrupted_composition") and outcome.interrupted_composition and not outcome.instance.disposed:
             held = model.prefix.compose(outcome.agent.contributors, outcome.agent.agent_id).held
-            outcome = replace(outcome, instance=replace(outcome.instance, prefix=freeze_prefix(held)))
+            outcome = replace(outcome, instance=replace(outcome.instance, prefix=frozen_copy(held)))
         return outcome
     return run_turn
 
@@ -153,7 +154,7 @@ def _no_clone(real_run: Callable[..., Any]) -> tuple[Callable[..., Any], Callabl
         held = last[-1] if outcome.compositions else live.get(id(prefix), (None, None))[1]
         if held is None:
             return outcome
-        aliased = freeze_prefix(held)  # what the aliasing cache shows now (after the contributors' edits)
+        aliased = frozen_copy(held)  # what the aliasing cache shows now (after the contributors' edits)
         live[id(aliased)] = (aliased, held)
         return replace(outcome, instance=replace(outcome.instance, prefix=aliased))
 
@@ -166,24 +167,6 @@ def _prefix_after_history(real: Callable[..., Request]) -> Callable[..., Request
         request = real(header, boundary)
         return replace(request, messages=tuple(boundary) + prefix_messages(header))
     return build_request
-
-
-def _snapshot_after_request() -> tuple[type, Callable[..., Request]]:
-    """LOOP-6 broken: the boundary is taken when the request is built, after
-    ``agent/request`` (so an inject() made there joins the current request)."""
-    real = model.derive.IncrementalDerivation
-    current: list[Any] = []
-    real_build = model.wire.build_request
-
-    def derivation(*a: Any, **kw: Any) -> Any:
-        d = real(*a, **kw)
-        current.append(d)
-        return d
-
-    def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
-        return real_build(header, current[-1].messages() if current else boundary)
-
-    return derivation, build_request  # type: ignore[return-value]
 
 
 def swapped_build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
@@ -222,9 +205,12 @@ def installed(fault: LoopFault) -> Iterator[None]:
         case LoopFault.PREFIX_AFTER_HISTORY:
             patches = _in_loop("build_request", model.wire.build_request, _prefix_after_history(model.wire.build_request))
         case LoopFault.SNAPSHOT_AFTER_REQUEST:
-            derivation, build = _snapshot_after_request()
-            patches = [*_in_loop("IncrementalDerivation", model.derive.IncrementalDerivation, derivation),
-                       *_in_loop("build_request", model.wire.build_request, build)]
+            # LOOP-6 broken: the boundary taken after agent/request.  The loop's stage
+            # functions are the loop's to plant (one copy of the variant, shared with the
+            # machines and the mutant adapters: sessionspec.planted.loop).
+            with planted(Planted.SNAPSHOT_AFTER_REQUEST):
+                yield
+            return
         case LoopFault.IGNORE_SCOPE:
             patches = _in_loop("compose", model.prefix.compose, _ignore_scope(model.prefix.compose))
         case LoopFault.SWAP_SYSTEM_TOOLS:

@@ -1,7 +1,7 @@
 """The log-skeleton contracts of :mod:`proofs.skeletons` on broken variants of the checker's functions.
 
 Each variant is installed by patching the module attribute the contract looks
-up (``model.reconstruct.request_points``, ``model.reconstruct.derive``,
+up (``sessionspec.fast.request_points.request_points``, ``model.reconstruct.derive``,
 ``model.surface.fold_surface``) for the duration of one call.
 """
 
@@ -15,13 +15,14 @@ from typing import Any
 
 import model.reconstruct
 import model.surface
+import sessionspec.fast.request_points
 from model.jsonval import JsonObject
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfaceFold
 from proofs.skeletons import Skeleton, agree, build, folds
 
-_REAL_POINTS = model.reconstruct.request_points
+_REAL_POINTS = sessionspec.fast.request_points.request_points
 _REAL_DERIVE = model.reconstruct.derive  # type: ignore[attr-defined]  # the name the rebuild looks up
 _REAL_FOLD = model.surface.fold_surface
 
@@ -76,7 +77,7 @@ def seed_counted(sk: Skeleton) -> str | None:
 
     post: __return__ is None
     """
-    with _swap(model.reconstruct, "request_points", points_ignoring_first_live):
+    with _swap(sessionspec.fast.request_points, "request_points", points_ignoring_first_live):
         return agree(build(sk))
 
 
@@ -85,7 +86,7 @@ def change_header_ignored(sk: Skeleton) -> str | None:
 
     post: __return__ is None
     """
-    with _swap(model.reconstruct, "request_points", points_ignoring_change_headers):
+    with _swap(sessionspec.fast.request_points, "request_points", points_ignoring_change_headers):
         return agree(build(sk))
 
 

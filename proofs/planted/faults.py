@@ -26,6 +26,7 @@ import model.loop
 import model.prefix
 import model.reconstruct
 import model.wire
+import sessionspec.fast.request_points
 from model.header import EpochHeader, prefix_messages
 from model.jsonval import Json, get
 from model.prefix import NOT_COMPOSED, frozen_copy
@@ -215,7 +216,7 @@ def installed(fault: LoopFault) -> Iterator[None]:
             patches = _in_loop("compose", model.prefix.compose, _ignore_scope(model.prefix.compose))
         case LoopFault.SWAP_SYSTEM_TOOLS:
             # Every module that bound build_request: the loop AND the rebuild share the bug.
-            modules = [*loop_modules(), model.reconstruct, model.wire]
+            modules = [*loop_modules(), model.reconstruct, model.wire, sessionspec.fast.request_points]
             callee = _checking(swapped_build_request) if CHECK_CALLEE_POSTS else swapped_build_request
             patches = [(m, n, callee) for m, n in _bindings(modules, "build_request", model.wire.build_request)]
     with _patched(patches):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def test_every_schema_is_a_valid_versioned_draft_2020_12_schema() -> None:
     assert names
     for name in names:
         schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
-        assert name.endswith(".v1.schema.json") and schema["$id"].endswith("/" + name)
+        assert re.fullmatch(r"[a-z-]+\.v\d+\.schema\.json", name) and schema["$id"].endswith("/" + name)
         Draft202012Validator.check_schema(schema)
 
 
@@ -56,7 +57,7 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out = _run(capsys, "check", "--format", "json", str(GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl"),
                      str(broken), str(missing))
     records = [json.loads(line) for line in out.splitlines()]
-    validator = _validator("check.v1.schema.json")
+    validator = _validator("check.v2.schema.json")
     for record in records:
         assert _errors(validator, record) == []
     assert [r["kind"] for r in records] == ["file", "file", "file", "summary"]
@@ -64,6 +65,10 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert records[3]["exit"] == code == 2
     wrong = copy.deepcopy(records[1])
     wrong["findings"][0]["kind"] = "fatal"
+    assert _errors(validator, wrong)
+    assert records[1]["findings"][0]["loader"] == "refuses" and records[1]["loader"] == "refuses"
+    wrong = copy.deepcopy(records[1])
+    wrong["findings"][0]["loader"] = "maybe"
     assert _errors(validator, wrong)
 
 

@@ -83,6 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     runner.add_argument("--adapter", default=None, metavar="CMD",
                         help="the adapter command (default: the model itself, in this process)")
     runner.add_argument("--verbose", "-v", action="store_true", help="list every vector, not only failures")
+    runner.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (default) or json (one object, docs/schemas/vectors-run.v1.schema.json)")
     add_driver_arguments(runner)
     runner.add_argument("--verdicts-only", action="store_true",
                         help="exit 0 when every verdict agrees, even if rejections name no rule (sessionspec-adapter/2)")
@@ -159,14 +161,20 @@ def _run(directory: Path, command: str | None, args: argparse.Namespace) -> int:
     except AdapterError as failed:
         print(f"sessionspec vectors: adapter failure: {failed}", file=sys.stderr)
         return 2
+    total = len(results)
+    verdicts = sum(1 for r in results if r.verdicts_agree)
+    rules = sum(1 for r in results if r.passed)
+    code = 0 if (verdicts if args.verdicts_only else rules) == total else 1
+    if args.format == "json":  # docs/schemas/vectors-run.v1.schema.json
+        print(json.dumps({"adapter": command, "passed": rules, "failed": total - rules, "verdictAgreement": verdicts,
+                          "ruleAgreement": rules, "results": [{"id": r.vector_id, "rules": list(r.rules), "passed": r.passed,
+                                                               "failures": list(r.failures)} for r in results]}))
+        return code
     for r in results:
         if args.verbose or not r.passed:
             print(f"{'PASS' if r.passed else 'FAIL'} {r.vector_id} [{', '.join(r.rules)}]")
             for failure in r.failures[:5]:
                 print(f"    {failure}")
-    total = len(results)
-    verdicts = sum(1 for r in results if r.verdicts_agree)
-    rules = sum(1 for r in results if r.passed)
     print(f"verdict agreement: {verdicts}/{total} vectors; rule agreement: {rules}/{total} vectors")
     print(f"{rules}/{total} vectors passed")
-    return 0 if (verdicts if args.verdicts_only else rules) == total else 1
+    return code

@@ -8,10 +8,8 @@ import html
 import json
 import sys
 
-from model.economics import (
+from model.designs import (
     DESIGN_TITLES,
-    PRESETS,
-    CacheModel,
     Design,
     DesignResult,
     Workload,
@@ -19,8 +17,8 @@ from model.economics import (
     design_requests,
     effective_cost,
     generate_scenario,
-    request_costs,
 )
+from model.economics import PRESETS, CacheModel, request_costs
 from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
 
 HELP = "compare the session-prefix design with its alternatives (full-price vs cache-read tokens, resume drift)"

@@ -47,6 +47,7 @@ MODEL_MODULES: Final = (
     "model.prune",
     "model.repair",
     "model.economics",
+    "model.designs",
     "model.seed",
     "model.session",
     "sessionspec.check.audit",

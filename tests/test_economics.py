@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from model.designs import Design, Workload, compare_designs, design_requests, evaluate_design, generate_scenario
 from model.economics import (
     ANTHROPIC,
     DEEPSEEK,
@@ -17,15 +18,9 @@ from model.economics import (
     OPENAI,
     BlockKind,
     CacheModel,
-    Design,
     HitRule,
     RequestShape,
-    Workload,
-    compare_designs,
-    design_requests,
     estimate_message,
-    evaluate_design,
-    generate_scenario,
     metered_hit,
     request_costs,
     shape_of,

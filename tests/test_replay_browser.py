@@ -206,7 +206,8 @@ def test_chart_screenshot_shows_the_cache_read_and_new_segments(tmp_path: Path) 
 
 
 def test_replay_and_economics_pages_make_no_network_request(tmp_path: Path) -> None:
-    from model.economics import NEUTRAL, compare_designs
+    from model.designs import compare_designs
+    from model.economics import NEUTRAL
     from sessionspec.economics_cmd import economics_html
 
     page, _ = _chart_page("g-header-change-system-and-tools", tmp_path)

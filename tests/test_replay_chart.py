@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from model.economics import NEUTRAL, Design, Workload, design_requests, generate_scenario
+from model.designs import Design, Workload, design_requests, generate_scenario
+from model.economics import NEUTRAL
 from sessionspec.cli import main
 from sessionspec.economics_cmd import design_bars, economics_html
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from model.codec import expand_row, parse_value
-from model.compaction import audit_compactions
 from model.jsonval import JsonObject
 from model.log import Dialect
 from model.rejected import Rejected
+from sessionspec.check.compaction_audit import audit_compactions
 from sessionspec.replay import LoadedLog, load_log_text
 from tests.conftest import GROUNDTRUTH
 

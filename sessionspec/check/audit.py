@@ -615,6 +615,22 @@ def placeholder_notes(events: Sequence[Event]) -> list[str]:
     return [f"placeholder header fields are opaque, no finding depends on them (FMT-6, LEG-8): {listed}"]
 
 
+@audits("DIA-5")
+def check_end_seed(events: Sequence[Event], seed_length: int) -> list[Rejected]:
+    """DIA-5 (D08): "The Session constructor MUST append ``session/end-seed {}`` after a seed unless
+    the seed already ends with one."  A seed of ``seed_length`` events is followed by, or ends with,
+    a ``session/end-seed``.  (The rule's compaction-lock half is in-process: no log shows it.)"""
+    if seed_length <= 0 or seed_length > len(events):
+        return []  # no seed, or a seed not all read (FMT-11 says which)
+    if events[seed_length - 1].type == "session/end-seed":
+        return []
+    if seed_length < len(events) and events[seed_length].type == "session/end-seed":
+        return []
+    after = f"{events[seed_length].type} at seq {events[seed_length].seq}" if seed_length < len(events) else "the end of the log"
+    return [Rejected(rule="DIA-5", seq=events[seed_length - 1].seq,
+                     reason=f"the {seed_length}-event seed is followed by {after}, not session/end-seed")]
+
+
 # --------------------------------------------------------------------------- requests
 
 

@@ -103,6 +103,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "DIA-2": ("sessionspec.check.compaction_audit.audit_compactions", ""),
     "DIA-3": ("sessionspec.check.audit.check_nesting", "owner null only between turns; brackets by sessionspec.check.compaction_audit.audit_compactions"),
     "DIA-4": ("sessionspec.check.shape_audit.check_compaction_shape", ""),
+    "DIA-5": ("sessionspec.check.audit.check_end_seed", "the end-seed after a seed; the compaction lock half is in-process"),
     "DIA-6": ("sessionspec.check.compaction_rules_audit.check_bracket_placement", ""),
     "DIA-7": ("sessionspec.check.audit.check_retry_attempts", ""),
     "DIA-8": ("sessionspec.check.audit.check_header_types", "field types; the canonical order by sessionspec.check.shape_audit.check_header_canonical (findings HDR-2)"),
@@ -280,7 +281,6 @@ UNDECIDABLE: Final[dict[str, str]] = {
 
 # A log could decide these, but the checker does not (yet).
 NOT_YET: Final[dict[str, str]] = {
-    "DIA-5": "a seeded D08 log's session/end-seed after the seed is not checked",
     "DIA-15": "ABORTED_BEFORE_DISPATCH results of a cancelled batch are not checked (an interrupted message's tool calls are)",
 }
 

@@ -27,7 +27,7 @@ from typing import BinaryIO, Final, final
 from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
-from sessionspec.check.audit import audit_events, check_fork_seed
+from sessionspec.check.audit import audit_events, check_end_seed, check_fork_seed
 from sessionspec.check.audit_table import loader_answer
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
 from sessionspec.check.paths import Unlistable, escape_text
@@ -280,6 +280,8 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
     complete = prefix.count == len(log.events) and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = _check_fork(log, events, dialect, complete)
     findings += [_finding(log, r) for r in fork_findings]
+    if dialect is Dialect.D08 and complete:
+        findings += [_finding(log, r) for r in check_end_seed(events, log.seed_length)]
     quirks = sorted(
         [_finding(log, q.rejected, q.line) for q in log.quirks] + [_finding(log, r) for r in audit.quirks],
         key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule),

@@ -206,15 +206,24 @@ def _user_message_flaws(data: Json) -> list[str]:
     return flaws
 
 
-def _assistant_message_flaws(data: Json) -> list[str]:
+def _message_identity_flaws(data: Json, role: str) -> tuple[JsonObject | None, list[str]]:
+    """DIA-10's ``message:{id, role}`` of an assistant message or a tool result: the message
+    object (None when missing) and what is wrong with its identity."""
     message = get(data, "message")
     if not isinstance(message, JsonObject):
-        return ["no message object"]
+        return None, ["no message object"]
     flaws: list[str] = []
     if not _nonempty_str(get(message, "id")):
         flaws.append("no message.id")
-    if get(message, "role") != "assistant":
-        flaws.append('message.role is not "assistant"')
+    if get(message, "role") != role:
+        flaws.append(f'message.role is not "{role}"')
+    return message, flaws
+
+
+def _assistant_message_flaws(data: Json) -> list[str]:
+    message, flaws = _message_identity_flaws(data, "assistant")
+    if message is None:
+        return flaws
     if not isinstance(get(message, "content"), tuple):
         flaws.append("no message.content list")
     source = get(message, "source")
@@ -226,14 +235,9 @@ def _assistant_message_flaws(data: Json) -> list[str]:
 
 
 def _tool_result_flaws(data: Json) -> list[str]:
-    message = get(data, "message")
-    if not isinstance(message, JsonObject):
-        return ["no message object"]
-    flaws: list[str] = []
-    if not _nonempty_str(get(message, "id")):
-        flaws.append("no message.id")
-    if get(message, "role") != "user":
-        flaws.append('message.role is not "user"')
+    message, flaws = _message_identity_flaws(data, "user")
+    if message is None:
+        return flaws
     content = get(message, "content")
     if not (isinstance(content, tuple) and content and get(content[0], "type") == "tool-result"):
         flaws.append("message.content is not [tool-result block]")

@@ -53,8 +53,9 @@ class Contributor:
     throws: str | None = None
     inject: JsonObject | None = None
     mutate_after: bool = False
-    # Q-3 / PFX-13: the contribution also holds a clonable non-JSON value
-    # (``undefined``, a Date, ``-0``); composition does not validate it.
+    # Q-3 / PFX-13: the messages it returns hold a clonable non-JSON value
+    # (``undefined``, a Date, ``-0``); composition does not validate it.  With no
+    # message there is nothing to hold it (QF-10).
     lossy: bool = False
     # PFX-4: None for a global listener, else the id of the agent whose scoped listener it is.
     scope: str | None = None

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.jsonval import JsonObject, freeze, get, js_stringify
+import pytest
+
+from model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify
 from model.log import Event
 from model.loop import (
     LOSSY_HEADER_MESSAGE,
@@ -208,3 +210,101 @@ def test_LOOP_14_a_cancel_with_a_thrown_request_error_still_ends_aborted() -> No
     checkpoint would have written)."""
     out = _run(_thrown(retry=True, kind=InterruptKind.CANCEL))
     assert _types(out.log)[-2:] == ["step/end", "turn/end"] and _reasons(out.log) == ['{"kind":"aborted"}']
+
+
+# --------------------------------------------------------------------------- issue 24: the second run against the harness
+
+
+def _requeued(interrupt: Interrupt | None = None) -> TurnScript:
+    """A blocked prompt with three steering items queued: they run as turns 2, 3 and 4 (QF-4)."""
+    items = tuple(Steering(content=text_content(f"steer {i}")) for i in (1, 2, 3))
+    return TurnScript(prompt=Prompt(content=text_content("hi"), block_reason="policy"), steering=items,
+                      replies=(Reply(text="first"), Reply(text="second"), Reply(text="third")), interrupt=interrupt)
+
+
+def _answers(events: tuple[Event, ...]) -> list[str]:
+    """The text of every assistant message, in log order."""
+    texts: list[str] = []
+    for e in events:
+        if e.type == "assistant/message":
+            for block in get(e.data, "content"):  # type: ignore[union-attr]
+                assert isinstance(block, JsonObject)
+                texts.append(str(get(block, "text")))
+    return texts
+
+
+@pytest.mark.parametrize("kind", list(InterruptKind), ids=lambda k: k.name.lower())
+def test_LOOP_3_an_interruption_in_a_requeued_turn_discards_the_items_still_queued(kind: InterruptKind) -> None:
+    """QF-9: the interruption fires in turn 2 (the first re-queued item) at the
+    after-assembly checkpoint of its step 1.  ``cancel()`` -- a user cancel or a
+    foreign abort reason -- clears the inbox, and a disposed agent runs no further
+    turn, so items 2 and 3 never run; the turn ends as LOOP-15 says for the kind."""
+    out = _run(_requeued(Interrupt(window=Window.AFTER_ASSEMBLY, kind=kind)))
+    assert _types(out.log).count("turn/start") == 2 and out.requests == ()
+    ended = {InterruptKind.CANCEL: '{"kind":"aborted"}', InterruptKind.DISPOSE: '{"kind":"disposed"}',
+             InterruptKind.FOREIGN: '{"kind":"error","step":1,"message":"turn interrupted"}'}[kind]
+    assert _reasons(out.log) == ['{"kind":"rejected","reason":"policy"}', ended]
+    assert out.instance.disposed is (kind is InterruptKind.DISPOSE)
+    # The old model ran every item, the interruption re-armed in each.
+    old = _run(_requeued(Interrupt(window=Window.AFTER_ASSEMBLY, kind=kind)),
+               fault=Planted.REQUEUED_TURNS_OUTLIVE_INTERRUPT)
+    assert _reasons(old.log)[1:] == [ended] * 3
+
+
+def test_LOOP_3_an_interruption_not_yet_fired_carries_into_the_requeued_turn() -> None:
+    """The blocked turn has no step, so a step-1 window is first passed in turn 2;
+    the items after it are then discarded (QF-9) while turn 2's own chunks and
+    step are closed as LOOP-15/LOOP-17 say."""
+    out = _run(_requeued(Interrupt(window=Window.AFTER_STREAM)))
+    assert _types(out.log).count("turn/start") == 2 and len(out.requests) == 1
+    assert _reasons(out.log)[1:] == ['{"kind":"aborted"}'] and _types(out.log)[-2:] == ["step/end", "turn/end"]
+
+
+def test_LOOP_3_requeued_turns_of_one_send_take_the_next_replies() -> None:
+    """docs/conformance.md 3.2: replies answer the send's requests in order, so
+    turns 2, 3 and 4 are answered "first", "second", "third" (an ``agent/request``
+    listener takes the next reply for each request)."""
+    out = _run(_requeued())
+    assert _answers(out.log) == ["first", "second", "third"] and len(out.requests) == 3
+    old = _run(_requeued(), fault=Planted.REPLIES_RESTART_PER_REQUEUED_TURN)
+    assert _answers(old.log) == ["first", "first", "first"]
+
+
+@pytest.mark.parametrize("kind", list(InterruptKind), ids=lambda k: k.name.lower())
+def test_PFX_12_a_throwing_contributor_ends_the_waterfall_before_the_in_composition_window(kind: InterruptKind) -> None:
+    """PFX-12 + PFX-5 (docs/conformance.md, the in-composition window): the window
+    is the waterfall's innermost point; a throwing contributor ends the chain
+    before it, so the interruption never fires there.  The turn ends in error, the
+    instance is not disposed and a later send runs (not LOOP-1)."""
+    thrower = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<t>"),), throws="contributor threw")
+    agent = replace(AGENT, contributors=(PFX, thrower))
+    script = TurnScript(prompt=Prompt(content=text_content("hi")), replies=(Reply(text="a"),),
+                        interrupt=Interrupt(window=Window.IN_COMPOSITION, kind=kind))
+    out = _run(script, agent)
+    assert _reasons(out.log) == ['{"kind":"error","step":1,"message":"contributor threw"}']
+    assert not out.instance.disposed and out.compositions == 0 and not out.interrupted_composition
+    again = run_turn(out.log, out.instance, replace(agent, contributors=(PFX,)),
+                     TurnScript(prompt=Prompt(content=text_content("again")), replies=(Reply(text="b"),)))
+    assert not isinstance(again, Rejected) and _reasons(again.log)[-1] == '{"kind":"completed"}'
+    old = _run(script, agent, fault=Planted.THROW_PASSES_COMPOSITION_WINDOW)
+    assert old.instance.disposed is (kind is InterruptKind.DISPOSE)
+
+
+def test_PFX_13_a_lossy_contributor_that_returns_no_message_cannot_fail_the_header() -> None:
+    """PFX-13 (QF-10): the header carries only the prefix's messages, and none when
+    the prefix is empty (loop.ts ``runStep``: ``messagePrefix`` only when the
+    prefix is non-empty), so a lossy contributor that returns no message puts no
+    non-JSON value into the header: the append succeeds, alone or beside another
+    contributor."""
+    empty_lossy = Contributor(idiom=Idiom.APPEND, content=(), lossy=True)
+    script = TurnScript(prompt=Prompt(content=text_content("hi")), replies=(Reply(text="a"),))
+    alone = _run(script, replace(AGENT, contributors=(empty_lossy,)))
+    header = next(e for e in alone.log if e.type == "request/header")
+    assert get(get(header.data, "header"), "messagePrefix") is ABSENT
+    assert _reasons(alone.log) == ['{"kind":"completed"}'] and not alone.instance.prefix_lossy
+    beside = _run(script, replace(AGENT, contributors=(PFX, empty_lossy)))
+    header = next(e for e in beside.log if e.type == "request/header")
+    assert get(get(header.data, "header"), "messagePrefix") == (prefix_message("<pfx>"),)
+    assert _reasons(beside.log) == ['{"kind":"completed"}']
+    old = _run(script, replace(AGENT, contributors=(PFX, empty_lossy)), fault=Planted.LOSSY_WITHOUT_MESSAGES)
+    assert get(old.end_reason, "message") == LOSSY_HEADER_MESSAGE

@@ -19,15 +19,19 @@ def compose_if_needed(t: Turn) -> None:
     contributor's ``inject()`` joins the history at once (the current boundary).
     PFX-5: the interruption checkpoint sits between the waterfall and the cache
     write, so an interrupted composition is discarded (the next turn recomposes).
-    PFX-12: a contributor that throws fails the turn with its message."""
+    PFX-12: a contributor that throws fails the turn with its message; the
+    waterfall never reached its innermost point, where the in-composition
+    interruption fires, so that interruption does not fire (docs/conformance.md)."""
     if not isinstance(t.instance.prefix, NotComposed):
         return
     comp = compose(t.agent.contributors, t.agent.agent_id)
     for inject in comp.injects:
         t.append(Draft(type_name="user/message", data=inject, surface_op=APPEND))
-    t.signal(Window.IN_COMPOSITION)
     if comp.failure is not None:
+        # The throw ended the waterfall before its innermost point: the
+        # in-composition window is never passed, so its interruption does not fire.
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", comp.failure.message)))
+    t.signal(Window.IN_COMPOSITION)
     if t.aborted is not None:
         t.interrupted_composition = True
         raise Interrupted(t.aborted)
@@ -41,11 +45,13 @@ def write_cache(t: Turn, comp: Composition) -> None:
     is not validated, so a clonable non-JSON value the dispatched contributors
     returned is cached too (every later header append of the instance fails).
     QF-6: only dispatched contributors return anything: a lossy listener scoped
-    to another agent is never called (PFX-4), so it cannot make the header fail."""
+    to another agent is never called (PFX-4), so it cannot make the header fail.
+    QF-10: the non-JSON value sits in a message the contributor returns; one that
+    returns no message puts nothing of it into the prefix the header carries."""
     dispatched = [c for c in t.agent.contributors if c.scope is None or c.scope == t.agent.agent_id]
     t.compositions += 1
     t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
-                         prefix_lossy=any(c.lossy for c in dispatched))
+                         prefix_lossy=any(c.lossy and c.content for c in dispatched))
 
 
 def cached_prefix(t: Turn) -> tuple[Json, ...]:

@@ -33,8 +33,9 @@ class Window(Enum):
     the next checkpoint the loop reaches.
 
     Positions (step windows apply to ``Interrupt.step``): IN_COMPOSITION lands
-    after the whole waterfall has run (every dispatched contributor, its
-    injects appended, a throwing one included) and before the cache write;
+    at the innermost point of the waterfall, once every dispatched contributor
+    ran (its injects appended) and before the cache write; a throwing
+    contributor ends the waterfall before that point, so it never fires there;
     AFTER_STREAM is a checkpoint only for a stream that ends: on a thrown
     stream the abort lands but the request-error path decides (QF-7);
     AFTER_STEP_RESULT is inside the step-result try, so an interruption there
@@ -70,7 +71,11 @@ class InterruptKind(Enum):
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Interrupt:
-    """Abort the turn signal at ``window`` of step ``step`` (chunk index for BEFORE_CHUNK)."""
+    """Abort the turn signal at ``window`` of step ``step`` (chunk index for BEFORE_CHUNK).
+
+    It fires once per send: a window not passed in one turn may still be passed
+    in a re-queued turn of the same send (QF-4), and once it fired the agent's
+    ``cancel()`` (or dispose) has discarded whatever was still queued (QF-9)."""
 
     window: Window
     kind: InterruptKind = InterruptKind.CANCEL

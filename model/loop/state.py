@@ -156,6 +156,8 @@ class Turn:
     max_tokens: bool = False
     # Steering put back on the queue when the turn ended in its prologue (QF-4).
     requeued: tuple[Steering, ...] = ()
+    # Scripted replies taken by this turn's requests (a re-queued turn goes on from here).
+    replies_taken: int = 0
 
     def signal(self, window: Window, chunk: int = 0) -> None:
         """The scripted cancel/dispose fires when the loop passes ``window``."""

@@ -45,6 +45,8 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     while no header is anchored yet (the first header then follows here).
     Returns the header of the request."""
     config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
+    # The scripted model answers requests in order: this request takes ``reply``.
+    t.replies_taken += 1
     if reply.request_inject is not None:
         t.append(Draft(type_name="user/message", data=reply.request_inject, surface_op=APPEND))
     t.checkpoint(Window.AFTER_REQUEST)

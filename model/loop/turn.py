@@ -57,15 +57,17 @@ def run_turn(log: Sequence[Event], instance: LoopInstance, agent: AgentConfig, s
 def play_turn(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript,
               hooks: Hooks) -> TurnOutcome | Rejected:
     """The turn on a session ``w`` (grown in place), then the turns of any
-    steering it put back on the queue (QF-4); the outcome as values (requests,
-    compositions and side calls of all of them, the end of the last)."""
+    steering it put back on the queue (QF-4), one at a time; the outcome as
+    values (requests, compositions and side calls of all of them, the end of
+    the last).  The scripted replies answer the send's requests in order,
+    across its turns; an interruption that fired discards what is still queued
+    (QF-9)."""
     if instance.disposed:
         return Rejected(rule="LOOP-1", reason="the loop instance was disposed; start a new instance")
     played: list[tuple[Turn, JsonObject]] = []
-    scripts = [script]
-    while scripts:
-        t = Turn(w=w, instance=instance, agent=agent, script=scripts.pop(0), hooks=hooks,
-                 turn=next_turn_number(w.events))
+    queued: list[Steering] = []
+    while True:
+        t = Turn(w=w, instance=instance, agent=agent, script=script, hooks=hooks, turn=next_turn_number(w.events))
         try:
             played.append((t, end_turn(t)))
         except AppendRejected as failed:
@@ -74,7 +76,10 @@ def play_turn(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script:
         # Contributors that keep references edit them after the turn (PFX-6 probe).
         mutate_held(t.instance.contributor_refs)
         instance, agent = replace(t.instance, disposed=t.aborted is InterruptKind.DISPOSE), t.agent
-        scripts.extend(requeued_turn(t.script, item) for item in t.requeued)
+        queued = still_queued(t, queued)
+        if not queued:
+            break
+        script = requeued_turn(t, queued.pop(0))
     last, reason = played[-1]
     return TurnOutcome(log=tuple(w.events), instance=instance, agent=agent,
                        requests=tuple(r for t, _ in played for r in t.requests),
@@ -91,12 +96,26 @@ def requeue_steering(t: Turn) -> None:
     t.requeued = t.script.steering
 
 
-def requeued_turn(script: TurnScript, item: Steering) -> TurnScript:
+def still_queued(t: Turn, queued: list[Steering]) -> list[Steering]:
+    """QF-9: what is left on the queue after turn ``t``: the items queued
+    before it, then the steering it put back (QF-4) -- unless the send's
+    interruption fired in ``t``: ``cancel()`` (a user cancel or a foreign abort
+    reason) clears the inbox, and a disposed agent runs no further turn, so
+    nothing queued runs."""
+    if t.aborted is not None:
+        return []
+    return [*queued, *t.requeued]
+
+
+def requeued_turn(previous: Turn, item: Steering) -> TurnScript:
     """The turn a re-queued steering item triggers: the item is its prompt; the
-    model's replies and the listeners' behaviour (an interruption that did not
-    land yet, a throwing pre-step listener) are the script's."""
-    return TurnScript(prompt=Prompt(content=item.content, source=item.source), replies=script.replies,
-                      interrupt=script.interrupt, pre_step_error=script.pre_step_error)
+    model answers with the replies the earlier turns of the send left
+    (``agent/request`` takes them in order); the listeners behave as scripted (a
+    throwing pre-step listener, an interruption that did not fire yet)."""
+    script = previous.script
+    return TurnScript(prompt=Prompt(content=item.content, source=item.source),
+                      replies=script.replies[previous.replies_taken:], interrupt=script.interrupt,
+                      pre_step_error=script.pre_step_error)
 
 
 @implements("LOOP-17")
@@ -177,11 +196,12 @@ def turn_body(t: Turn) -> JsonObject:
     if blocked is not None:
         return blocked
     pending: list[Steering] = list(t.script.steering)
-    replies = 0
     prior_failures: list[JsonObject] = []
     while True:
-        reply = t.script.replies[replies] if replies < len(t.script.replies) else Reply()
-        replies += 1
+        # The next scripted reply; every step that gets this far without ending
+        # the turn reaches agent/request, which takes it (dispatch_request).
+        replies = t.script.replies
+        reply = replies[t.replies_taken] if t.replies_taken < len(replies) else Reply()
         if run_step_stages(t, reply, pending, prior_failures) is StepEnd.RETRY:
             continue
         stop = after_step(t, reply, pending, prior_failures)

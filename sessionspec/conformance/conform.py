@@ -33,7 +33,7 @@ from sessionspec.conformance.vector_format import FORMAT, PlainJson, file_text, 
 from sessionspec.conformance.vector_runner import start_adapter
 from sessionspec.conformance.vectors import add_driver_arguments, driver_usage_error
 
-__all__ = ["Divergence", "compare_trace", "divergence_rule", "run_conform"]
+__all__ = ["Divergence", "compare_trace", "divergence_rule", "model_answers", "run_conform", "trace_operations"]
 
 HELP: Final = "drive an adapter with generated operation traces and report the first divergence from the model"
 
@@ -68,21 +68,32 @@ class _Diverged(Exception):
         self.divergence = divergence
 
 
+def trace_operations(initial: Op, trace: Sequence[Op]) -> list[Op]:
+    """What a trace sends: ``init`` with the initial agent, the trace, then ``log`` (the whole log compared)."""
+    return [{"op": "init", **initial}, *trace, {"op": "log"}]
+
+
+def model_answers(initial: Op, trace: Sequence[Op]) -> list[Response]:
+    """The model's answer to every operation of the trace (the oracle)."""
+    reference = InProcessAdapter(ModelSession())
+    return [reference.call(op) for op in trace_operations(initial, trace)]
+
+
 def compare_trace(target: ProcessAdapter | InProcessAdapter, initial: Op, trace: Sequence[Op],
-                  coverage: Coverage | None = None) -> Divergence | None:
-    """Run one trace on the model and on ``target``; the first diverging answer, or None.
+                  coverage: Coverage | None = None, expected_answers: Sequence[Response] | None = None) -> Divergence | None:
+    """Run one trace on ``target`` and compare each answer with the model's (``expected_answers``, when the
+    caller has them already, else computed here); the first diverging answer, or None.
 
     A rejection that names no rule where the model names one agrees in verdict (``sessionspec-adapter/2``)
     and is counted, not reported.  An ``init`` answer that differs from the model's is a protocol
     failure (the generated agents are valid; no loop rule is involved): :class:`AdapterError`."""
-    reference = InProcessAdapter(ModelSession())
-    ops: list[Op] = [{"op": "init", **initial}, *trace, {"op": "log"}]
+    ops = trace_operations(initial, trace)
+    answers = model_answers(initial, trace) if expected_answers is None else expected_answers
     header: dict[str, Any] | None = None  # the model's header in effect before the operation
     previous_send: Op | None = None
-    for index, op in enumerate(ops):
+    for index, (op, expected) in enumerate(zip(ops, answers, strict=True)):
         before, sent_before = header, previous_send
         previous_send = op if op["op"] == "send" else previous_send
-        expected = reference.call(op)
         header = _last_header(expected, header)
         actual = target.call(op)
         if coverage is not None:
@@ -220,6 +231,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="a random seed (default: derandomized, reproducible)")
     parser.add_argument("--out", default=None, help="write the shrunk divergence as a replayable vector file here")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="run every trace of up to --depth operations over the small alphabet of docs/conformance.md "
+                             "section 4.1 instead of random traces")
+    parser.add_argument("--depth", type=int, default=2, metavar="K",
+                        help="with --exhaustive: the longest trace, in operations (default 2)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="with --exhaustive: adapters run in parallel (default: the CPU count, at most 4)")
     add_driver_arguments(parser)
 
 
@@ -231,6 +249,8 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"sessionspec conform: {problem}", file=sys.stderr)
         return 2
+    if args.exhaustive:
+        return _run_exhaustive(args)
     coverage = Coverage()
     try:
         divergence = run_conform(args.adapter, examples=args.examples, seed=args.seed, timeout=args.timeout,
@@ -246,6 +266,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"no divergence in {args.examples} generated traces")
         print(coverage.report())
         return 0
+    _print_divergence(divergence)
+    print(coverage.report())
+    return _write_divergence(divergence, args)
+
+
+def _run_exhaustive(args: argparse.Namespace) -> int:
+    import os
+
+    from sessionspec.conformance.conform_exhaustive import report, run_exhaustive
+
+    if not 1 <= args.depth <= 6:
+        print("sessionspec conform: --depth must be between 1 and 6", file=sys.stderr)
+        return 2
+    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
+    if jobs < 1:
+        print("sessionspec conform: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        result = run_exhaustive(args.adapter, depth=args.depth, jobs=jobs, timeout=args.timeout,
+                                max_answer=args.max_answer, progress=None if args.quiet else sys.stderr)
+    except AdapterError as failed:
+        print(f"sessionspec conform: adapter failure: {failed}", file=sys.stderr)
+        return 2
+    report(result)
+    if result.divergence is None:
+        return 0
+    print(f"initial agent: {result.agent}")
+    _print_divergence(result.divergence)
+    return _write_divergence(result.divergence, args)
+
+
+def _print_divergence(divergence: Divergence) -> None:
     print(f"DIVERGENCE ({divergence.rule}) at operation {divergence.index} of a {len(divergence.trace)}-operation trace")
     for line in divergence.mismatches[:8]:
         print(f"    {line}")
@@ -253,7 +305,10 @@ def run(args: argparse.Namespace) -> int:
     print("    " + json.dumps({"op": "init", **divergence.initial}, sort_keys=True, ensure_ascii=False))
     for op in divergence.trace:
         print("    " + json.dumps(op, sort_keys=True, ensure_ascii=False))
-    print(coverage.report())
+
+
+def _write_divergence(divergence: Divergence, args: argparse.Namespace) -> int:
+    """Write the divergence as a one-vector file when ``--out`` is given; exit 1 (a finding) either way."""
     if args.out:
         document: Mapping[str, PlainJson] = {"format": FORMAT, "registry": _digest(), "group": "conform",
                                              "vectors": [divergence.vector().to_json()]}

@@ -122,8 +122,8 @@ def strategies() -> Any:
     """The Hypothesis strategy of ``(initial, trace)`` (imported lazily: Hypothesis is only needed here)."""
     from hypothesis import strategies as st
 
-    contributor_kind = st.sampled_from(["plain"] * 10 + ["throws", "lossy", "lossy-empty", "lossy-other", "scoped-self",
-                                                         "scoped-other"])
+    contributor_kind = st.sampled_from(["plain"] * 10 + ["throws", "lossy", "scoped-self", "scoped-other"]
+                                       + ["lossy-empty", "lossy-other"] * 2)
     contributor = st.builds(_contributor, st.sampled_from(["prepend", "append"]), st.sampled_from(["p1", "p2", "p3"]),
                             st.booleans(), st.booleans(), contributor_kind)
     contributors = st.lists(contributor, min_size=0, max_size=2)
@@ -146,7 +146,7 @@ def strategies() -> Any:
                                                               **({"requestConfig": rc} if rc else {})},
                       st.sampled_from(["S", "S2"]), tools, contributors, compaction, request_config)
 
-    round_extra = st.sampled_from(["none"] * 5 + ["error-deferred", "deferred", "system-after", "tools-after", "two-calls"])
+    round_extra = st.sampled_from(["none"] * 3 + ["error-deferred", "deferred", "system-after", "tools-after", "two-calls"])
     a_reply = st.one_of(
         st.builds(lambda t: reply(t), st.sampled_from(["a", "bb"])),
         st.just({"kind": "empty"}),
@@ -212,13 +212,25 @@ def strategies() -> Any:
                                           "interrupt": {"window": w, "kind": "foreign"}},
                   st.booleans(), st.lists(a_reply, min_size=0, max_size=2),
                   st.sampled_from(["after-stream", "after-stream", "before-chunk", "after-prepare-call"])),
-        # Steering queued in a turn whose prompt is blocked or whose prompt-submit throws (class 2).
-        st.builds(lambda p, s, rs: {"op": "send", "prompt": p, "steering": s, "replies": rs},
+        # Steering queued in a turn whose prompt is blocked or whose prompt-submit throws (class 2), re-queued as
+        # turns of their own that take the next replies; an interruption that fires in one of them discards the rest
+        # (issue 24).
+        st.builds(lambda p, s, rs, i: {"op": "send", "prompt": p, "steering": s, "replies": rs,
+                                       **({"interrupt": i} if i else {})},
                   st.sampled_from([{"content": text("blocked"), "blockReason": "policy"},
                                    {"content": text("throws"), "submitError": "prompt-submit failed"}]),
-                  steering, st.lists(a_reply, min_size=1, max_size=2)),
+                  st.lists(st.builds(lambda t: {"content": text(t)}, st.sampled_from(["steer", "also", "third"])),
+                           min_size=1, max_size=3),
+                  st.lists(a_reply, min_size=1, max_size=3), st.one_of(st.none(), interrupt)),
     )
-    send = _weighted(st, (any_send, 3), (heavy_send, 3), (composition_send, 1), (focused_send, 1))
+    # Two or three re-queued steering turns with an interruption that may fire in one of them (issue 24: it
+    # discards the rest, QF-9; the replies run on across the turns).
+    requeue_send = st.builds(lambda p, n, rs, i: {"op": "send", "prompt": p, "replies": rs, "interrupt": i,
+                                                  "steering": [{"content": text(f"steer {k}")} for k in range(n)]},
+                             st.sampled_from([{"content": text("blocked"), "blockReason": "policy"},
+                                              {"content": text("throws"), "submitError": "prompt-submit failed"}]),
+                             st.integers(2, 3), st.lists(a_reply, min_size=1, max_size=3), interrupt)
+    send = _weighted(st, (any_send, 3), (heavy_send, 3), (composition_send, 1), (focused_send, 2), (requeue_send, 2))
     configure = st.one_of(
         st.builds(lambda cs: {"op": "configure", "agent": {"contributors": cs}}, contributors),
         st.builds(lambda t: {"op": "configure", "agent": {"tools": t}}, tools),
@@ -228,10 +240,28 @@ def strategies() -> Any:
     # Every element of a trace is a turn, optionally preceded by a change between turns.
     between = _weighted(st, (st.none(), 2), (configure, 2), (st.just({"op": "resume"}), 1), (st.just({"op": "fork"}), 1),
                         (st.just({"op": "dispose"}), 1))
-    single = st.builds(lambda before, op: [op] if before is None else [before, op], between, send)
+    # A disposed instance rejects the send that follows (LOOP-1), then is resumed, so the turns after it run.
+    single = st.builds(lambda before, op: [op] if before is None else [before, op, {"op": "resume"}]
+                       if before["op"] == "dispose" else [before, op], between, send)
     # A composition interrupted, then the next turn of the same instance: it must compose again (PFX-5).
     recompose = st.builds(lambda first, second: [first, second], composition_send,
                           _weighted(st, (composition_send, 1), (any_send, 1)))
-    turn = _weighted(st, (single, 5), (recompose, 1))
+    # A contributor of a kind where the harness showed the model wrong, configured beside another, then two turns:
+    # a throwing one with the first turn interrupted at in-composition (the throw ends the waterfall before the
+    # window: nothing fires, the instance lives on), a lossy one scoped to another agent (never called, QF-6), a
+    # lossy one with no message (nothing reaches the header, QF-10).
+    def focused_contributor(c: dict[str, Any], idiom: str, kind: str, rs: list[dict[str, Any]], k: str,
+                            second: Op) -> list[Op]:
+        first: Op = {"op": "send", "prompt": {"content": text("hi")}, "replies": rs}
+        if kind == "throws":
+            first["interrupt"] = {"window": "in-composition", "kind": k}
+        return [{"op": "configure", "agent": {"contributors": [c, _contributor(idiom, "t", False, False, kind)]}},
+                first, second]
+
+    contributor_focus = st.builds(focused_contributor, contributor, st.sampled_from(["prepend", "append"]),
+                                  st.sampled_from(["throws", "lossy-other", "lossy-empty"]),
+                                  st.lists(a_reply, min_size=1, max_size=2),
+                                  st.sampled_from(["dispose", "dispose", "cancel", "foreign"]), any_send)
+    turn = _weighted(st, (single, 5), (recompose, 1), (contributor_focus, 1))
     trace = st.builds(lambda turns: [op for t in turns for op in t], st.lists(turn, min_size=1, max_size=4))
     return st.tuples(st.builds(lambda a: {"agent": a}, agent), trace)

@@ -174,6 +174,19 @@ MUTANTS: Final = (
     Mutant(name="thrown-stream-checkpoint", rule="LOOP-14",
            description="a thrown stream passes an after-stream checkpoint (a foreign abort wins over the failure)",
            install=_fault(Planted.THROWN_STREAM_CHECKPOINT)),
+    # Issue 24: the model before the second run against the harness (QF-9, QF-10, replies in order, in-composition).
+    Mutant(name="requeued-turns-outlive-interrupt", rule="LOOP-3",
+           description="re-queued steering still runs after the send's cancel/dispose/foreign abort fired",
+           install=_fault(Planted.REQUEUED_TURNS_OUTLIVE_INTERRUPT)),
+    Mutant(name="replies-restart-per-requeued-turn", rule="LOOP-3",
+           description="each re-queued steering turn is answered from the send's first reply again",
+           install=_fault(Planted.REPLIES_RESTART_PER_REQUEUED_TURN)),
+    Mutant(name="throw-passes-composition-window", rule="PFX-12",
+           description="an interruption at in-composition fires although a contributor threw (a dispose disposes)",
+           install=_fault(Planted.THROW_PASSES_COMPOSITION_WINDOW)),
+    Mutant(name="lossy-without-messages", rule="PFX-13",
+           description="a lossy contributor that returns no message still fails the header append",
+           install=_fault(Planted.LOSSY_WITHOUT_MESSAGES)),
 )
 
 BY_NAME: Final = {m.name: m for m in MUTANTS}

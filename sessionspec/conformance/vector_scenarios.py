@@ -333,4 +333,42 @@ def _harness_agreement_scenarios() -> list[Scenario]:
            "with retry, the foreign abort ends the turn \"turn interrupted\" at step 2 (QF-7, Q-30)",
            {"agent": agent(P)},
            send("first", dict(thrown, retry=True), reply("never"), interrupt={"window": "after-stream", "kind": "foreign"})),
+        *_requeue_and_composition_scenarios(),
+    ]
+
+
+def _requeue_and_composition_scenarios() -> list[Scenario]:
+    """Issue 24: the second run against the harness (QF-9, QF-10, in-order replies, the in-composition window)."""
+    blocked = {"content": text("first"), "blockReason": "policy"}
+    steer = [{"content": text(f"steer {i}")} for i in (1, 2, 3)]
+    replies = [reply("r1"), reply("r2"), reply("r3")]
+    thrower = contributor("<t>", throws="contributor threw")
+    return [
+        *(_s(f"harness/{kind}-in-a-requeued-turn-discards-the-queue", "LOOP-3 LOOP-15",
+             f"{named} that fires in the first re-queued steering turn discards the items still queued: cancel() clears "
+             "the inbox, a disposed agent runs no turn (QF-9)",
+             {"agent": agent(P)},
+             {"op": "send", "prompt": blocked, "steering": steer, "replies": replies,
+              "interrupt": {"window": "after-request", "kind": kind}},
+             send("next", reply("n")))
+          for kind, named in (("cancel", "a cancel"), ("foreign", "a foreign abort"), ("dispose", "a dispose"))),
+        _s("harness/requeued-turns-take-the-next-replies", "LOOP-3",
+           "the re-queued steering turns of one send are answered by the next scripted replies, in order",
+           {"agent": agent(P)},
+           {"op": "send", "prompt": blocked, "steering": steer, "replies": replies}),
+        _s("harness/throwing-contributor-never-reaches-the-in-composition-window", "PFX-12 PFX-5",
+           "a throwing contributor ends the waterfall before its innermost point: a dispose at in-composition does not "
+           "fire, the turn ends in error and the instance lives on",
+           {"agent": agent(P, thrower)},
+           send("first", reply("never"), interrupt={"window": "in-composition", "kind": "dispose"}),
+           {"op": "configure", "agent": {"contributors": [P]}},
+           send("second", reply("two"))),
+        _s("harness/lossy-contributor-without-messages", "PFX-13 PFX-10",
+           "a lossy contributor that returns no message puts nothing into the header: the append succeeds, alone and "
+           "beside another contributor (QF-10)",
+           {"agent": agent({"idiom": "append", "content": [], "lossy": True})},
+           send("one", reply("a")),
+           {"op": "resume"},
+           {"op": "configure", "agent": {"contributors": [P, {"idiom": "append", "content": [], "lossy": True}]}},
+           send("two", reply("b"))),
     ]

@@ -29,7 +29,18 @@ from model.log import Event
 from model.loop.compose import cached_prefix
 from model.loop.events import Draft, Hooks, SentRequest, StepContext, TurnOutcome
 from model.loop.instance import LOSSY_HEADER_MESSAGE, LoopInstance, apply_request_listener, header_record, seed_config
-from model.loop.script import GOAL_SOURCE, USER_SOURCE, AgentConfig, Reply, Steering, TurnScript, Window, obj, text_content
+from model.loop.script import (
+    GOAL_SOURCE,
+    USER_SOURCE,
+    AgentConfig,
+    Prompt,
+    Reply,
+    Steering,
+    TurnScript,
+    Window,
+    obj,
+    text_content,
+)
 from model.loop.state import APPEND, Interrupted, SessionLog, Turn, TurnFailed
 from model.loop.step import mutation_attempt
 from model.loop.stream import reply_content
@@ -59,6 +70,12 @@ class Planted(Enum):
     TURN_STOP_ONLY_WHEN_STOPPING = "check the after-turn-stop point only when the turn stops"
     LOSSY_OVER_ALL_CONTRIBUTORS = "compute the lossy flag over every contributor, dispatched or not"
     THROWN_STREAM_CHECKPOINT = "an after-stream checkpoint also on a thrown stream"
+    # Issue 24: the model before the running harness corrected it again (QF-9, QF-10, the protocol's in-order replies
+    # and in-composition window).
+    REQUEUED_TURNS_OUTLIVE_INTERRUPT = "re-queued steering still runs after the send's interruption fired"
+    REPLIES_RESTART_PER_REQUEUED_TURN = "every re-queued turn answers from the first scripted reply again"
+    THROW_PASSES_COMPOSITION_WINDOW = "an interruption at in-composition fires although a contributor threw"
+    LOSSY_WITHOUT_MESSAGES = "a lossy contributor that returns no message still fails the header append"
 
 
 # The model's own functions, captured before any variant is installed.
@@ -85,9 +102,9 @@ def compose_caching_interrupted(t: Turn) -> None:
     comp = compose(t.agent.contributors, t.agent.agent_id)
     for inject in comp.injects:
         t.append(Draft(type_name="user/message", data=inject, surface_op=APPEND))
-    t.signal(Window.IN_COMPOSITION)
     if comp.failure is not None:
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", comp.failure.message)))
+    t.signal(Window.IN_COMPOSITION)
     if t.aborted is not None:
         t.interrupted_composition = True
         _WRITE_CACHE(t, comp)  # BUG: PFX-5 discards an interrupted composition
@@ -150,6 +167,7 @@ def dispatch_request_late_boundary(t: Turn, reply: Reply, boundary: tuple[JsonOb
                                    step_start_seq: int) -> EpochHeader:
     """``dispatch_request`` with the boundary retaken after ``agent/request`` (LOOP-6 broken)."""
     config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
+    t.replies_taken += 1
     if reply.request_inject is not None:
         t.append(Draft(type_name="user/message", data=reply.request_inject, surface_op=APPEND))
     boundary = t.w.boundary()  # BUG: the request-time inject leaks into this request
@@ -231,13 +249,54 @@ def write_cache_lossy_over_all(t: Turn, comp: Composition) -> None:
     """``write_cache`` whose lossy flag counts undispatched contributors (QF-6 broken)."""
     t.compositions += 1
     t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
-                         prefix_lossy=any(c.lossy for c in t.agent.contributors))  # BUG: not only dispatched ones
+                         prefix_lossy=any(c.lossy and c.content for c in t.agent.contributors))  # BUG: not only dispatched
 
 
 def after_stream_always_checkpoint(t: Turn, reply: Reply) -> None:
     """BUG: a thrown stream passes an after-stream checkpoint too (QF-7), so a
     foreign abort ends the turn "turn interrupted" before the request-error path."""
     t.checkpoint(Window.AFTER_STREAM)
+
+
+# --------------------------------------------------------------------------- issue 24
+
+
+def still_queued_after_interrupt(t: Turn, queued: list[Steering]) -> list[Steering]:
+    """BUG: the queue survives the send's interruption (QF-9): the next re-queued turn runs, and the interruption
+    (re-armed by its script) fires there again."""
+    return [*queued, *t.requeued]
+
+
+def requeued_turn_from_the_first_reply(previous: Turn, item: Steering) -> TurnScript:
+    """BUG: a re-queued turn answers from the send's first reply again, not from the next one."""
+    script = previous.script
+    return TurnScript(prompt=Prompt(content=item.content, source=item.source), replies=script.replies,
+                      interrupt=script.interrupt, pre_step_error=script.pre_step_error)
+
+
+def compose_signalling_before_the_throw(t: Turn) -> None:
+    """``compose_if_needed`` whose in-composition window is passed even when a contributor threw, so a dispose there
+    disposes the instance of a turn that ends in error."""
+    if not isinstance(t.instance.prefix, NotComposed):
+        return
+    comp = compose(t.agent.contributors, t.agent.agent_id)
+    for inject in comp.injects:
+        t.append(Draft(type_name="user/message", data=inject, surface_op=APPEND))
+    t.signal(Window.IN_COMPOSITION)  # BUG: a throwing contributor ended the waterfall before this point
+    if comp.failure is not None:
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", comp.failure.message)))
+    if t.aborted is not None:
+        t.interrupted_composition = True
+        raise Interrupted(t.aborted)
+    _WRITE_CACHE(t, comp)
+
+
+def write_cache_lossy_without_messages(t: Turn, comp: Composition) -> None:
+    """``write_cache`` whose lossy flag ignores whether the contributor returned a message (QF-10 broken)."""
+    dispatched = [c for c in t.agent.contributors if c.scope is None or c.scope == t.agent.agent_id]
+    t.compositions += 1
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+                         prefix_lossy=any(c.lossy for c in dispatched))  # BUG: also with no message
 
 
 # --------------------------------------------------------------------------- CMP-10 / CMP-24
@@ -302,6 +361,14 @@ def patches(variant: Planted) -> tuple[tuple[ModuleType, str, object], ...]:
             return ((compose_module, "write_cache", write_cache_lossy_over_all),)
         case Planted.THROWN_STREAM_CHECKPOINT:
             return ((streaming_module, "after_stream", after_stream_always_checkpoint),)
+        case Planted.REQUEUED_TURNS_OUTLIVE_INTERRUPT:
+            return ((turn_module, "still_queued", still_queued_after_interrupt),)
+        case Planted.REPLIES_RESTART_PER_REQUEUED_TURN:
+            return ((turn_module, "requeued_turn", requeued_turn_from_the_first_reply),)
+        case Planted.THROW_PASSES_COMPOSITION_WINDOW:
+            return ((turn_module, "compose_if_needed", compose_signalling_before_the_throw),)
+        case Planted.LOSSY_WITHOUT_MESSAGES:
+            return ((compose_module, "write_cache", write_cache_lossy_without_messages),)
         case _:
             assert_never(variant)
 

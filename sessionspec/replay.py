@@ -17,7 +17,7 @@ import html
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, final
 
@@ -30,8 +30,11 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.wire import Request, request_to_json
 from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
+from sessionspec.check.checker import Verdict
+from sessionspec.check.logfile import MAX_EVENTS
 from sessionspec.fast.request_points import RequestPoint, request_points
-from sessionspec.options import add_dialect
+from sessionspec.logsource import ReadFailure, read_log
+from sessionspec.options import add_dialect, positive_int, write_output
 
 HELP = "reconstruct every request of a session log from the log alone (text, json or html)"
 
@@ -60,9 +63,11 @@ class LoadError:
 
 
 def load_log_text(text: str) -> LoadedLog | LoadError:
-    """A session log as ``Session.events`` lines (optionally after the storage
-    header line ``{"type":"session",...}``, LOG-18); packed chunk rows expand
-    (CHK).  Blank lines are skipped.  Total: the first bad line is reported."""
+    """A session log given as text lines, as the adapter protocol hands them
+    over (``Session.events`` lines, optionally after the storage header line
+    ``{"type":"session",...}``, LOG-18); packed chunk rows expand (CHK).  Blank
+    lines are skipped.  Total: the first bad line is reported.  Files and
+    stdin are read by :func:`sessionspec.logsource.read_log`, as check reads them."""
     header: SessionHeader | None = None
     events: list[Event] = []
     lines: dict[int, int] = {}
@@ -115,6 +120,7 @@ class ReplayReport:
     skipped_without_header: int
     events: tuple[Event, ...]
     cache_model: str | None
+    dialect_source: str | None = None  # how the dialect was decided (check's words: detected, forced, default)
 
 
 def _leading_shared(a: Sequence[Json], b: Sequence[Json]) -> int:
@@ -185,7 +191,8 @@ def summary_requests_of(events: Sequence[Event], dialect: Dialect, instruction: 
 
 
 def replay(events: Sequence[Event], *, dialect: Dialect = Dialect.A55, first_live_seq: int = 0,
-           instruction: str = DEFAULT_INSTRUCTION, cache_model: CacheModel | None = None) -> ReplayReport | Rejected:
+           instruction: str = DEFAULT_INSTRUCTION, cache_model: CacheModel | None = None,
+           dialect_source: str | None = None) -> ReplayReport | Rejected:
     """Every loop request of the log (in dispatch order) with its header
     reason, what changed since the previous one, and, with ``cache_model``,
     its cache economics."""
@@ -220,7 +227,7 @@ def replay(events: Sequence[Event], *, dialect: Dialect = Dialect.A55, first_liv
     summaries, note = summary_requests_of(events, dialect, instruction)
     return ReplayReport(dialect=dialect, first_live_seq=first_live_seq, requests=tuple(out), summaries=summaries,
                         summaries_note=note, skipped_without_header=skipped, events=tuple(events),
-                        cache_model=None if cache_model is None else cache_model.name)
+                        cache_model=None if cache_model is None else cache_model.name, dialect_source=dialect_source)
 
 
 def _request_of(r: ReplayedRequest) -> Request:
@@ -299,7 +306,8 @@ def _difference(r: ReplayedRequest) -> str:
 
 
 def report_to_text(report: ReplayReport) -> str:
-    lines: list[str] = [f"dialect {report.dialect.value}; {len(report.requests)} loop request(s); "
+    source = f" ({report.dialect_source})" if report.dialect_source else ""
+    lines: list[str] = [f"dialect {report.dialect.value}{source}; {len(report.requests)} loop request(s); "
                         f"{len(report.summaries)} summariser request(s)"]
     for r in report.requests:
         p = r.point
@@ -473,13 +481,17 @@ def report_to_html(report: ReplayReport, *, context_window: int | None = None) -
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("log", help="session log (JSONL: Session.events, optionally after a session header line)")
+    parser.add_argument("log", metavar="LOG",
+                        help="session log: .jsonl or .jsonl.zst, or - for stdin; read exactly as `sessionspec check` reads it")
     parser.add_argument("--format", choices=("text", "json", "html"), default="text")
     parser.add_argument("--request", type=int, metavar="N", help="only request N (1-based, dispatch order)")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
-    add_dialect(parser, default=Dialect.A55, help="the log's dialect (default a55; DIA-8: d08 has no session prefix)")
+    add_dialect(parser, default=None, help="force the log's dialect instead of detecting it as check does (FMT-10; DIA-8: d08 has no session prefix)")
     parser.add_argument("--seed-length", type=int, metavar="N",
-                        help="events before N belong to a seed (default: the session header's seedLength, else 0)")
+                        help="events before N belong to a seed (default: what check reads: the session header's seedLength, "
+                             "the sessions.json sidecar, a D08 session/end-seed)")
+    parser.add_argument("--max-events", type=positive_int, default=MAX_EVENTS, metavar="N",
+                        help=f"stop reading after N events, as check does: the replay is undecided, exit 4 (default {MAX_EVENTS})")
     parser.add_argument("--economics", action="store_true", help="add input/cache-hit tokens and the first differing block")
     parser.add_argument("--cache-model", choices=sorted(PRESETS), default="neutral", help="provider cache model for --economics")
     parser.add_argument("--context-window", type=int, metavar="N",
@@ -488,38 +500,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compaction instruction text for summariser requests (an opaque, unlogged parameter)")
 
 
+def _fail(message: str, code: int) -> int:
+    print(f"sessionspec replay: {message}", file=sys.stderr)
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.log)
-    try:
-        text = path.read_text(encoding="utf-8")
-        instruction = DEFAULT_INSTRUCTION if args.instruction_file is None else Path(args.instruction_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as problem:
-        print(f"sessionspec replay: cannot read: {problem}", file=sys.stderr)
-        return 2
     if args.context_window is not None and args.context_window <= 0:
-        print("sessionspec replay: --context-window must be a positive number of tokens", file=sys.stderr)
-        return 2
-    loaded = load_log_text(text)
-    if isinstance(loaded, LoadError):
-        print(f"sessionspec replay: {path}:{loaded.line}: {loaded.rejected}", file=sys.stderr)
-        return 1
-    seed = args.seed_length if args.seed_length is not None else (loaded.header.seed_length if loaded.header else 0)
-    dialect: Dialect = args.dialect
-    report = replay(loaded.events, dialect=dialect, first_live_seq=seed, instruction=instruction,
-                    cache_model=PRESETS[args.cache_model] if args.economics else None)
+        return _fail("--context-window must be a positive number of tokens", 2)
+    if args.seed_length is not None and args.seed_length < 0:
+        return _fail("--seed-length must be 0 or more", 2)
+    instruction = DEFAULT_INSTRUCTION
+    if args.instruction_file is not None:
+        try:
+            instruction = Path(args.instruction_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as problem:
+            return _fail(f"--instruction-file {args.instruction_file}: cannot read: {getattr(problem, 'strerror', None) or problem}", 2)
+    loaded = read_log(args.log, dialect=args.dialect, max_events=args.max_events)
+    if isinstance(loaded, ReadFailure):
+        return _fail(loaded.message, loaded.exit_code)
+    if loaded.report.verdict is Verdict.INVALID and loaded.report.findings:
+        print(f"sessionspec replay: note: check finds this log invalid ({loaded.report.findings[0].text(loaded.name)}); "
+              "the requests below are rebuilt from the log as it is", file=sys.stderr)
+    seed = args.seed_length if args.seed_length is not None else loaded.first_live_seq
+    report = replay(loaded.events, dialect=loaded.dialect, first_live_seq=seed, instruction=instruction,
+                    cache_model=PRESETS[args.cache_model] if args.economics else None, dialect_source=loaded.dialect_source.value)
     if isinstance(report, Rejected):
-        line = loaded.lines.get(report.seq, "?") if report.seq is not None else "?"
-        print(f"sessionspec replay: {path}:{line}: {report}", file=sys.stderr)
-        return 1
+        line = loaded.line_of(report.seq)
+        return _fail(f"{loaded.name}:{'?' if line is None else line}: {report}", 1)
     if args.request is not None:
         if not 1 <= args.request <= len(report.requests):
-            print(f"sessionspec replay: --request {args.request} out of range (the log has {len(report.requests)} request(s))",
-                  file=sys.stderr)
-            return 2
-        report = ReplayReport(dialect=report.dialect, first_live_seq=report.first_live_seq,
-                              requests=(report.requests[args.request - 1],), summaries=report.summaries,
-                              summaries_note=report.summaries_note, skipped_without_header=report.skipped_without_header,
-                              events=report.events, cache_model=report.cache_model)
+            return _fail(f"--request {args.request} out of range (the log has {len(report.requests)} request(s))", 2)
+        report = replace(report, requests=(report.requests[args.request - 1],))
     match args.format:
         case "json":
             output = json.dumps(report_to_json(report), ensure_ascii=False, indent=1) + "\n"
@@ -527,13 +539,4 @@ def run(args: argparse.Namespace) -> int:
             output = report_to_html(report, context_window=args.context_window)
         case _:
             output = report_to_text(report)
-    if args.out:
-        try:
-            Path(args.out).write_text(output, encoding="utf-8")
-        except OSError as problem:
-            print(f"sessionspec replay: cannot write: {problem}", file=sys.stderr)
-            return 2
-    else:
-        sys.stdout.write(output)
-    return 0
-
+    return write_output(output, args.out, "sessionspec replay")

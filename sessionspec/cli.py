@@ -71,8 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "_run"):
         parser.print_help(sys.stderr)
         return 2
+    from sessionspec.hypothesis_home import scratch_hypothesis_home
+
     try:
-        return int(args._run(args))
+        with scratch_hypothesis_home():  # conform and mutants search with Hypothesis: no .hypothesis/ in the cwd
+            return int(args._run(args))
     except KeyboardInterrupt:
         print("sessionspec: interrupted", file=sys.stderr)
         return 130

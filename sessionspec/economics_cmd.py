@@ -20,6 +20,7 @@ from model.designs import (
 )
 from model.economics import PRESETS, CacheModel, request_costs
 from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
+from sessionspec.options import write_output
 
 HELP = "compare the session-prefix design with its alternatives (full-price vs cache-read tokens, resume drift)"
 
@@ -33,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="size of design (a+)'s durable change notice (default: the opener's size, 8000)")
     parser.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text",
                         help="html: one page with the token chart of every design and workload (seed 1's scenario)")
+    parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout (missing directories are created)")
 
 
 def _row(r: DesignResult, cost: float) -> tuple[str, ...]:
@@ -46,33 +48,39 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model = PRESETS[args.cache_model]
     results = compare_designs(tuple(range(1, args.seeds + 1)), model, args.notice_chars)
-    if args.format == "json":
-        print(json.dumps({"cacheModel": model.name, "source": model.source, "rows": [
-            {"workload": r.workload.value, "design": r.design.value, "requests": r.requests, "inputTokens": r.input_tokens,
-             "fullPriceTokens": r.full_price_tokens, "cacheReadTokens": r.cache_read_tokens,
-             "effectiveCost": round(effective_cost(r, model), 1), "resumeDriftTokens": r.resume_drift_tokens,
-             "headerChanges": r.header_changes, "staleRequests": r.stale_requests, "afterSlotTokens": r.after_tokens}
-            for r in results]}, indent=1))
-        return 0
-    if args.format == "html":
-        sys.stdout.write(economics_html(results, model, args.notice_chars))
-        return 0
-    print(f"cache model: {model.name} ({model.source}); cost = full-price + {model.read_price} x cache-read")
+    match args.format:
+        case "json":
+            output = json.dumps(economics_json(results, model), indent=1) + "\n"
+        case "html":
+            output = economics_html(results, model, args.notice_chars)
+        case _:
+            output = economics_text(results, model, markdown=args.format == "markdown")
+    return write_output(output, args.out, "sessionspec economics")
+
+
+def economics_json(results: tuple[DesignResult, ...], model: CacheModel) -> dict[str, object]:
+    """``--format json`` (docs/schemas/economics.v1.schema.json)."""
+    return {"cacheModel": model.name, "source": model.source, "rows": [
+        {"workload": r.workload.value, "design": r.design.value, "requests": r.requests, "inputTokens": r.input_tokens,
+         "fullPriceTokens": r.full_price_tokens, "cacheReadTokens": r.cache_read_tokens,
+         "effectiveCost": round(effective_cost(r, model), 1), "resumeDriftTokens": r.resume_drift_tokens,
+         "headerChanges": r.header_changes, "staleRequests": r.stale_requests, "afterSlotTokens": r.after_tokens}
+        for r in results]}
+
+
+def economics_text(results: tuple[DesignResult, ...], model: CacheModel, *, markdown: bool) -> str:
+    """``--format text`` (aligned columns) or ``markdown`` (one table per workload)."""
+    lines = [f"cache model: {model.name} ({model.source}); cost = full-price + {model.read_price} x cache-read"]
     for workload in Workload:
         rows = [r for r in results if r.workload is workload]
-        print()
-        if args.format == "markdown":
-            print(f"**opener {workload.value}**\n")
-            print("| design | " + " | ".join(COLUMNS) + " |")
-            print("|---|" + "---:|" * len(COLUMNS))
-            for r in rows:
-                print(f"| {DESIGN_TITLES[r.design]} | " + " | ".join(_row(r, effective_cost(r, model))) + " |")
+        lines.append("")
+        if markdown:
+            lines += [f"**opener {workload.value}**", "", "| design | " + " | ".join(COLUMNS) + " |", "|---|" + "---:|" * len(COLUMNS)]
+            lines += [f"| {DESIGN_TITLES[r.design]} | " + " | ".join(_row(r, effective_cost(r, model))) + " |" for r in rows]
         else:
-            print(f"opener {workload.value}")
-            print(f"  {'design':34}" + "".join(f"{c:>13}" for c in COLUMNS))
-            for r in rows:
-                print(f"  {DESIGN_TITLES[r.design]:34}" + "".join(f"{v:>13}" for v in _row(r, effective_cost(r, model))))
-    return 0
+            lines += [f"opener {workload.value}", f"  {'design':34}" + "".join(f"{c:>13}" for c in COLUMNS)]
+            lines += [f"  {DESIGN_TITLES[r.design]:34}" + "".join(f"{v:>13}" for v in _row(r, effective_cost(r, model))) for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def design_bars(workload: Workload, design: Design, model: CacheModel, notice_chars: int | None, seed: int = 1) -> list[Bar]:

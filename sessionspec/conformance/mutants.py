@@ -234,8 +234,8 @@ def table_text(kills: tuple[Kill, ...]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--vectors", default=None, help="vector directory (default: the committed vectors/)")
-    parser.add_argument("--examples", type=int, default=200, help="conform examples per mutant (default 200)")
+    parser.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors/)")
+    parser.add_argument("--examples", type=int, default=200, metavar="N", help="conform examples per mutant (default 200)")
     parser.add_argument("--only", action="append", default=None, metavar="NAME", help="run only this mutant (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
 

@@ -26,7 +26,7 @@ class Command(Protocol):
 
 COMMANDS: Final = {
     "check": "sessionspec.check.command",
-    "replay": "sessionspec.replay",
+    "replay": "sessionspec.replay_cmd",
     "rules": "sessionspec.rules_cmd",
     "spec": "spec.render",
     "vectors": "sessionspec.conformance.vectors",

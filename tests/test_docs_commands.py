@@ -30,3 +30,11 @@ def test_the_readme_test_command_is_exactly_what_ci_runs() -> None:
 
 def test_the_readme_states_the_heartbeat_interval() -> None:
     assert f"longer than {DEFAULT_INTERVAL:.0f} seconds, every {DEFAULT_INTERVAL:.0f} seconds" in README
+
+
+def test_economics_md_explains_every_column_as_the_page_does() -> None:
+    from sessionspec.economics_cmd import COLUMN_MEANINGS
+
+    text = (ROOT / "docs" / "economics.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z-]+)` \| (.+) \|$", text.split("| column | what it counts |", 1)[1].split("\n\n", 1)[0], re.M)
+    assert rows == [(name, meaning.replace("|", "/")) for name, meaning in COLUMN_MEANINGS]

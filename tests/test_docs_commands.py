@@ -84,10 +84,10 @@ def test_a_readme_command_runs_as_written(command: str, tmp_path: Path) -> None:
     for name in ("tests", "vectors"):
         (tmp_path / name).symlink_to(ROOT / name)
     # `.venv/bin/sessionspec` is this environment's `python -m sessionspec.cli`, also inside an --adapter argument
-    this = f"{sys.executable} -m sessionspec.cli"
+    this = f"{shlex.quote(sys.executable)} -m sessionspec.cli"
     argv = [arg.replace(".venv/bin/sessionspec", this) for arg in shlex.split(command)]
     assert argv[0] == this
-    done = subprocess.run([*this.split(" "), *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "sessionspec.cli", *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() and "Traceback" not in done.stderr
 

@@ -137,3 +137,18 @@ def test_the_sidecar_seed_length_check_reads_is_the_replays_default() -> None:
     meta = json.loads(_cli("replay", str(child), "--format", "json").stdout)["meta"]
     assert meta["firstLiveSeq"] == read.first_live_seq
     assert json.loads(_cli("replay", str(child), "--format", "json", "--seed-length", "0").stdout)["meta"]["firstLiveSeq"] == 0
+
+
+def test_a_log_check_finds_invalid_is_still_replayed_with_a_note(tmp_path: Path) -> None:
+    """A header whose reason is "change" before any initial anchor breaks FMT-9,
+    but every request can still be rebuilt: replay shows them and says what
+    check finds, in check's words, once on stderr."""
+    rows = [json.loads(line) for line in A55_LOG.read_text(encoding="utf-8").splitlines()]
+    next(r for r in rows if r["type"] == "request/header")["data"]["reason"] = "change"
+    path = tmp_path / "reason.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    finding = next(line for line in _cli("check", str(path)).stdout.splitlines() if ": FMT-9 " in line)
+    done = _cli("replay", str(path))
+    assert done.returncode == 0 and done.stdout.count("== request ") == 3
+    assert done.stderr == (f"sessionspec replay: note: check finds this log invalid ({finding}); "
+                           "the requests below are rebuilt from the log as it is\n")

@@ -37,6 +37,9 @@ COMMANDS: Final = {
     "economics": "sessionspec.economics_cmd",
 }
 
+# The commands that run a Hypothesis search (conform, and mutants through it).
+SEARCHES_WITH_HYPOTHESIS: Final = frozenset({"conform", "mutants"})
+
 
 def _load(name: str) -> Command | None:
     try:
@@ -74,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sessionspec.hypothesis_home import scratch_hypothesis_home
 
     try:
-        with scratch_hypothesis_home():  # conform and mutants search with Hypothesis: no .hypothesis/ in the cwd
+        if args.command not in SEARCHES_WITH_HYPOTHESIS:
+            return int(args._run(args))
+        with scratch_hypothesis_home():  # no .hypothesis/ left in the user's directory
             return int(args._run(args))
     except KeyboardInterrupt:
         print("sessionspec: interrupted", file=sys.stderr)

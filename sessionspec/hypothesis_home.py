@@ -29,7 +29,7 @@ def scratch_hypothesis_home() -> Iterator[None]:
     if os.environ.get(ENV):
         yield
         return
-    with tempfile.TemporaryDirectory(prefix="sessionspec-hypothesis-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="sessionspec-hypothesis-", ignore_cleanup_errors=True) as scratch:
         configuration = sys.modules.get("hypothesis.configuration")
         previous: Path | None = None
         if configuration is not None:

@@ -250,6 +250,8 @@ def request_html(r: ReplayedRequest, previous: ReplayedRequest | None) -> str:
     parts.append(_group(messages[r.prefix_length: shared_end], r.prefix_length, "shared",
                         f"shared with request {r.index} (cacheable)", open_=False))
     parts += [message_html(i, m, "new") for i, m in enumerate(messages) if i >= shared_end]
+    if not messages:
+        parts.append('<p class="hdr">no messages</p>')
     parts.append("</section>")
     return "".join(parts)
 

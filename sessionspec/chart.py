@@ -14,14 +14,18 @@ the cache model decides the hits).  Markers above a bar: ``H`` a ``change``
 header took effect at this request, ``R`` a ``resume`` header (a resumed
 instance), ``C`` a compaction happened since the previous request.  A dashed
 line marks the context window when it is known (the routed model's capacity is
-not in the log, CMP-8: ``replay --context-window N``).  Used by
-``replay --format html`` and ``economics --format html``.
+not in the log, CMP-8: ``replay --context-window N``).  A window more than
+:data:`OFF_SCALE` times the tallest bar would squash the bars to nothing, so
+the axis is broken instead (issue 30): the bars keep their own scale, and the
+window's line is drawn above them, marked off scale, with the share of it the
+tallest request fills.  Used by ``replay --format html`` and
+``economics --format html``; :func:`legend_html` is the one legend of a page.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -32,6 +36,8 @@ MARKERS: Final = {"header": ("H", "header change", "#05c"), "resume": ("R", "res
                   "compaction": ("C", "compaction", "#b50")}
 COLOURS: Final = {"prefix": "#c80", "cache-read": "#5a5", "new": "#36c"}
 
+OFF_SCALE: Final = 2.0  # a context window above this many times the tallest bar breaks the axis
+WINDOW_BAND: Final = 18  # extra height above the plot for an off-scale window
 PLOT_HEIGHT: Final = 200
 LEFT: Final = 64
 TOP: Final = 28
@@ -88,11 +94,14 @@ def svg_chart(bars: Sequence[Bar], *, title: str, context_window: int | None = N
     n = len(bars)
     width_per = 26 if n <= 30 else max(4, 780 // max(n, 1))
     bar_width = max(2, width_per - (4 if width_per > 8 else 1))
-    top_value = max([b.input for b in bars] + [context_window or 0, 1])
+    tallest = max([b.input for b in bars] + [1])
+    off_scale = context_window is not None and context_window > OFF_SCALE * tallest
+    top_value = tallest if off_scale or context_window is None else max(tallest, context_window)
     scale = PLOT_HEIGHT / (top_value * 1.08)
     width = max(LEFT + n * width_per + 20, 560)  # room for the title
-    height = TOP + PLOT_HEIGHT + BOTTOM
-    base = TOP + PLOT_HEIGHT
+    top = TOP + (WINDOW_BAND if off_scale else 0)  # an off-scale window's line and label sit above the plot
+    height = top + PLOT_HEIGHT + BOTTOM
+    base = top + PLOT_HEIGHT
 
     def y(v: float) -> float:
         return round(base - v * scale, 1)
@@ -106,57 +115,87 @@ def svg_chart(bars: Sequence[Bar], *, title: str, context_window: int | None = N
         '<line x1="0" y1="0" x2="0" y2="4" stroke="#c80" stroke-width="2"/></pattern></defs>',
         f'<text x="{LEFT}" y="16" font-size="13" font-weight="bold">{html.escape(title)}</text>',
         f'<line x1="{LEFT}" y1="{base}" x2="{width - 10}" y2="{base}" stroke="#444"/>',
-        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="#444"/>',
+        f'<line x1="{LEFT}" y1="{top}" x2="{LEFT}" y2="{base}" stroke="#444"/>',
     ]
     for tick in _ticks(int(top_value * 1.08)):
         out.append(f'<text x="{LEFT - 4}" y="{y(tick) + 4}" font-size="10" text-anchor="end">{tick}</text>'
                    f'<line x1="{LEFT - 2}" y1="{y(tick)}" x2="{LEFT}" y2="{y(tick)}" stroke="#444"/>')
-    out.append(f'<text x="12" y="{TOP + PLOT_HEIGHT // 2}" font-size="10" transform="rotate(-90 12 {TOP + PLOT_HEIGHT // 2})" '
+    out.append(f'<text x="12" y="{top + PLOT_HEIGHT // 2}" font-size="10" transform="rotate(-90 12 {top + PLOT_HEIGHT // 2})" '
                'text-anchor="middle">input tokens</text>')
     label_every = max(1, n // 30)
     for i, b in enumerate(bars):
-        x = LEFT + 4 + i * width_per
-        tip = (f"{b.label}: {b.input} input tokens; prefix {b.prefix} ({b.prefix_read} read from cache), "
-               f"cache-read {b.cache_read}, new {b.new}" + "".join(f"; {MARKERS[m][1]}" for m in b.markers))
-        group = [f'<g class="bar" data-request="{i + 1}" data-input="{b.input}" data-prefix="{b.prefix}" '
-                 f'data-prefix-read="{b.prefix_read}" data-cache-read="{b.cache_read}" data-new="{b.new}" '
-                 f'data-markers="{" ".join(b.markers)}"><title>{html.escape(tip)}</title>']
-        level = 0
-        for cls, value, fill in (("seg seg-prefix", b.prefix_read, COLOURS["prefix"]),
-                                 ("seg seg-prefix seg-prefix-full", b.prefix_full, f"url(#{html.escape(chart_id)}-hatch)"),
-                                 ("seg seg-cache-read", b.cache_read, COLOURS["cache-read"]),
-                                 ("seg seg-new", b.new, COLOURS["new"])):
-            if value > 0:
-                group.append(f'<rect class="{cls}" x="{x}" y="{y(level + value)}" width="{bar_width}" '
-                             f'height="{round(value * scale, 1)}" fill="{fill}"/>')
-            level += value
-        for k, marker in enumerate(b.markers):
-            letter, name, colour = MARKERS[marker]
-            group.append(f'<text class="marker marker-{marker}" x="{x + bar_width / 2}" y="{y(b.input) - 4 - 10 * k}" '
-                         f'font-size="10" font-weight="bold" text-anchor="middle" fill="{colour}">{letter}<title>{name}</title></text>')
-        if i % label_every == 0:
-            group.append(f'<text x="{x + bar_width / 2}" y="{base + 12}" font-size="9" text-anchor="middle">{i + 1}</text>')
-        group.append("</g>")
-        body = "".join(group)
-        out.append(f'<a href="#{html.escape(b.link)}">{body}</a>' if b.link else body)
+        out.append(_bar_svg(b, i, x=LEFT + 4 + i * width_per, bar_width=bar_width, y=y, scale=scale, base=base,
+                            chart_id=chart_id, label=i % label_every == 0))
     if context_window is not None:
-        out.append(f'<line class="context-window" x1="{LEFT}" y1="{y(context_window)}" x2="{width - 10}" '
-                   f'y2="{y(context_window)}" stroke="#d00" stroke-dasharray="6 3"/>'
-                   f'<text x="{width - 12}" y="{y(context_window) - 3}" font-size="10" text-anchor="end" fill="#d00">'
-                   f'context window {context_window}</text>')
+        out.append(_window_svg(context_window, tallest, off_scale, y, width, top))
     out.append(f'<text x="{LEFT}" y="{height - 6}" font-size="10">request (dispatch order)</text>')
     out.append("</svg>")
     return "".join(out)
 
 
-def legend_html(context_window: int | None, cache_model: str, *, window_note: bool = True) -> str:
-    """The key under a chart (HTML, so it wraps)."""
-    keys = [f'<span style="border-left:10px solid {COLOURS["prefix"]};padding-left:4px">prefix (session prefix, '
-            'messagePrefix; hatched: full price)</span>',
-            f'<span style="border-left:10px solid {COLOURS["cache-read"]};padding-left:4px">cache-read</span>',
-            f'<span style="border-left:10px solid {COLOURS["new"]};padding-left:4px">new (full price)</span>']
+def _bar_svg(b: Bar, i: int, *, x: int, bar_width: int, y: Callable[[float], float], scale: float, base: int,
+             chart_id: str, label: bool) -> str:
+    """One request's stacked bar, its markers, tooltip and link."""
+    tip = (f"{b.label}: {b.input} input tokens; prefix {b.prefix} ({b.prefix_read} read from cache), "
+           f"cache-read {b.cache_read}, new {b.new}" + "".join(f"; {MARKERS[m][1]}" for m in b.markers))
+    group = [f'<g class="bar" data-request="{i + 1}" data-input="{b.input}" data-prefix="{b.prefix}" '
+             f'data-prefix-read="{b.prefix_read}" data-cache-read="{b.cache_read}" data-new="{b.new}" '
+             f'data-markers="{" ".join(b.markers)}"><title>{html.escape(tip)}</title>']
+    level = 0
+    for cls, value, fill in (("seg seg-prefix", b.prefix_read, COLOURS["prefix"]),
+                             ("seg seg-prefix seg-prefix-full", b.prefix_full, f"url(#{html.escape(chart_id)}-hatch)"),
+                             ("seg seg-cache-read", b.cache_read, COLOURS["cache-read"]),
+                             ("seg seg-new", b.new, COLOURS["new"])):
+        if value > 0:
+            group.append(f'<rect class="{cls}" x="{x}" y="{y(level + value)}" width="{bar_width}" '
+                         f'height="{round(value * scale, 1)}" fill="{fill}"/>')
+        level += value
+    for k, marker in enumerate(b.markers):
+        letter, name, colour = MARKERS[marker]
+        group.append(f'<text class="marker marker-{marker}" x="{x + bar_width / 2}" y="{y(b.input) - 4 - 10 * k}" '
+                     f'font-size="10" font-weight="bold" text-anchor="middle" fill="{colour}">{letter}<title>{name}</title></text>')
+    if label:
+        group.append(f'<text x="{x + bar_width / 2}" y="{base + 12}" font-size="9" text-anchor="middle">{i + 1}</text>')
+    group.append("</g>")
+    body = "".join(group)
+    return f'<a href="#{html.escape(b.link)}">{body}</a>' if b.link else body
+
+
+def _window_svg(window: int, tallest: int, off_scale: bool, y: Callable[[float], float], width: int, top: int) -> str:
+    """The context window's dashed line: at its height, or, off scale, above the
+    bars with a break mark on the axis and the share of it the tallest request fills."""
+    if not off_scale:
+        return (f'<line class="context-window" data-off-scale="false" x1="{LEFT}" y1="{y(window)}" x2="{width - 10}" '
+                f'y2="{y(window)}" stroke="#d00" stroke-dasharray="6 3"/>'
+                f'<text x="{width - 12}" y="{y(window) - 3}" font-size="10" text-anchor="end" fill="#d00">'
+                f'context window {window}</text>')
+    at = top - 8  # above the plot, whose axis ends near the tallest bar
+    share = 100 * tallest / window
+    gap = top - 2  # the axis break: two slanted strokes across the y axis between the line and the plot
+    return (f'<line class="context-window" data-off-scale="true" x1="{LEFT}" y1="{at}" x2="{width - 10}" y2="{at}" '
+            f'stroke="#d00" stroke-dasharray="6 3"/>'
+            f'<path class="axis-break" d="M{LEFT - 5},{gap + 3} l10,-4 M{LEFT - 5},{gap + 7} l10,-4" stroke="#444" fill="none"/>'
+            f'<text class="context-window-label" x="{width - 12}" y="{at - 3}" font-size="10" text-anchor="end" fill="#d00">'
+            f'context window {window} (off scale: the tallest request is {share:.1f}% of it)</text>')
+
+
+def legend_html(context_window: int | None, cache_model: str, *, messages: bool = False, window_note: bool = True) -> str:
+    """The one legend of a page (HTML, so it wraps): the colours of the chart's
+    segments and, with ``messages``, of the request sections' messages (the
+    same colour means the same thing in both), the markers, and how the numbers
+    were made."""
+    prefix = "session prefix (messagePrefix; in a bar, hatched where full price)"
+    read = ("read from cache (a bar's cache-read tokens; a message shared with the previous request)" if messages
+            else "read from cache (cache-read tokens)")
+    keys = [f'<span class="key key-prefix" style="border-left:10px solid {COLOURS["prefix"]};padding-left:4px">{prefix}</span>',
+            f'<span class="key key-cache-read" style="border-left:10px solid {COLOURS["cache-read"]};padding-left:4px">{read}</span>',
+            f'<span class="key key-new" style="border-left:10px solid {COLOURS["new"]};padding-left:4px">new, full price</span>']
     keys += [f'<span style="color:{colour};font-weight:bold">{letter}</span> {name}' for letter, name, colour in MARKERS.values()]
-    window = (f"; dashed line: context window {context_window} tokens" if context_window is not None
-              else "; context window not drawn: the log does not record it (pass --context-window N)" if window_note else "")
-    return (f'<p class="chart-legend" style="font-size:12px">{" &nbsp; ".join(keys)}<br>tokens estimated '
+    if context_window is not None:
+        window = f"; dashed line: the context window, {context_window} tokens (given with --context-window)"
+    elif window_note:
+        window = "; no context window line: the log does not record it (pass --context-window N)"
+    else:
+        window = ""
+    return (f'<p class="legend" id="legend" style="font-size:12px">{" &nbsp; ".join(keys)}<br>tokens estimated '
             f"(model/economics.py), cache hits by the {html.escape(cache_model)} cache model{html.escape(window)}</p>")

@@ -26,7 +26,7 @@ class Command(Protocol):
 
 COMMANDS: Final = {
     "check": "sessionspec.check.command",
-    "replay": "sessionspec.replay",
+    "replay": "sessionspec.replay_cmd",
     "rules": "sessionspec.rules_cmd",
     "spec": "spec.render",
     "vectors": "sessionspec.conformance.vectors",
@@ -36,6 +36,9 @@ COMMANDS: Final = {
     "generate": "sessionspec.generate",
     "economics": "sessionspec.economics_cmd",
 }
+
+# The commands that run a Hypothesis search (conform, and mutants through it).
+SEARCHES_WITH_HYPOTHESIS: Final = frozenset({"conform", "mutants"})
 
 
 def _load(name: str) -> Command | None:
@@ -71,8 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "_run"):
         parser.print_help(sys.stderr)
         return 2
+    from sessionspec.hypothesis_home import scratch_hypothesis_home
+
     try:
-        return int(args._run(args))
+        if args.command not in SEARCHES_WITH_HYPOTHESIS:
+            return int(args._run(args))
+        with scratch_hypothesis_home():  # no .hypothesis/ left in the user's directory
+            return int(args._run(args))
     except KeyboardInterrupt:
         print("sessionspec: interrupted", file=sys.stderr)
         return 130

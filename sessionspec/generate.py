@@ -279,7 +279,8 @@ def write_log(out: TextIO, events: int, seed: int) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", type=int, required=True, metavar="N", help="about how many events to write (at least one turn)")
-    parser.add_argument("--out", required=True, metavar="FILE", help="the .jsonl file to write (- for stdout)")
+    parser.add_argument("--out", default="-", metavar="FILE",
+                        help="write the log to FILE, a .jsonl file (default: stdout, as every command; missing directories are created)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0); the same seed gives the same bytes")
 
 
@@ -292,6 +293,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         return 0
     try:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         with Path(args.out).open("w", encoding="utf-8", newline="\n") as out:
             write_log(out, args.events, args.seed)
     except OSError as error:

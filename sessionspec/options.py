@@ -11,16 +11,23 @@ test keeps the two equal).
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Final
 
 from model.log import Dialect
 
 DIALECT_METAVAR: Final = "a55|d08"
+# The one exit-code table (issue 30): `sessionspec --help`, docs/cli.md, docs/guide.md and the
+# README show exactly these rows; tests/test_exit_codes.py keeps them equal and runs a command for
+# each code.  `check --help` adds its own precedence (docs/check.md); its codes mean the same.
 EXIT_CODES: Final = (
-    (0, "success: every log valid (or unknown), every vector passed, no divergence"),
+    (0, "success: every log valid, every vector passed, no divergence, every mutant killed"),
     (1, "a finding: an invalid log, a failing vector, a divergence, a mutant that survived"),
     (2, "a usage error or unreadable input (one message on standard error, no traceback)"),
     (3, "an internal error: a bug in sessionspec itself (please report it)"),
+    (4, "undecided (check, replay): a log beyond a limit of sessionspec, with mixed dialect markers "
+        "or outside the model; unknown is not a pass"),
     (130, "interrupted (Ctrl-C)"),
 )
 
@@ -54,3 +61,32 @@ def dialect_value(text: str) -> Dialect:
 
 def add_dialect(parser: argparse.ArgumentParser, *, default: Dialect | None, help: str) -> None:
     parser.add_argument("--dialect", type=dialect_value, default=default, metavar=DIALECT_METAVAR, help=help)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1, else a usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def write_output(text: str, out: str | None, prog: str) -> int:
+    """``--out FILE`` for every command: write ``text`` there (missing parent
+    directories are created), or to stdout without ``--out`` or with ``-``.
+    The exit code: 0, or 2 with one line on stderr when FILE cannot be written."""
+    if out is None or out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+    try:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as problem:
+        print(f"{prog}: cannot write {out}: {problem.strerror or problem}", file=sys.stderr)
+        return 2
+    return 0

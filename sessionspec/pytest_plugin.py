@@ -9,7 +9,11 @@ its group and rule IDs (node id ``sessionspec/<group>::<vector id>``, so JUnit X
 shows the group as the class and the vector id as the name); ``conform`` (differential random testing,
 sessionspec/conformance/conform.py) runs as one more item,
 ``conform``, with ``--sessionspec-examples N`` traces and
-``--sessionspec-seed S``.
+``--sessionspec-seed S``.  The items are collected like any test (the session's
+collection yields the kit's collector), so ``collected N items``,
+``--collect-only`` and ``-k``/``-m`` deselection count them right.  The
+defaults are the command line's (``sessionspec conform --examples``, ``--timeout``),
+and the conform item leaves no ``.hypothesis/`` behind (sessionspec/hypothesis_home.py).
 
 A failing item names the rule, the JSON paths that differ, for ``conform`` the
 shrunk trace, and the command that replays it: the failing vector is written
@@ -25,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,6 +41,12 @@ if TYPE_CHECKING:
 
 # The model and the kit are imported only when --sessionspec-adapter is given:
 # the plugin loads in every pytest run of an environment that has sessionspec.
+
+# The command line's defaults, spelled here so that loading the plugin imports nothing of the kit;
+# tests/test_pytest_plugin.py checks they equal sessionspec.conformance's (conform.DEFAULT_EXAMPLES,
+# driver.DEFAULT_TIMEOUT).
+DEFAULT_EXAMPLES: Final = 200
+DEFAULT_TIMEOUT: Final = 30.0
 
 PACKAGED_VECTORS: Final = Path(__file__).resolve().parent / "_vectors"
 SOURCE_VECTORS: Final = Path(__file__).resolve().parents[1] / "vectors"
@@ -59,12 +69,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run the sessionspec vectors and conform against this adapter command")
     group.addoption("--sessionspec-vectors", metavar="DIR", default=None,
                     help="vector directory (default: the vectors shipped with sessionspec)")
-    group.addoption("--sessionspec-examples", metavar="N", type=int, default=100,
-                    help="traces the conform item generates (default 100; 0 leaves the conform item out)")
+    # The defaults are the command line's (`sessionspec conform --examples`, `--timeout`); they
+    # are read from the kit only when --sessionspec-adapter is given (see _defaults).
+    group.addoption("--sessionspec-examples", metavar="N", type=int, default=None,
+                    help=f"traces the conform item generates (default {DEFAULT_EXAMPLES}, as `sessionspec conform`; 0 leaves the conform item out)")
     group.addoption("--sessionspec-seed", metavar="S", type=int, default=None,
                     help="random seed of the conform item (default: derandomized, reproducible)")
-    group.addoption("--sessionspec-timeout", metavar="SECONDS", type=float, default=60.0,
-                    help="a vector whose adapter does not answer within SECONDS fails and the adapter is restarted (default 60)")
+    group.addoption("--sessionspec-timeout", metavar="SECONDS", type=float, default=None,
+                    help=f"a vector whose adapter does not answer within SECONDS fails and the adapter is restarted "
+                         f"(default {DEFAULT_TIMEOUT:g}, as `sessionspec conform --timeout`)")
     group.addoption("--sessionspec-failures", metavar="DIR", default=".sessionspec-failures",
                     help="where each failing vector is written as a replayable one-vector directory (default .sessionspec-failures)")
 
@@ -117,9 +130,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except (FormatError, json.JSONDecodeError, OSError) as bad:
         raise pytest.UsageError(f"--sessionspec-vectors: {bad}") from bad
     examples = config.getoption("--sessionspec-examples")
+    examples = DEFAULT_EXAMPLES if examples is None else examples
     if examples < 0:
         raise pytest.UsageError("--sessionspec-examples must be 0 or more")
     timeout = config.getoption("--sessionspec-timeout")
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     if not timeout > 0:
         raise pytest.UsageError("--sessionspec-timeout must be a positive number of seconds")
     failures = Path(config.getoption("--sessionspec-failures"))
@@ -140,17 +155,41 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.drop()
 
 
-@pytest.hookimpl(tryfirst=True)  # before -k / -m deselect (they are plain modifyitems hooks)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    state = config.stash.get(STATE, None)
-    if state is None:
-        return
-    for document in state.documents:
-        for vector in document["vectors"]:
-            nodeid = f"sessionspec/{document['group']}::{vector['id']}"
-            items.append(VectorItem.from_parent(session, name=vector["id"], nodeid=nodeid, document=document, vector=vector))
-    if state.examples > 0:
-        items.append(ConformItem.from_parent(session, name=CONFORM_ID, nodeid=f"sessionspec::{CONFORM_ID}"))
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """The session's collection also yields the kit's collector, so vectors and
+    conform are collected like any test: counted in the ``collected N items``
+    header and by ``--collect-only``, then selected by ``-k``/``-m`` as usual."""
+    report = yield
+    state = collector.config.stash.get(STATE, None)
+    if state is not None and isinstance(collector, pytest.Session) and report.passed:
+        report.result.append(KitCollector.from_parent(collector, name="sessionspec", nodeid="sessionspec"))
+    return report
+
+
+class KitCollector(pytest.Collector):
+    """``sessionspec``: one :class:`GroupCollector` per vector file, then the conform item."""
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        state = self.config.stash[STATE]
+        nodes: list[pytest.Item | pytest.Collector] = [
+            GroupCollector.from_parent(self, name=str(document["group"]), nodeid=f"sessionspec/{document['group']}", document=document)
+            for document in state.documents]
+        if state.examples > 0:
+            nodes.append(ConformItem.from_parent(self, name=CONFORM_ID, nodeid=f"sessionspec::{CONFORM_ID}"))
+        return nodes
+
+
+class GroupCollector(pytest.Collector):
+    """``sessionspec/<group>``: the vectors of one file (JUnit XML shows the group as the class)."""
+
+    def __init__(self, *, document: Mapping[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.document = document
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        return [VectorItem.from_parent(self, name=vector["id"], nodeid=f"{self.nodeid}::{vector['id']}", document=self.document,
+                                       vector=vector) for vector in self.document["vectors"]]
 
 
 class Failed(Exception):
@@ -239,10 +278,12 @@ class ConformItem(pytest.Item):
         from sessionspec.conformance.conform import run_conform
         from sessionspec.conformance.protocol import AdapterError
         from sessionspec.conformance.vector_format import FORMAT
+        from sessionspec.hypothesis_home import scratch_hypothesis_home
 
         state = self.config.stash[STATE]
         try:
-            divergence = run_conform(state.command, examples=state.examples, seed=state.seed)
+            with scratch_hypothesis_home():  # no .hypothesis/ left in the user's directory
+                divergence = run_conform(state.command, examples=state.examples, seed=state.seed, timeout=state.timeout)
         except AdapterError as failed:
             raise Failed(f"conform: adapter: {failed}") from None
         if divergence is None:

@@ -7,33 +7,25 @@ header folded at the step's first chunk.  Summariser requests come from
 Formats: ``text`` (one request after another with the header reason and what
 changed), ``json`` (documented in docs/replay.md; each request uses the field
 names of the ground-truth ``requests.json``, own keys under ``meta``), ``html``
-(one self-contained page).  Output is deterministic.
+(one self-contained page, sessionspec/replay_html.py).  A log is read as
+``check`` reads it (sessionspec/logsource.py).  Output is deterministic.
 """
 
 from __future__ import annotations
 
-import argparse
-import html
-import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final, final
 
 from model.codec import SessionHeader, decode_record, parse_session_header, parse_value
 from model.compaction import summary_requests
-from model.economics import PRESETS, CacheModel, RequestCost, request_costs, shape_of_request, totals
-from model.header import EpochHeader, config_eq, header_to_json, prefix_messages
+from model.economics import CacheModel, RequestCost, request_costs, shape_of_request, totals
+from model.header import EpochHeader, config_eq, prefix_messages
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, thaw
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.wire import Request, request_to_json
-from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
 from sessionspec.fast.request_points import RequestPoint, request_points
-from sessionspec.options import add_dialect
-
-HELP = "reconstruct every request of a session log from the log alone (text, json or html)"
 
 DEFAULT_INSTRUCTION: Final = "<COMPACTION_INSTRUCTION: opaque parameter, not logged (RULES Appendix A); pass --instruction-file>"
 
@@ -60,9 +52,11 @@ class LoadError:
 
 
 def load_log_text(text: str) -> LoadedLog | LoadError:
-    """A session log as ``Session.events`` lines (optionally after the storage
-    header line ``{"type":"session",...}``, LOG-18); packed chunk rows expand
-    (CHK).  Blank lines are skipped.  Total: the first bad line is reported."""
+    """A session log given as text lines, as the adapter protocol hands them
+    over (``Session.events`` lines, optionally after the storage header line
+    ``{"type":"session",...}``, LOG-18); packed chunk rows expand (CHK).  Blank
+    lines are skipped.  Total: the first bad line is reported.  Files and
+    stdin are read by :func:`sessionspec.logsource.read_log`, as check reads them."""
     header: SessionHeader | None = None
     events: list[Event] = []
     lines: dict[int, int] = {}
@@ -115,6 +109,7 @@ class ReplayReport:
     skipped_without_header: int
     events: tuple[Event, ...]
     cache_model: str | None
+    dialect_source: str | None = None  # how the dialect was decided (check's words: detected, forced, default)
 
 
 def _leading_shared(a: Sequence[Json], b: Sequence[Json]) -> int:
@@ -185,7 +180,8 @@ def summary_requests_of(events: Sequence[Event], dialect: Dialect, instruction: 
 
 
 def replay(events: Sequence[Event], *, dialect: Dialect = Dialect.A55, first_live_seq: int = 0,
-           instruction: str = DEFAULT_INSTRUCTION, cache_model: CacheModel | None = None) -> ReplayReport | Rejected:
+           instruction: str = DEFAULT_INSTRUCTION, cache_model: CacheModel | None = None,
+           dialect_source: str | None = None) -> ReplayReport | Rejected:
     """Every loop request of the log (in dispatch order) with its header
     reason, what changed since the previous one, and, with ``cache_model``,
     its cache economics."""
@@ -215,15 +211,15 @@ def replay(events: Sequence[Event], *, dialect: Dialect = Dialect.A55, first_liv
                                    header_reason=reason, prefix_length=len(prefix_messages(point.header)),
                                    shared_messages=shared, changes=changes, cost=None))
     if cache_model is not None:
-        costs = request_costs([shape_of_request(_request_of(r), r.prefix_length) for r in out], cache_model)
+        costs = request_costs([shape_of_request(request_of(r), r.prefix_length) for r in out], cache_model)
         out = [_with_cost(r, c) for r, c in zip(out, costs)]
     summaries, note = summary_requests_of(events, dialect, instruction)
     return ReplayReport(dialect=dialect, first_live_seq=first_live_seq, requests=tuple(out), summaries=summaries,
                         summaries_note=note, skipped_without_header=skipped, events=tuple(events),
-                        cache_model=None if cache_model is None else cache_model.name)
+                        cache_model=None if cache_model is None else cache_model.name, dialect_source=dialect_source)
 
 
-def _request_of(r: ReplayedRequest) -> Request:
+def request_of(r: ReplayedRequest) -> Request:
     built = r.point.request()
     assert built is not None  # only requests with a header are kept
     return built
@@ -286,12 +282,12 @@ def report_to_json(report: ReplayReport) -> dict[str, object]:
 # --------------------------------------------------------------------------- text
 
 
-def _short(v: Json | Absent, limit: int = 160) -> str:
+def short(v: Json | Absent, limit: int = 160) -> str:
     text = "(absent)" if v is ABSENT else js_stringify(v)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _difference(r: ReplayedRequest) -> str:
+def difference_text(r: ReplayedRequest) -> str:
     """The first block that differs from the previous request (drift attribution)."""
     if r.cost is None or r.index == 0:
         return "- (first request)"
@@ -299,7 +295,8 @@ def _difference(r: ReplayedRequest) -> str:
 
 
 def report_to_text(report: ReplayReport) -> str:
-    lines: list[str] = [f"dialect {report.dialect.value}; {len(report.requests)} loop request(s); "
+    source = f" ({report.dialect_source})" if report.dialect_source else ""
+    lines: list[str] = [f"dialect {report.dialect.value}{source}; {len(report.requests)} loop request(s); "
                         f"{len(report.summaries)} summariser request(s)"]
     for r in report.requests:
         p = r.point
@@ -310,22 +307,22 @@ def report_to_text(report: ReplayReport) -> str:
         for change in r.changes:
             lines.append(f"   change: {change}")
         config = r.header.config
-        lines.append(f"   config: {_short(config)}")
+        lines.append(f"   config: {short(config)}")
         if r.header.system is not ABSENT:
-            lines.append(f"   system: {_short(r.header.system)}")
+            lines.append(f"   system: {short(r.header.system)}")
         if r.header.tools is not ABSENT:
             tools = r.header.tools
             names = [get(t, "name") for t in tools] if isinstance(tools, tuple) else [tools]
-            lines.append(f"   tools: {_short(tuple(n for n in names if n is not ABSENT))}")
+            lines.append(f"   tools: {short(tuple(n for n in names if n is not ABSENT))}")
         messages = get(r.request, "messages")
         assert isinstance(messages, tuple)
         for i, m in enumerate(messages):
             region = "prefix " if i < r.prefix_length else ("shared " if i < r.shared_messages else "new    ")
-            lines.append(f"   [{i:3}] {region} {_short(get(m, 'role'), 12)} {_short(get(m, 'content'))}")
+            lines.append(f"   [{i:3}] {region} {short(get(m, 'role'), 12)} {short(get(m, 'content'))}")
         if r.cost is not None:
             c = r.cost
             lines.append(f"   tokens: input {c.input_tokens}, cache hit {c.cache_hit_tokens}, uncached {c.uncached_tokens}; "
-                         f"first differing block: {_difference(r)}")
+                         f"first differing block: {difference_text(r)}")
     if report.cache_model is not None:
         t = totals([r.cost for r in report.requests if r.cost is not None])
         lines.append("")
@@ -333,207 +330,9 @@ def report_to_text(report: ReplayReport) -> str:
                      f"uncached {t.uncached_tokens}")
     for i, s in enumerate(report.summaries):
         lines.append("")
-        lines.append(f"== summariser request {i + 1}: {_short(s, 400)}")
+        lines.append(f"== summariser request {i + 1}: {short(s, 400)}")
     if report.summaries_note:
         lines.append(f"note: {report.summaries_note}")
     if report.skipped_without_header:
         lines.append(f"note: {report.skipped_without_header} step(s) without any request/header are not shown (INV-2)")
     return "\n".join(lines) + "\n"
-
-
-# --------------------------------------------------------------------------- HTML
-
-
-_CSS: Final = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}
-h1{font-size:1.3em} .timeline{border-left:3px solid #888;padding-left:1em;margin-bottom:2em}
-.ev{margin:2px 0} .ev-turn{font-weight:bold;margin-top:.6em} .ev-header{color:#05c} .ev-compaction{color:#b50;font-weight:bold}
-.ev-prune{color:#a0a;font-weight:bold} .ev-request a{color:#070}
-.request{border:1px solid #aaa;border-radius:6px;padding:.5em 1em;margin:1em 0}
-.msg{margin:3px 0;padding:3px 6px;border-left:6px solid #ccc;white-space:pre-wrap;word-break:break-word}
-.region-prefix{border-left-color:#c80;background:#fff6e0} .region-shared{border-left-color:#5a5;background:#eef8ee}
-.region-new{border-left-color:#36c;background:#eef2ff} .legend span{padding:0 6px;margin-right:6px;border-left:6px solid}
-.legend .key-prefix{border-color:#c80} .legend .key-shared{border-color:#5a5} .legend .key-new{border-color:#36c}
-.role{font-weight:bold} pre{white-space:pre-wrap;margin:0} .hdr{font-size:.9em;color:#444}
-"""
-
-LONG: Final = 400
-
-
-def _content_html(value: Json | Absent) -> str:
-    text = "(absent)" if value is ABSENT else json.dumps(thaw(value), ensure_ascii=False, indent=1)
-    if len(text) <= LONG:
-        return f"<pre>{html.escape(text)}</pre>"
-    return (f"<details><summary>{html.escape(text[:120])}… ({len(text)} chars)</summary>"
-            f"<pre>{html.escape(text)}</pre></details>")
-
-
-def chart_markers(report: ReplayReport, r: ReplayedRequest, previous: ReplayedRequest | None,
-                  previous_boundary: int) -> tuple[str, ...]:
-    """The chart's markers for request ``r`` (sessionspec/chart.py): a new
-    ``change`` or ``resume`` header in force (HDR-7), a compaction (a
-    ``compact/start`` or a checkpoint replace, CMP-22) since the previous request."""
-    markers: list[str] = []
-    if previous is None or previous.point.header_seq != r.point.header_seq:
-        if r.header_reason == "change":
-            markers.append("header")
-        elif r.header_reason == "resume":
-            markers.append("resume")
-    if any(previous_boundary <= e.seq < r.point.step_start_seq
-           and (e.type == "compact/start" or (isinstance(e.surface_op, JsonObject) and get(e.surface_op, "op") == "replace"
-                                              and replace_kind(e) == "compaction checkpoint"))
-           for e in report.events):
-        markers.append("compaction")
-    return tuple(markers)
-
-
-def chart_of(report: ReplayReport, *, context_window: int | None = None) -> str:
-    """The token chart of the session (sessionspec/chart.py): the economics of
-    ``--economics``, else the neutral cache model's."""
-    model = PRESETS[report.cache_model or "neutral"]
-    shapes = [shape_of_request(_request_of(r), r.prefix_length) for r in report.requests]
-    costs = request_costs(shapes, model)
-    bars: list[Bar] = []
-    boundary = report.first_live_seq
-    previous: ReplayedRequest | None = None
-    for r, shape, cost in zip(report.requests, shapes, costs):
-        bars.append(bar_of(shape, cost, label=f"request {r.index + 1} (turn {r.point.turn}, step {r.point.step})",
-                           link=f"request-{r.index + 1}", markers=chart_markers(report, r, previous, boundary)))
-        boundary, previous = r.point.step_start_seq, r
-    title = f"input tokens per request ({len(bars)} request(s), {model.name} cache model)"
-    return svg_chart(bars, title=title, context_window=context_window, chart_id="session-chart") + \
-        legend_html(context_window, model.name)
-
-
-def report_to_html(report: ReplayReport, *, context_window: int | None = None) -> str:
-    """One self-contained page: no scripts, no external resources; the token
-    chart of the session at the top."""
-    parts: list[str] = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sessionspec replay</title>",
-                        f"<style>{_CSS}</style></head><body>",
-                        f"<h1>sessionspec replay: {len(report.requests)} request(s), dialect {report.dialect.value}</h1>",
-                        f"<div class=\"chart\">{chart_of(report, context_window=context_window)}</div>",
-                        "<p class=\"legend\"><span class=\"key-prefix\">session prefix</span>"
-                        "<span class=\"key-shared\">shared with the previous request (cacheable)</span>"
-                        "<span class=\"key-new\">new</span></p>",
-                        "<h2>Timeline</h2><div class=\"timeline\" id=\"timeline\">"]
-    by_boundary = {r.point.step_start_seq: r for r in report.requests}
-    for e in report.events:
-        if e.type == "turn/start":
-            parts.append(f"<div class=\"ev ev-turn\">turn {html.escape(_short(get(e.data, 'turn'), 20))} (seq {e.seq})</div>")
-        elif e.type == "turn/end":
-            parts.append(f"<div class=\"ev\">turn end {html.escape(_short(get(e.data, 'reason'), 80))} (seq {e.seq})</div>")
-        elif e.type == "step/start":
-            r = by_boundary.get(e.seq)
-            link = f" → <a href=\"#request-{r.index + 1}\">request {r.index + 1}</a>" if r is not None else ""
-            parts.append(f"<div class=\"ev ev-request\">step {html.escape(_short(get(e.data, 'step'), 20))} "
-                         f"(seq {e.seq}){link}</div>")
-        elif e.type == "request/header":
-            snapshot = get(e.data, "header")
-            parts.append(f"<div class=\"ev ev-header\">header snapshot seq {e.seq}, reason "
-                         f"{html.escape(_short(get(e.data, 'reason'), 40))}"
-                         f"{_content_html(snapshot) if snapshot is not ABSENT else ''}</div>")
-        elif e.type.startswith("compact/") or e.type.startswith("compaction/"):
-            parts.append(f"<div class=\"ev ev-compaction\">{html.escape(e.type)} (seq {e.seq})</div>")
-        if isinstance(e.surface_op, JsonObject) and get(e.surface_op, "op") == "replace":
-            kind = replace_kind(e)
-            cls = "ev-prune" if kind == "prune" else "ev-compaction"
-            parts.append(f"<div class=\"ev {cls}\" data-replace=\"{html.escape(kind)}\">{html.escape(kind)} at seq {e.seq}: "
-                         f"{html.escape(js_stringify(e.surface_op))}</div>")
-    parts.append("</div><h2>Requests</h2>")
-    for r in report.requests:
-        p = r.point
-        reason = "?" if r.header_reason is ABSENT else _short(r.header_reason, 40)
-        parts.append(f"<section class=\"request\" id=\"request-{r.index + 1}\" data-index=\"{r.index}\" "
-                     f"data-prefix=\"{r.prefix_length}\" data-shared=\"{r.shared_messages}\">")
-        parts.append(f"<h3>request {r.index + 1}: turn {p.turn}, step {p.step}, step/start seq {p.step_start_seq}, "
-                     f"header seq {p.header_seq} ({html.escape(reason)})</h3>")
-        parts.append("<ul>" + "".join(f"<li>{html.escape(c)}</li>" for c in r.changes) + "</ul>")
-        if r.cost is not None:
-            parts.append(f"<p class=\"hdr\">tokens: input {r.cost.input_tokens}, cache hit {r.cost.cache_hit_tokens}, "
-                         f"first differing block: {html.escape(_difference(r))}</p>")
-        parts.append(f"<div class=\"hdr\">header {_content_html(header_to_json(r.header))}</div>")
-        messages = get(r.request, "messages")
-        assert isinstance(messages, tuple)
-        for i, m in enumerate(messages):
-            region = "prefix" if i < r.prefix_length else ("shared" if i < r.shared_messages else "new")
-            parts.append(f"<div class=\"msg region-{region}\" data-region=\"{region}\"><span class=\"role\">"
-                         f"[{i}] {html.escape(_short(get(m, 'role'), 20))}</span> {_content_html(get(m, 'content'))}</div>")
-        parts.append("</section>")
-    if report.summaries:
-        parts.append("<h2>Summariser requests</h2>")
-        for i, s in enumerate(report.summaries):
-            parts.append(f"<section class=\"summary\" data-index=\"{i}\">{_content_html(s)}</section>")
-    if report.summaries_note:
-        parts.append(f"<p class=\"hdr\">note: {html.escape(report.summaries_note)}</p>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("log", help="session log (JSONL: Session.events, optionally after a session header line)")
-    parser.add_argument("--format", choices=("text", "json", "html"), default="text")
-    parser.add_argument("--request", type=int, metavar="N", help="only request N (1-based, dispatch order)")
-    parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
-    add_dialect(parser, default=Dialect.A55, help="the log's dialect (default a55; DIA-8: d08 has no session prefix)")
-    parser.add_argument("--seed-length", type=int, metavar="N",
-                        help="events before N belong to a seed (default: the session header's seedLength, else 0)")
-    parser.add_argument("--economics", action="store_true", help="add input/cache-hit tokens and the first differing block")
-    parser.add_argument("--cache-model", choices=sorted(PRESETS), default="neutral", help="provider cache model for --economics")
-    parser.add_argument("--context-window", type=int, metavar="N",
-                        help="html: draw the routed model's context window (tokens; the log does not record it, CMP-8)")
-    parser.add_argument("--instruction-file", metavar="FILE",
-                        help="compaction instruction text for summariser requests (an opaque, unlogged parameter)")
-
-
-def run(args: argparse.Namespace) -> int:
-    path = Path(args.log)
-    try:
-        text = path.read_text(encoding="utf-8")
-        instruction = DEFAULT_INSTRUCTION if args.instruction_file is None else Path(args.instruction_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as problem:
-        print(f"sessionspec replay: cannot read: {problem}", file=sys.stderr)
-        return 2
-    if args.context_window is not None and args.context_window <= 0:
-        print("sessionspec replay: --context-window must be a positive number of tokens", file=sys.stderr)
-        return 2
-    loaded = load_log_text(text)
-    if isinstance(loaded, LoadError):
-        print(f"sessionspec replay: {path}:{loaded.line}: {loaded.rejected}", file=sys.stderr)
-        return 1
-    seed = args.seed_length if args.seed_length is not None else (loaded.header.seed_length if loaded.header else 0)
-    dialect: Dialect = args.dialect
-    report = replay(loaded.events, dialect=dialect, first_live_seq=seed, instruction=instruction,
-                    cache_model=PRESETS[args.cache_model] if args.economics else None)
-    if isinstance(report, Rejected):
-        line = loaded.lines.get(report.seq, "?") if report.seq is not None else "?"
-        print(f"sessionspec replay: {path}:{line}: {report}", file=sys.stderr)
-        return 1
-    if args.request is not None:
-        if not 1 <= args.request <= len(report.requests):
-            print(f"sessionspec replay: --request {args.request} out of range (the log has {len(report.requests)} request(s))",
-                  file=sys.stderr)
-            return 2
-        report = ReplayReport(dialect=report.dialect, first_live_seq=report.first_live_seq,
-                              requests=(report.requests[args.request - 1],), summaries=report.summaries,
-                              summaries_note=report.summaries_note, skipped_without_header=report.skipped_without_header,
-                              events=report.events, cache_model=report.cache_model)
-    match args.format:
-        case "json":
-            output = json.dumps(report_to_json(report), ensure_ascii=False, indent=1) + "\n"
-        case "html":
-            output = report_to_html(report, context_window=args.context_window)
-        case _:
-            output = report_to_text(report)
-    if args.out:
-        try:
-            Path(args.out).write_text(output, encoding="utf-8")
-        except OSError as problem:
-            print(f"sessionspec replay: cannot write: {problem}", file=sys.stderr)
-            return 2
-    else:
-        sys.stdout.write(output)
-    return 0
-

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from spec.registry import properties, quirks, registry_digest, rules
 
@@ -11,7 +12,7 @@ HELP = "print the rule registry (ID, implementing functions, normative sentence)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--area", help="only rules of this area (e.g. SURF)")
+    parser.add_argument("--area", metavar="AREA", help="only rules of this area, in any case (e.g. SURF; an unknown area lists the areas)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--properties", action="store_true", help="list the properties instead")
 
@@ -25,6 +26,9 @@ def run(args: argparse.Namespace) -> int:
         for p in properties():
             print(f"{p.id}\t{','.join(p.checks)}\t{p.statement}")
         return 0
+    if args.area is not None and args.area.upper() not in areas():
+        print(f"sessionspec rules: unknown area {args.area!r}; the areas are {', '.join(areas())}", file=sys.stderr)
+        return 2
     selected = [r for r in rules() if args.area is None or r.area == args.area.upper()]
     if args.format == "json":
         print(json.dumps({
@@ -38,3 +42,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{r.id:8} {r.sentence}\n         implemented by: {impl}")
     print(f"{len(selected)} rules; registry digest {registry_digest()}")
     return 0
+
+
+def areas() -> tuple[str, ...]:
+    """The rule areas of the registry (the ID's letters: SURF of SURF-3), sorted."""
+    return tuple(sorted({r.area for r in rules()}))

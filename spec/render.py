@@ -186,7 +186,7 @@ def _summary_lines(report: tuple[RuleCoverage, ...]) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, help="write to FILE instead of stdout (the committed copy is docs/SPEC.md)")
+    parser.add_argument("--out", type=Path, metavar="FILE", help="write to FILE instead of stdout (the committed copy is docs/SPEC.md)")
 
 
 def run(args: argparse.Namespace) -> int:

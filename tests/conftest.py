@@ -21,3 +21,6 @@ settings.register_profile("thorough", max_examples=2000, deadline=None, suppress
 settings.register_profile("crosshair", backend="crosshair", max_examples=50, deadline=None, database=None,
                           suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+# A line names any test that runs longer than 30 s (tests/heartbeat.py): the suite is not silent for minutes.
+from tests.heartbeat import pytest_configure, pytest_runtest_protocol, pytest_unconfigure  # noqa: E402, F401

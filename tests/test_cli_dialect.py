@@ -1,5 +1,5 @@
 """One CLI dialect (issue 20 part 4): the same spelling of ``--dialect`` in every
-subcommand, ``--version``, and one exit-code table shared by ``--help`` and docs/cli.md."""
+subcommand and ``--version`` (the exit-code table: tests/test_exit_codes.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from model.log import Dialect
 from sessionspec.cli import main
-from sessionspec.options import EXIT_CODES, dialect_value
+from sessionspec.options import dialect_value
 from spec.registry import registry_digest
 from tests.conftest import GROUNDTRUTH
 
@@ -54,14 +54,3 @@ def test_version() -> None:
     assert done.returncode == 0
     assert re.fullmatch(r"sessionspec \S+ \(rule registry [0-9a-f]{16}, sessionspec-vectors/1, dialects a55 d08\)\n", done.stdout)
     assert registry_digest() in done.stdout
-
-
-def test_exit_codes_table_is_the_same_in_help_and_docs(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(["--help"])
-    assert exited.value.code == 0
-    help_text = capsys.readouterr().out
-    documented = re.findall(r"^\| (\d+) \| (.+) \|$", DOCS.read_text(encoding="utf-8").split("## Exit codes", 1)[1], re.M)
-    assert [(int(code), text) for code, text in documented] == list(EXIT_CODES)
-    for code, meaning in EXIT_CODES:
-        assert re.search(rf"^  {code}\s+{re.escape(meaning)}$", help_text, re.M)

@@ -83,7 +83,8 @@ def test_generate_usage_errors_exit_2_with_one_line(tmp_path: Path, capsys: pyte
     assert main(["generate", "--events", "0", "--out", str(tmp_path / "x.jsonl")]) == 2
     _, err = capsys.readouterr()
     assert err.count("\n") == 1 and "--events" in err
-    assert main(["generate", "--events", "10", "--out", str(tmp_path / "missing-dir" / "x.jsonl")]) == 2
+    (tmp_path / "a-file").write_text("")  # --out creates missing directories, but not under a file
+    assert main(["generate", "--events", "10", "--out", str(tmp_path / "a-file" / "x.jsonl")]) == 2
     _, err = capsys.readouterr()
     assert err.count("\n") == 1 and "cannot write" in err
 

@@ -187,7 +187,7 @@ def test_zstd_cut_inside_any_frame_is_unreadable_naming_the_offset(tmp_path: Pat
             assert f"zstd stream ends at byte {cut} inside frame {frame + 1} (which starts at byte {begin})" in str(report.reason)
         path.write_bytes(data[: (begin + end) // 2])
         code, out, err = _run(capsys, str(path))
-        assert code == 2 and f"{path}: unreadable (read error after line " in out and err == ""
+        assert code == 2 and f"{path}: unreadable (read error at line " in out and err == ""
 
 
 def test_zstd_cut_at_a_frame_boundary_is_read_as_a_shorter_log(tmp_path: Path) -> None:
@@ -205,7 +205,7 @@ def test_a_cut_single_frame_is_unreadable_not_an_empty_file(tmp_path: Path, caps
     path = tmp_path / "one.jsonl.zst"
     path.write_bytes(data[: len(data) // 3])
     code, out, _ = _run(capsys, str(path))
-    assert code == 2 and f"{path}: unreadable (read error after line 0: zstd stream ends at byte {len(data) // 3} inside frame 1" in out
+    assert code == 2 and f"{path}: unreadable (read error at line 1: zstd stream ends at byte {len(data) // 3} inside frame 1" in out
     assert "empty file" not in out
 
 
@@ -219,7 +219,7 @@ def test_a_corrupt_zstd_frame_is_unreadable_naming_it(frame: int, tmp_path: Path
         path.write_bytes(bytes(broken))
         code, out, _ = _run(capsys, str(path))
         assert code == 2, what
-        assert re.search(rf"unreadable \(read error after line \d+: corrupt zstd frame {frame + 1} \(starts at byte {starts[frame]}\)", out), (what, out)
+        assert re.search(rf"unreadable \(read error at line [1-9]\d*: corrupt zstd frame {frame + 1} \(starts at byte {starts[frame]}\)", out), (what, out)
 
 
 _STREAM, _STARTS = _frames(_three_parts(), checksum=True)

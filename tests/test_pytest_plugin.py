@@ -41,6 +41,45 @@ def test_every_vector_is_an_item_named_by_its_id(pytester: pytest.Pytester) -> N
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q", "--sessionspec-adapter", MODEL)
     listed = {line.split("::", 1)[1] for line in result.outlines if line.startswith("sessionspec")}
     assert listed == set(_vectors()) | {"conform"}
+    # collected like any test: the count is the items listed (it once said "no tests collected")
+    assert f"{len(listed)} tests collected" in result.stdout.str() and result.ret == pytest.ExitCode.OK
+
+
+def test_a_filtered_run_counts_collected_deselected_and_selected(pytester: pytest.Pytester) -> None:
+    total = len(_vectors()) + 1
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "addopts=", "--sessionspec-adapter", MODEL,
+                                "--sessionspec-examples", "3", "-k", "loop/header/empty-tools or conform")
+    result.assert_outcomes(passed=2, deselected=total - 2)
+    assert f"collected {total} items / {total - 2} deselected / 2 selected" in result.stdout.str()
+
+
+def test_the_defaults_are_the_command_lines(pytester: pytest.Pytester) -> None:
+    """The same knob has the same default in `sessionspec conform` and the plugin."""
+    from sessionspec.conformance import conform, driver
+    from sessionspec.pytest_plugin import DEFAULT_EXAMPLES, DEFAULT_TIMEOUT
+
+    assert (DEFAULT_EXAMPLES, DEFAULT_TIMEOUT) == (conform.DEFAULT_EXAMPLES, driver.DEFAULT_TIMEOUT)
+    shown = " ".join(pytester.runpytest("-p", "no:cacheprovider", "--help").stdout.str().split())
+    assert f"(default {conform.DEFAULT_EXAMPLES}, as `sessionspec conform`;" in shown
+    assert f"(default {driver.DEFAULT_TIMEOUT:g}, as `sessionspec conform --timeout`)" in shown
+    cli = subprocess.run([sys.executable, "-m", "sessionspec.cli", "conform", "--help"], capture_output=True, text=True, timeout=60)
+    assert f"(default {conform.DEFAULT_EXAMPLES})" in cli.stdout and f"(default {driver.DEFAULT_TIMEOUT:g})" in " ".join(cli.stdout.split())
+
+
+def test_the_conform_item_leaves_no_hypothesis_directory(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--sessionspec-adapter", MODEL,
+                                           "--sessionspec-examples", "3", "-k", "conform")
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / ".hypothesis").exists()
+
+
+def test_conform_on_the_command_line_leaves_no_hypothesis_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "conform", "--adapter", MODEL, "--examples", "3", "--no-progress"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_reference_adapter_passes_selected_vectors_and_conform(pytester: pytest.Pytester) -> None:

@@ -17,7 +17,8 @@ from model.jsonval import js_stringify
 from model.log import Dialect, Event
 from model.reconstruct import rebuild_request_at
 from model.wire import Request, request_to_json
-from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html, report_to_json, report_to_text
+from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_json, report_to_text
+from sessionspec.replay_html import report_to_html
 from spec.strategies import well_formed_logs
 from tests.conftest import GROUNDTRUTH, REAL
 
@@ -92,7 +93,8 @@ def test_SURF_5_replay_reports_rule_and_line_for_a_semantic_error(tmp_path: Path
 
 def test_replay_missing_file_is_a_clear_error() -> None:
     done = _cli("/nonexistent/x.jsonl")
-    assert done.returncode == 2 and "cannot read" in done.stderr
+    assert done.returncode == 2
+    assert done.stderr == "sessionspec replay: /nonexistent/x.jsonl: unreadable (cannot open: No such file or directory)\n"
 
 
 @pytest.mark.parametrize("path", A55_LOGS, ids=lambda p: str(p.relative_to(REAL)))

@@ -12,13 +12,16 @@ from __future__ import annotations
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html
+from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
+from sessionspec.replay_html import report_to_html
 from tests.conftest import GROUNDTRUTH
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -219,3 +222,117 @@ def test_replay_and_economics_pages_make_no_network_request(tmp_path: Path) -> N
     assert _through_proxy(control), "the proxy saw no request from the control page"
     assert _through_proxy(page) == []
     assert _through_proxy(economics) == []
+
+
+# --------------------------------------------------------------------------- layout (issue 30)
+
+VIEWPORT = (1280, 800)
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  const box = e => e.getBoundingClientRect();
+  const blocks = [...document.querySelectorAll(".msg, .group, .summary")].filter(e => e.offsetParent !== null);
+  const bars = [...document.querySelectorAll("g.bar")].map(g => box(g).height);
+  const window_ = document.querySelector("line.context-window");
+  const charts = [...document.querySelectorAll("div.chart")].map(c => [Math.round(box(c).top + scrollY), Math.round(box(c).left)]);
+  const out = {
+    viewport: [innerWidth, innerHeight], page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+    tallestBlock: Math.max(0, ...blocks.map(e => box(e).height)), blocks: blocks.length,
+    legends: document.querySelectorAll(".legend, .chart-legend").length,
+    bars: bars, barTops: [...document.querySelectorAll("g.bar")].map(g => box(g).top),
+    window: window_ ? {top: box(window_).top, offScale: window_.getAttribute("data-off-scale")} : null,
+    charts: charts,
+    columns: [...document.querySelectorAll("#columns dt")].map(e => e.textContent),
+    headerTitles: [...document.querySelectorAll("th[title]")].length,
+  };
+  const pre = document.createElement("pre"); pre.id = "measure"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _measure(page_html: str, tmp: Path, size: tuple[int, int] = VIEWPORT) -> dict[str, Any]:
+    """Lay the page out in chromium at ``size`` and read what the script measured."""
+    import html as html_module
+    import json
+    import re
+
+    page = tmp / "measured.html"
+    page.write_text(page_html.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    done = _browser(f"--window-size={size[0]},{size[1]}", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="measure">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    value: dict[str, Any] = json.loads(html_module.unescape(found.group(1)))
+    return value
+
+
+def _html(log: Path, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "replay", str(log), "--format", "html", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _long_log(tmp: Path, kind: str) -> Path:
+    """Scenario b with its first prompt replaced by 400 lines of text (about
+    30,000 characters), or by 120 short text blocks (120 lines of text)."""
+    import json
+
+    rows = [json.loads(line) for line in (GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl").read_text().splitlines()]
+    user = next(r for r in rows if r["type"] == "user/message")
+    if kind == "long-text":
+        user["data"]["content"] = [{"type": "text", "text": "\n".join(f"line {i}: " + "lorem ipsum " * 6 for i in range(400))}]
+    else:
+        user["data"]["content"] = [{"type": "text", "text": f"item {i}"} for i in range(120)]
+    path = tmp / f"{kind}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("log", ["b-prefix-idioms-tool-roundtrip", "j1-pressure-compaction", "long-text", "many-blocks"])
+def test_no_message_block_is_taller_than_the_viewport(log: str, tmp_path: Path) -> None:
+    path = _long_log(tmp_path, log) if log in ("long-text", "many-blocks") else GROUNDTRUTH / log / "session.jsonl"
+    measured = _measure(_html(path), tmp_path)
+    width, height = measured["viewport"]  # the window less the browser's own bars
+    assert measured["blocks"] > 0 and measured["tallestBlock"] <= height, measured
+    assert measured["page"][0] <= width  # nothing wider than the window
+
+
+def test_a_three_request_page_is_short(tmp_path: Path) -> None:
+    """Scenario b (3 requests) once rendered taller than 2,000 px: text as text,
+    JSON on demand, a prefix and shared messages already shown collapsed."""
+    measured = _measure(_html(GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"), tmp_path)
+    assert measured["page"][1] < 2000, measured["page"]
+
+
+def test_the_replay_page_has_one_legend(tmp_path: Path) -> None:
+    measured = _measure(_html(GROUNDTRUTH / "g-header-change-system-and-tools" / "session.jsonl", "--economics"), tmp_path)
+    assert measured["legends"] == 1
+
+
+@pytest.mark.parametrize("window", [200_000, 1_000])
+def test_bars_stay_visible_with_a_context_window(window: int, tmp_path: Path) -> None:
+    """j1's requests are 100 to 900 tokens: a 200,000-token window drawn to scale
+    would leave them under a pixel.  Off scale (the axis broken), the tallest bar
+    keeps most of the plot; a 1,000-token window is drawn to scale, above the bars."""
+    measured = _measure(_html(GROUNDTRUTH / "j1-pressure-compaction" / "session.jsonl", "--context-window", str(window)), tmp_path)
+    bars, tops = measured["bars"], measured["barTops"]
+    assert len(bars) == 8
+    assert max(bars) >= 150 and min(bars) >= 10, bars  # the plot is 200 px high
+    assert measured["window"] is not None and measured["window"]["top"] < min(tops)
+    assert measured["window"]["offScale"] == ("true" if window == 200_000 else "false")
+
+
+def test_the_economics_page_lays_its_charts_out_in_a_grid_and_explains_its_columns(tmp_path: Path) -> None:
+    from model.designs import Design, Workload, compare_designs
+    from model.economics import NEUTRAL
+    from sessionspec.economics_cmd import COLUMNS, economics_html
+
+    measured = _measure(economics_html(compare_designs((1,), NEUTRAL), NEUTRAL, None), tmp_path, size=(1400, 900))
+    charts = measured["charts"]
+    assert len(charts) == len(Design) * len(Workload) == 18
+    rows = {top for top, _ in charts}
+    assert len(rows) <= len(charts) // 2  # at least two charts side by side in every row
+    assert measured["page"][0] <= measured["viewport"][0]
+    assert measured["columns"] == list(COLUMNS) and measured["headerTitles"] == len(COLUMNS) * len(Workload)
+    assert measured["legends"] == 1

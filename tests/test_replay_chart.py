@@ -20,7 +20,8 @@ from model.designs import Design, Workload, design_requests, generate_scenario
 from model.economics import NEUTRAL
 from sessionspec.cli import main
 from sessionspec.economics_cmd import design_bars, economics_html
-from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_html
+from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
+from sessionspec.replay_html import report_to_html
 from tests.conftest import GROUNDTRUTH
 
 SVG = ""  # inline SVG in HTML needs no namespace attribute; the parser places it

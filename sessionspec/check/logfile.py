@@ -304,7 +304,7 @@ def read_stream(
     except (OSError, EOFError, ValueError) + read_errors as error:
         # zstandard reports a corrupt frame as ZstdError (a ValueError subclass in
         # recent versions) or OSError; either way the file cannot be read.
-        return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), unreadable=f"read error after line {number}: {error}")
+        return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), unreadable=f"read error at line {number + 1}: {error}")
     if number == 0 or (not events and header is None and not findings):
         findings.append(LineFinding(line=None, rejected=Rejected(rule="FMT-1", reason="empty file: no session header and no events")))
     seed = header.seed_length if header is not None else 0

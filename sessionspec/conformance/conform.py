@@ -225,12 +225,17 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
 # --------------------------------------------------------------------------- CLI
 
 
+DEFAULT_EXAMPLES: Final = 200  # also the pytest plugin's --sessionspec-examples default
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapter", required=True, metavar="CMD", help="the adapter command to test")
-    parser.add_argument("--examples", type=int, default=200, help="generated traces (default 200)")
-    parser.add_argument("--seed", type=int, default=None, help="a random seed (default: derandomized, reproducible)")
-    parser.add_argument("--out", default=None, help="write the shrunk divergence as a replayable vector file here")
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, metavar="N", help=f"generated traces (default {DEFAULT_EXAMPLES})")
+    parser.add_argument("--seed", type=int, default=None, metavar="S", help="a random seed (default: derandomized, reproducible)")
+    parser.add_argument("--out", default=None, metavar="FILE",
+                        help="write the shrunk divergence as a replayable vector file here (missing directories are created)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr (as check --no-progress)")
+    parser.add_argument("--quiet", "-q", dest="no_progress", action="store_true", help=argparse.SUPPRESS)  # the old spelling
     parser.add_argument("--exhaustive", action="store_true",
                         help="run every trace of up to --depth operations over the small alphabet of docs/conformance.md "
                              "section 4.1 instead of random traces")
@@ -255,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         divergence = run_conform(args.adapter, examples=args.examples, seed=args.seed, timeout=args.timeout,
                                  max_answer=args.max_answer, coverage=coverage,
-                                 progress=None if args.quiet else sys.stderr)
+                                 progress=None if args.no_progress else sys.stderr)
     except ModuleNotFoundError as missing:
         print(f"sessionspec conform: needs the {missing.name} package (pip install hypothesis)", file=sys.stderr)
         return 2
@@ -285,7 +290,7 @@ def _run_exhaustive(args: argparse.Namespace) -> int:
         return 2
     try:
         result = run_exhaustive(args.adapter, depth=args.depth, jobs=jobs, timeout=args.timeout,
-                                max_answer=args.max_answer, progress=None if args.quiet else sys.stderr)
+                                max_answer=args.max_answer, progress=None if args.no_progress else sys.stderr)
     except AdapterError as failed:
         print(f"sessionspec conform: adapter failure: {failed}", file=sys.stderr)
         return 2
@@ -313,6 +318,7 @@ def _write_divergence(divergence: Divergence, args: argparse.Namespace) -> int:
         document: Mapping[str, PlainJson] = {"format": FORMAT, "registry": _digest(), "group": "conform",
                                              "vectors": [divergence.vector().to_json()]}
         try:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).write_text(file_text(document), encoding="utf-8")
         except OSError as failed:
             print(f"sessionspec conform: cannot write {args.out}: {failed}", file=sys.stderr)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, final
+from typing import Final, TextIO, final
 
 from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event
@@ -214,7 +214,8 @@ def adapter_command(name: str) -> str:
     return f"{sys.executable} -m sessionspec.conformance.serve_model --mutant {name}"
 
 
-def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None) -> tuple[Kill, ...]:
+def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None,
+               progress: TextIO | None = None) -> tuple[Kill, ...]:
     from sessionspec.conformance.conform import run_conform
     from sessionspec.conformance.vectors import load_dir, run_vectors
 
@@ -231,6 +232,10 @@ def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...]
                         vector_rules=() if failed is None else failed.rules,
                         conform_rule=None if divergence is None else divergence.rule,
                         conform_trace=None if divergence is None else len(divergence.trace)))
+        if progress is not None:  # a run takes minutes: one line per mutant (--no-progress: none)
+            total = sum(1 for m in MUTANTS if names is None or m.name in names)
+            print(f"mutants: {len(out)}/{total} {mutant.name}: vectors "
+                  f"{'killed' if failed else 'SURVIVED'}, conform {'killed' if divergence else 'SURVIVED'}", file=progress, flush=True)
     return tuple(out)
 
 
@@ -247,10 +252,11 @@ def table_text(kills: tuple[Kill, ...]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--vectors", default=None, help="vector directory (default: the committed vectors/)")
-    parser.add_argument("--examples", type=int, default=200, help="conform examples per mutant (default 200)")
+    parser.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors/)")
+    parser.add_argument("--examples", type=int, default=200, metavar="N", help="conform examples per mutant (default 200)")
     parser.add_argument("--only", action="append", default=None, metavar="NAME", help="run only this mutant (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line per mutant on stderr (as check --no-progress)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -268,6 +274,7 @@ def run(args: argparse.Namespace) -> int:
     if not directory.is_dir():
         print(f"sessionspec mutants: no vector directory {directory}", file=sys.stderr)
         return 2
-    kills = kill_table(directory, examples=args.examples, names=tuple(args.only) if args.only else None)
+    kills = kill_table(directory, examples=args.examples, names=tuple(args.only) if args.only else None,
+                       progress=None if args.no_progress else sys.stderr)
     print(table_text(kills))
     return 0 if all(k.vector is not None and k.conform_rule is not None for k in kills) else 1

@@ -76,10 +76,10 @@ HELP: Final = "generate the conformance vectors, or run a vector directory again
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     gen = sub.add_parser("generate", help="write the vectors (default: the committed vectors/ folder)")
-    gen.add_argument("--out", default=None, help="output directory (default: vectors/)")
+    gen.add_argument("--out", default=None, metavar="DIR", help="output directory (default: vectors/)")
     gen.add_argument("--check", action="store_true", help="do not write; exit 1 if the directory differs from a fresh generation")
     runner = sub.add_parser("run", help="run a vector directory against an adapter command")
-    runner.add_argument("directory", help="a directory of vector files")
+    runner.add_argument("directory", metavar="DIR", help="a directory of vector files")
     runner.add_argument("--adapter", default=None, metavar="CMD",
                         help="the adapter command (default: the model itself, in this process)")
     runner.add_argument("--verbose", "-v", action="store_true", help="list every vector, not only failures")

@@ -28,7 +28,7 @@ COMMANDS: Final = {
     "check": "sessionspec.check.command",
     "replay": "sessionspec.replay_cmd",
     "rules": "sessionspec.rules_cmd",
-    "spec": "spec.render",
+    "spec": "sessionspec.spec_render",
     "vectors": "sessionspec.conformance.vectors",
     "conform": "sessionspec.conformance.conform",
     "serve-model": "sessionspec.conformance.serve_model",

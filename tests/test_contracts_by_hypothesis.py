@@ -1,7 +1,7 @@
 """The PEP 316 contracts CrossHair cannot analyse (docs/proofs.md rows marked
 ``error``: JSON-typed arguments), checked by Hypothesis instead.
 
-Each contract is read from the function's docstring (``spec.render.contracts_of``,
+Each contract is read from the function's docstring (``sessionspec.spec_render.contracts_of``,
 the same text proofs/run gives CrossHair) and evaluated as CrossHair would:
 ``pre:`` filters the drawn inputs, every ``post:`` must hold, with the
 arguments, ``__return__`` and the module's globals in scope."""
@@ -20,7 +20,7 @@ from model.jsonval import freeze
 from model.meter import price
 from model.prefix import Contributor, Idiom, compose
 from model.prune import PruneConfig, prune_content
-from spec.render import contracts_of
+from sessionspec.spec_render import contracts_of
 from spec.strategies import json_values, prefix_messages, texts
 
 

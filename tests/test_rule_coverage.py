@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from spec.coverage import (
+from sessionspec.coverage import (
     collect_tests,
     coverage,
     exercised_properties,

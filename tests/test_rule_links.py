@@ -14,7 +14,7 @@ import inspect
 from model.rules import IMPLEMENTATIONS
 from sessionspec.check.audits import AUDITS
 from spec.registry import out_of_scope, rules
-from spec.render import load_all_model_modules
+from sessionspec.spec_render import load_all_model_modules
 
 # Rules with no model definition and no audit, each with why (kept short on purpose: a
 # rule that gains a definition or an audit must leave this table, the test says so).

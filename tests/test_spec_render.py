@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from spec.registry import rule_ids, rules
-from spec.render import REGENERATE, SEED_CLAIMS, contracts_of, render
+from sessionspec.spec_render import REGENERATE, SEED_CLAIMS, contracts_of, render
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "docs" / "SPEC.md"

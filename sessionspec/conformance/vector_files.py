@@ -70,7 +70,7 @@ def load_dir(directory: Path) -> list[dict[str, Any]]:
 
 def vectors_by_rule(directory: Path = VECTORS_DIR) -> dict[str, tuple[str, ...]]:
     """Registered rule ID -> the IDs of the vectors that name it in their ``rules``
-    (a drop-in for spec/coverage.py's text scan: only declared rules count)."""
+    (a drop-in for sessionspec/coverage.py's text scan: only declared rules count)."""
     by_rule: dict[str, set[str]] = {}
     registered = rule_ids()
     for document in load_dir(directory) if directory.is_dir() else []:
@@ -82,5 +82,5 @@ def vectors_by_rule(directory: Path = VECTORS_DIR) -> dict[str, tuple[str, ...]]
 
 
 def rules_with_vectors(directory: Path = VECTORS_DIR) -> frozenset[str]:
-    """The registered rule IDs some committed vector names in its ``rules`` (for spec/coverage.py)."""
+    """The registered rule IDs some committed vector names in its ``rules`` (for sessionspec/coverage.py)."""
     return frozenset(vectors_by_rule(directory))

@@ -2,7 +2,7 @@
 
 For every rule (book order): its ID and normative text, the source of each
 implementing function with its PEP 316 contracts, and the properties, tests and
-vectors that check it (``spec.coverage``).  The seed note's claims are linked to
+vectors that check it (``sessionspec.coverage``).  The seed note's claims are linked to
 the rules that make them true.  The output is deterministic (no dates, sorted
 lists), so ``tests/test_spec_render.py`` can require the committed
 ``docs/SPEC.md`` to equal a fresh rendering; regenerate with
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from model.rules import IMPLEMENTATIONS
-from spec.coverage import RuleCoverage, coverage, summary
+from sessionspec.coverage import RuleCoverage, coverage, summary
 from spec.registry import Rule, out_of_scope, properties, quirks, registry_digest, rules
 
 HELP = "render the reviewer's spec (docs/SPEC.md) from the rule registry"

@@ -48,6 +48,7 @@ from model.loop import (
 from model.prefix import Composition, Contributor, Idiom, prefix_message
 from model.rejected import Rejected
 from model.wire import Request
+from sessionspec.fast.request_points import request_points
 from spec.loop_properties import (
     checker_finds_the_sent_requests,
     interrupted_composition_discarded,
@@ -217,7 +218,7 @@ def inv_1(p: Played) -> str | None:
     """P-INV-1/P-INV-2 against the rebuild and against the checker; a rejected turn is a failure too."""
     if p.rejected is not None:
         return f"the loop rejected a turn: {p.rejected}"
-    return requests_rebuild_from_log(p.log, requests(p)) or checker_finds_the_sent_requests(p.log, requests(p))
+    return requests_rebuild_from_log(p.log, requests(p)) or checker_finds_the_sent_requests(p.log, requests(p), find=request_points)
 
 
 def pfx_1(p: Played) -> str | None:

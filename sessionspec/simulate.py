@@ -32,7 +32,7 @@ from model.compaction import (
     SummarizerOutput,
     SummaryCall,
 )
-from model.jsonval import Json, freeze
+from model.jsonval import Json
 from model.log import Event
 from model.loop import (
     AgentConfig,
@@ -57,13 +57,10 @@ from model.rejected import Rejected
 from sessionspec.fast.live import open_log, run_turn_live
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
+from spec.groundtruth_agent import ECHO_TOOL, PERSONA
 
-__all__ = ["simulate", "simulation_plugin", "to_jsonl"]
+__all__ = ["ECHO_TOOL", "PERSONA", "simulate", "simulation_plugin", "to_jsonl"]
 
-# The ground-truth test agent of tests/data/groundtruth (its persona and its one tool).
-ECHO_TOOL: Final = freeze({"name": "echo", "description": "echo back the text argument",
-                           "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
-PERSONA: Final = "You are an AI agent powered by the DeepSeek Harness SDK.\n\nYou are the ground-truth test agent."
 
 
 def to_jsonl(events: Sequence[Event]) -> str:

@@ -11,7 +11,7 @@ property ID to its predicate.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 from model.derive import derive
 from model.header import EpochHeader, fold_header, header_eq, header_event_reason, header_of_event
@@ -22,8 +22,25 @@ from model.prefix import NotComposed
 from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
 from model.rules import implements
-from model.wire import request_to_json
-from sessionspec.fast.request_points import request_points
+from model.wire import Request, request_to_json
+
+
+class RequestPoint(Protocol):
+    """One loop request a log checker found: where its ``step/start`` is, and the
+    request it rebuilds (None: the point is not a request the loop could send)."""
+
+    @property
+    def step_start_seq(self) -> int: ...
+
+    def request(self) -> Request | None: ...
+
+
+class RequestPointFinder(Protocol):
+    """A checker's INV-7 pass (``sessionspec.fast.request_points`` is one): every
+    loop request of a log, in dispatch order, or the rule that refuses the log.
+    P-INV-1 is stated here; the finder under test is passed in."""
+
+    def __call__(self, events: Sequence[Event], *, first_live_seq: int) -> Sequence[RequestPoint] | Rejected: ...
 
 
 def _header_at(log: Sequence[Event], length: int) -> EpochHeader | Absent | Rejected:
@@ -54,13 +71,13 @@ def requests_rebuild_from_log(log: Sequence[Event], requests: Sequence[SentReque
 
 @implements("P-INV-1")
 def checker_finds_the_sent_requests(log: Sequence[Event], requests: Sequence[SentRequest], first_live_seq: int = 0,
-                         since: int = 0) -> str | None:
-    """P-INV-1 via the real-log checker (INV-7, ``model.reconstruct.request_points``):
+                                    since: int = 0, *, find: RequestPointFinder) -> str | None:
+    """P-INV-1 via a real-log checker (INV-7; ``find`` is the checker's pass):
     every request point the checker finds is a request the loop sent, equal in
     every field; every sent request whose stream left a chunk is such a point.
     Points and requests whose ``step/start`` precedes ``since`` were compared
     by an earlier call on the same (append-only) log and are only matched up."""
-    points = request_points(log, first_live_seq=first_live_seq)
+    points = find(log, first_live_seq=first_live_seq)
     if isinstance(points, Rejected):
         return f"P-INV-1: the checker rejects the loop's log: {points}"
     sent = {r.step_start_seq: r for r in requests}

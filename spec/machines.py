@@ -31,14 +31,19 @@ happen as the log grows, and the compaction invariants of
 - PRESSURE     P-CMP-11: in-step compaction after the step's results, before ``step/end``;
 - PRUNE        P-PRN-3: prunes inside a turn, content-only.
 
-``fault`` selects a deliberately broken model, a planted variant of
-``sessionspec.planted.loop`` installed around each turn
-(``tests/test_machine_mutants.py`` proves each invariant catches one).
+``under_test`` (an :class:`UnderTest`) names what a run checks besides the
+model: a context installed around each turn (the tests install a planted
+variant of ``sessionspec.planted.loop`` there, and
+``tests/test_machine_mutants.py`` proves each invariant catches one), the
+checker's request finder (P-INV-1 via the checker) and the pressure listener
+(an incremental meter in front of compact-basic).  They are passed in, so
+spec/ depends on the model alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Final
@@ -72,15 +77,13 @@ from model.loop import (
     manual_listener,
     new_instance,
     overflow_listener,
+    pressure_listener,
     run_turn,
     text_content,
 )
 from model.prefix import Contributor, Idiom, prefix_message
 from model.prune import PruneConfig
 from model.rejected import Rejected
-from sessionspec.fast.meter import metered_pressure_listener
-from sessionspec.planted.loop import Planted, planted
-from sessionspec.simulate import ECHO_TOOL, PERSONA
 from spec.compaction_properties import (
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
@@ -89,7 +92,9 @@ from spec.compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
+from spec.groundtruth_agent import ECHO_TOOL, PERSONA
 from spec.loop_properties import (
+    RequestPointFinder,
     checker_finds_the_sent_requests,
     header_reasons_follow_instances,
     interrupted_composition_discarded,
@@ -211,8 +216,24 @@ def compaction_plugin(window: int, prune: bool) -> CompactionPlugin:
                             prune=BIG_PRUNE if prune else None)
 
 
-def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CHECKS) -> type[RuleBasedStateMachine]:
-    """The loop machine class for a model variant and a set of invariants."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnderTest:
+    """What a machine run checks besides the model (the defaults: the model alone)."""
+
+    name: str = "model"
+    # Installed around each turn (a planted variant, in the tests).
+    around_turn: Callable[[], AbstractContextManager[object]] = nullcontext
+    # The checker's INV-7 pass; None skips "P-INV-1 via the checker".
+    find_requests: RequestPointFinder | None = None
+    # The post-step pressure listener of compact-basic (an incremental meter may stand in front of it).
+    pressure: Callable[[CompactionPlugin], PostStepHook] = pressure_listener
+
+
+MODEL_ALONE: Final = UnderTest()
+
+
+def loop_machine(under_test: UnderTest = MODEL_ALONE, checks: frozenset[Check] = ALL_CHECKS) -> type[RuleBasedStateMachine]:
+    """The loop machine class for what is under test and a set of invariants."""
 
     class LoopMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -254,10 +275,10 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
             hooks = Hooks()
             if self.plugin is not None:
                 if s.pressure is None:
-                    s.pressure = metered_pressure_listener(self.plugin)
+                    s.pressure = under_test.pressure(self.plugin)
                 hooks = Hooks(post_step=manual_listener(self.plugin) if manual else s.pressure,
                               request_error=overflow_listener(self.plugin))
-            with planted(fault):
+            with under_test.around_turn():
                 outcome = run_turn(s.log, s.instance, self._agent(extra), script, hooks=hooks)
             assert not isinstance(outcome, Rejected), f"the loop model rejected its own turn: {outcome}"
             self._absorb(outcome, before)
@@ -510,8 +531,10 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
         @invariant()
         def reconstructable(self) -> None:
             s = self.session
-            self._when_grown(Check.RECONSTRUCT, lambda since: requests_rebuild_from_log(s.log, self._new_requests(Check.RECONSTRUCT)) or
-                             checker_finds_the_sent_requests(s.log, [r for rs in s.requests for r in rs], s.first_live_seq, since))
+            find = under_test.find_requests
+            self._when_grown(Check.RECONSTRUCT, lambda since: requests_rebuild_from_log(s.log, self._new_requests(Check.RECONSTRUCT)) or (
+                None if find is None else
+                checker_finds_the_sent_requests(s.log, [r for rs in s.requests for r in rs], s.first_live_seq, since, find=find)))
 
         @invariant()
         def frozen_prefix(self) -> None:
@@ -574,7 +597,7 @@ def loop_machine(fault: Planted | None = None, checks: frozenset[Check] = ALL_CH
             self._when_grown(Check.HEADERS, lambda _: header_reasons_follow_instances(s.log, s.instance_starts, s.first_live_seq) or
                              turn_numbers_continue(s.log, s.first_live_seq))
 
-    LoopMachine.__name__ = f"LoopMachine_{fault.name if fault is not None else 'NONE'}"
+    LoopMachine.__name__ = f"LoopMachine_{under_test.name}"
     LoopMachine.__qualname__ = LoopMachine.__name__
     return LoopMachine
 

@@ -11,7 +11,7 @@ checks.  :data:`PROPERTY_PREDICATES` maps each P-ID to its main predicate.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 from model.codec import event_to_json, parse_event_line, serialize_event
 from model.derive import derive, derive_nodes, project
@@ -23,7 +23,30 @@ from model.repair import repair_closers, scan_for_repair
 from model.rules import implements
 from model.seed import validate_seed
 from model.surface import SurfaceState, fold_surface, plan_surface_event
-from sessionspec.fast.derivation import IncrementalDerivation
+
+
+class DerivationCache(Protocol):
+    """What P-LOG-2, P-SURF-5 and P-DER-1 ask of a caching implementation of
+    the derivation (DER-7 constrains such implementations; the property is
+    stated here and the implementation under test is passed in, so spec/ needs
+    no implementation)."""
+
+    @property
+    def events(self) -> Sequence[Event]: ...
+
+    @property
+    def nodes(self) -> tuple[int, ...]: ...
+
+    @property
+    def replace_generation(self) -> int: ...
+
+    def append(self, event: Event) -> Rejected | None: ...
+
+    def messages(self) -> tuple[JsonObject, ...]: ...
+
+
+# A fresh, empty cache for a dialect (the checker's ``sessionspec.fast.derivation`` is one).
+CacheFactory = Callable[[Dialect], DerivationCache]
 
 
 def _messages_eq(a: Sequence[Json], b: Sequence[Json]) -> bool:
@@ -43,10 +66,10 @@ def seq_contiguous(events: Sequence[Event]) -> str | None:
 
 
 @implements("P-LOG-2")
-def rejected_append_leaves_state(events: Sequence[Event], candidate: Event) -> str | None:
+def rejected_append_leaves_state(events: Sequence[Event], candidate: Event, *, cache: CacheFactory) -> str | None:
     """P-LOG-2 (LOG-6, SURF-9): a rejected append leaves the log, the nodes,
     ``replaceGeneration`` and the derivation cache unchanged."""
-    derivation = IncrementalDerivation()
+    derivation = cache(Dialect.A55)
     for event in events:
         if derivation.append(event) is not None:
             return None  # not an accepted log: nothing to check
@@ -213,12 +236,13 @@ def tool_result_replaces_single(events: Sequence[Event]) -> str | None:
 
 
 @implements("P-SURF-5")
-def fold_equals_incremental(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> str | None:
+def fold_equals_incremental(events: Sequence[Event], dialect: Dialect = Dialect.A55, *,
+                            cache: CacheFactory) -> str | None:
     """P-SURF-5 (SURF-8, SURF-10): ``foldSurface`` equals the incremental
     manager after the same appends, and ``replaceGeneration`` is the number of
     accepted replaces."""
     fold = fold_surface(events, dialect)
-    derivation = IncrementalDerivation(dialect=dialect)
+    derivation = cache(dialect)
     for event in events:
         if derivation.append(event) is not None:
             return None if isinstance(fold, Rejected) else f"P-SURF-5: the incremental fold rejects seq {event.seq}, foldSurface accepts"
@@ -236,11 +260,12 @@ def fold_equals_incremental(events: Sequence[Event], dialect: Dialect = Dialect.
 
 
 @implements("P-DER-1")
-def incremental_equals_scratch(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> str | None:
+def incremental_equals_scratch(events: Sequence[Event], dialect: Dialect = Dialect.A55, *,
+                               cache: CacheFactory) -> str | None:
     """P-DER-1 (DER-4, DER-7): at every prefix of an accepted log the cached
     derivation equals ``derive`` from scratch (JSONEQ), ``derive`` is
     deterministic, and a list the caller holds never changes."""
-    derivation = IncrementalDerivation(dialect=dialect)
+    derivation = cache(dialect)
     held: list[tuple[tuple[JsonObject, ...], str]] = []
     for index, event in enumerate(events):
         if derivation.append(event) is not None:

@@ -20,6 +20,7 @@ from model.meter import measure, measure_state, meter_state
 from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.surface import fold_surface
+from sessionspec.check.compaction_audit import audit_compactions
 from spec.compaction_properties import (
     PROPERTY_PREDICATES,
     audit_clean,
@@ -89,7 +90,7 @@ def test_P_CMP_1_P_CMP_6_P_CMP_7_overflow_transaction(log: Log) -> None:
     run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW)
     assert not isinstance(run, Rejected)
     events = [*log.events, *run.events]
-    assert audit_clean(events) is None
+    assert audit_clean(events, audit=audit_compactions) is None
     if run.results:
         fold = fold_surface(log.events)
         assert not isinstance(fold, Rejected)
@@ -108,7 +109,7 @@ def test_P_CMP_9_P_CMP_12_pressure_gating_and_bounded_retries(log: Log, window: 
     assert not isinstance(run, Rejected)
     assert pressure_gated(log.events, run, config, window) is None
     assert bounded_transactions(run, config) is None
-    assert audit_clean([*log.events, *run.events]) is None
+    assert audit_clean([*log.events, *run.events], audit=audit_compactions) is None
 
 
 @given(logs(), st.integers(50, 3000), st.sampled_from(list(Trigger)))
@@ -136,7 +137,7 @@ def test_P_CMP_2_failed_summary_leaves_surface(log: Log) -> None:
     if isinstance(outcome, Rejected):
         return  # validation failed before any event (CMP-13)
     assert outcome.error is not None and failure_leaves_surface(log.events, outcome) is None
-    assert audit_clean([*log.events, *outcome.events]) is None
+    assert audit_clean([*log.events, *outcome.events], audit=audit_compactions) is None
 
 
 @given(logs(), st.text(max_size=30))
@@ -170,7 +171,7 @@ def test_P_DIA_2_predicate_flags_non_adjacent_d08_bracket() -> None:
     log.add("turn/start", {"turn": 1})
     log.add("compaction/start", {"compactionId": "a", "turn": 1})
     log.add("compaction/end", {"compactionId": "b", "turn": 1, "error": "x"})
-    assert d08_bracket_adjacent(log.events) is not None
+    assert d08_bracket_adjacent(log.events, audit=audit_compactions) is not None
 
 
 def test_PROPERTY_PREDICATES_are_compaction_properties() -> None:

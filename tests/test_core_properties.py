@@ -20,6 +20,7 @@ from model.reconstruct import rebuild_request_at
 from model.rejected import Rejected
 from model.surface import fold_surface
 from model.wire import request_to_json
+from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.fast.request_points import request_points
 from spec import properties as P
 from spec.strategies import (
@@ -47,7 +48,7 @@ def test_PROPERTY_PREDICATES_names_every_required_property() -> None:
 
 @given(LOGS)
 def test_P_DER_1_incremental_equals_scratch_at_every_prefix(events: tuple[Event, ...]) -> None:
-    assert P.incremental_equals_scratch(events) is None
+    assert P.incremental_equals_scratch(events, cache=IncrementalDerivation) is None
 
 
 # --------------------------------------------------------------------------- (2) P-LOG-2
@@ -92,7 +93,7 @@ def test_P_LOG_2_rejected_append_leaves_state_unchanged(events: tuple[Event, ...
     # The candidate really is rejected (so the property is not vacuous) ...
     assert isinstance(fold_surface((*events, candidate)), Rejected)
     # ... and the rejection leaves log, nodes, generation and cache unchanged.
-    assert P.rejected_append_leaves_state(events, candidate) is None
+    assert P.rejected_append_leaves_state(events, candidate, cache=IncrementalDerivation) is None
 
 
 # --------------------------------------------------------------------------- (3) codec round trip
@@ -170,7 +171,7 @@ def test_P_SURF_1_2_4_5_surface_properties(events: tuple[Event, ...]) -> None:
     assert P.surface_marker_iff_eligible(events) is None
     assert P.replaces_well_formed(events) is None
     assert P.tool_result_replaces_single(events) is None
-    assert P.fold_equals_incremental(events) is None
+    assert P.fold_equals_incremental(events, cache=IncrementalDerivation) is None
 
 
 @given(LOGS, st.data())

@@ -43,7 +43,7 @@ from model.loop import (
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
 from model.reconstruct import Mismatch, reconstruction_mismatch
 from model.rejected import Rejected
-from sessionspec.fast.request_points import reconstruct_requests
+from sessionspec.fast.request_points import reconstruct_requests, request_points
 from sessionspec.simulate import ECHO_TOOL, PERSONA, simulate, to_jsonl
 from spec.loop_properties import (
     PROPERTY_PREDICATES,
@@ -396,9 +396,9 @@ def test_INV_7_the_one_pass_checker_agrees_with_the_loop_and_sees_tampering() ->
     from spec.loop_properties import checker_finds_the_sent_requests
 
     first = _turn(replies=(Reply(kind=ReplyKind.ERROR_THROWN, retry=True), Reply()))
-    assert checker_finds_the_sent_requests(first.log, first.requests) is None
+    assert checker_finds_the_sent_requests(first.log, first.requests, find=request_points) is None
     tampered = replace(first.requests[1], request=replace(first.requests[1].request, system="forged"))
-    problem = checker_finds_the_sent_requests(first.log, (first.requests[0], tampered))
+    problem = checker_finds_the_sent_requests(first.log, (first.requests[0], tampered), find=request_points)
     assert problem is not None and problem.startswith("P-INV-1")
 
 

@@ -14,6 +14,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from sessionspec.planted.loop import Planted
 from spec.machines import Check, loop_machine
+from tests.under_test import with_planted
 
 FIND = settings(max_examples=300, stateful_step_count=20, deadline=None, derandomize=True, database=None,
                 phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck), print_blob=False)
@@ -44,7 +45,7 @@ CASES = [
 
 @pytest.mark.parametrize(("fault", "check"), CASES, ids=[f"{f.name}-{c.name}" for f, c in CASES])
 def test_machine_finds_fault(fault: Planted, check: Check) -> None:
-    machine = loop_machine(fault, frozenset({check}))
+    machine = loop_machine(with_planted(fault), frozenset({check}))
     with pytest.raises(AssertionError, match=check.value):
         run_state_machine_as_test(machine, settings=FIND)
 
@@ -52,5 +53,5 @@ def test_machine_finds_fault(fault: Planted, check: Check) -> None:
 def test_correct_model_passes_each_single_check() -> None:
     """Control: the unbroken model passes the same runs for every check."""
     for check in Check:
-        run_state_machine_as_test(loop_machine(None, frozenset({check})),
+        run_state_machine_as_test(loop_machine(with_planted(None), frozenset({check})),
                                   settings=settings(FIND, max_examples=15))

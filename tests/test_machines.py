@@ -8,7 +8,10 @@ from hypothesis.stateful import RuleBasedStateMachine
 
 from model.loop import InterruptKind
 from model.prefix import Idiom
-from spec.machines import LoopMachine
+from spec.machines import loop_machine
+from tests.under_test import WITH_CHECKER
+
+LoopMachine = loop_machine(WITH_CHECKER)
 
 # The active profile (ci/dev/thorough from conftest) decides max_examples;
 # the step count keeps each run short under `ci`.

@@ -13,8 +13,8 @@ import inspect
 
 from model.rules import IMPLEMENTATIONS
 from sessionspec.check.audits import AUDITS
-from spec.registry import out_of_scope, rules
 from sessionspec.spec_render import load_all_model_modules
+from spec.registry import out_of_scope, rules
 
 # Rules with no model definition and no audit, each with why (kept short on purpose: a
 # rule that gains a definition or an audit must leave this table, the test says so).

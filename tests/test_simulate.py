@@ -35,6 +35,7 @@ from spec.compaction_properties import (
     prunes_only_under_pressure,
 )
 from spec.machines import Check, loop_machine
+from tests.under_test import with_planted
 
 
 def _check(log: Sequence[Event], directory: Path) -> FileReport:
@@ -111,7 +112,7 @@ def test_FMT_7_any_seed_gives_a_valid_log(seed: int, compaction: bool) -> None:
 
 def _checked_machine(fault: Planted | None) -> type[RuleBasedStateMachine]:
     """The loop machine (no in-run invariants) whose teardown judges the log with the checker."""
-    base = loop_machine(fault, frozenset[Check]())
+    base = loop_machine(with_planted(fault), frozenset[Check]())
 
     class Checked(base):  # type: ignore[misc, valid-type]
         def teardown(self) -> None:

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from spec.registry import rule_ids, rules
 from sessionspec.spec_render import REGENERATE, SEED_CLAIMS, contracts_of, render
+from spec.registry import rule_ids, rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "docs" / "SPEC.md"

@@ -95,7 +95,7 @@ def quoted_rule(r: Rule) -> list[str]:
     return [f"> {line}".rstrip() for line in r.text.splitlines()]
 
 
-def _rule_section(item: RuleCoverage, shown: set[str], property_names: dict[str, str]) -> list[str]:
+def _rule_section(item: RuleCoverage, shown: dict[str, str], property_names: dict[str, str]) -> list[str]:
     r: Rule = item.rule
     out = [f"### {r.id}", "", *quoted_rule(r), ""]
     functions = _implementations(r.id)
@@ -107,9 +107,10 @@ def _rule_section(item: RuleCoverage, shown: set[str], property_names: dict[str,
     for function in functions:
         name = _qualname(function)
         if name in shown:
-            out += [f"*Implemented by* `{name}` (source shown above).", ""]
+            # A function that implements several rules is shown once; later entries link to it.
+            out += [f"*Implemented by* `{name}` (source shown under [{shown[name]}](#{_anchor(shown[name])})).", ""]
             continue
-        shown.add(name)
+        shown[name] = r.id
         out += [f"*Implemented by* `{name}`:", "", "```python", _source(function), "```", ""]
         contracts = contracts_of(function)
         if contracts:
@@ -169,7 +170,7 @@ def render() -> str:
         out.append(f"| {claim} | {links} |")
     out += ["", "## Coverage by area", "", "```", *_summary_lines(report), "```", ""]
     area = ""
-    shown: set[str] = set()
+    shown: dict[str, str] = {}
     for item in report:
         if item.rule.area != area:
             area = item.rule.area

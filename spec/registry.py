@@ -78,10 +78,10 @@ class Rule:
 
     @property
     def lead(self) -> str:
-        """The rule's opening paragraph (before its first bullet or example), on one line."""
+        """The rule's opening paragraph (before its first blank line, bullet, table or example), on one line."""
         head: list[str] = []
         for line in self.text.splitlines():
-            if line.startswith("- ") or line.startswith("```"):
+            if not line.strip() or line.startswith(("- ", "```", "|")):
                 break
             head.append(line.strip())
         return " ".join(head)
@@ -127,28 +127,71 @@ def _qualname(function: object) -> str:
 
 
 def rule_blocks(book: str) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Each rule's whole block of the book: ``(ID, lines)``, bullets and fenced examples included.
+    """Each rule's whole block of the book: ``(ID, lines)``, tables, bullets and fenced examples included.
 
-    A block starts at a line ``**ID** …`` and runs to the first blank line, heading or ``---``
-    outside a fence, or to the next rule; the ``**ID**`` marker itself is dropped.
+    A block starts at a line ``**ID** …`` and runs to the next rule, heading or ``---`` outside a
+    fence (blank lines inside a rule belong to it: LOG-9's type table follows one); the ``**ID**``
+    marker itself and the block's trailing blank lines are dropped.
     """
     current: tuple[str, list[str]] | None = None
     fenced = False
     for line in book.splitlines():
         start = None if fenced else _RULE_START.match(line)
-        if start:
+        if start or (not fenced and _ends_block(line)):
             if current is not None:
-                yield current[0], tuple(current[1])
-            current = (start.group(1), [start.group(2)])
-        elif current is not None and not fenced and (not line.strip() or line.startswith("#") or line.startswith("---")):
-            yield current[0], tuple(current[1])
-            current = None
+                yield current[0], _trimmed(current[1])
+            current = (start.group(1), [start.group(2)]) if start else None
         elif current is not None:
             current[1].append(line)
             if line.startswith("```"):
                 fenced = not fenced
     if current is not None:
-        yield current[0], tuple(current[1])
+        yield current[0], _trimmed(current[1])
+
+
+def _ends_block(line: str) -> bool:
+    return line.startswith("#") or line.startswith("---")
+
+
+def _trimmed(lines: list[str]) -> tuple[str, ...]:
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return tuple(lines)
+
+
+RULE_SECTIONS: Final = (re.compile(r"^## 1\. "), re.compile(r"^## 16\. "))
+
+
+def unclaimed_lines(book: str) -> tuple[tuple[int, str], ...]:
+    """The non-blank lines of the rule sections (§1–§15) that no rule block holds: ``(line number, text)``.
+
+    A heading, and the paragraph right under a heading before its first rule (a section's
+    introduction), are claimed by the heading; every other line must be some rule's text, so
+    nothing normative is lost between the book and what ``rules()`` renders.
+    """
+    lines = book.splitlines()
+    first = next((i for i, line in enumerate(lines) if RULE_SECTIONS[0].match(line)), len(lines))
+    last = next((i for i, line in enumerate(lines) if RULE_SECTIONS[1].match(line)), len(lines))
+    unclaimed: list[tuple[int, str]] = []
+    # state: "rule" (inside a rule block), "heading" (after a heading, before its introduction),
+    # "intro" (inside the one introductory paragraph), "none" (after the introduction or a ---).
+    state, fenced = "none", False
+    for number, line in enumerate(lines[first:last], start=first + 1):
+        if fenced:
+            fenced = not line.startswith("```")
+        elif _RULE_START.match(line):
+            state = "rule"
+        elif _ends_block(line):
+            state = "heading" if line.startswith("#") else "none"
+        elif state == "rule":
+            fenced = line.startswith("```")
+        elif not line.strip():
+            state = "none" if state == "intro" else state
+        elif state in ("heading", "intro"):
+            state = "intro"
+        else:
+            unclaimed.append((number, line))
+    return tuple(unclaimed)
 
 
 @cache

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sessionspec.spec_render import REGENERATE, SEED_CLAIMS, contracts_of, render
-from spec.registry import rule_ids, rules
+from spec.registry import rule, rule_ids, rules, unclaimed_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "docs" / "SPEC.md"
@@ -30,15 +30,18 @@ def test_rendering_is_deterministic() -> None:
 
 
 def _book_block(book: list[str], rule_id: str) -> list[str]:
-    """The rule's lines as a reader of the book sees them: from ``**ID**`` to the first blank line,
-    heading or rule outside a code fence (read here independently of the registry's parser)."""
+    """The rule's lines as a reader of the book sees them: from ``**ID**`` to the next heading,
+    ``---`` or rule outside a code fence, trailing blank lines dropped (read here independently of the
+    registry's parser)."""
     start = next(i for i, line in enumerate(book) if line.startswith(f"**{rule_id}**"))
     block, fenced = [book[start].removeprefix(f"**{rule_id}**").strip()], False
     for line in book[start + 1:]:
-        if not fenced and (not line.strip() or line.startswith(("#", "---")) or re.match(r"\*\*[A-Z]+-\d+\*\*", line)):
+        if not fenced and (line.startswith(("#", "---")) or re.match(r"\*\*[A-Z]+-\d+\*\*", line)):
             break
         block.append(line)
         fenced ^= line.startswith("```")
+    while not block[-1].strip():
+        block.pop()
     return block
 
 
@@ -49,6 +52,29 @@ def test_spec_shows_every_rules_whole_block_bullets_included() -> None:
     for r in rules():
         quoted = "\n".join(f"> {line}".rstrip() for line in _book_block(book, r.id))
         assert f"### {r.id}\n\n{quoted}\n\n" in committed, r.id
+
+
+def test_LOG_9_keeps_its_type_table() -> None:
+    """Issue 28: the block parser stopped at the blank line before LOG-9's table, so its 13 types were lost."""
+    text = rule("LOG-9").text
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == 12  # 13 types: step/start and step/end share a row
+    assert "- `TokenUsage` is" in text
+    assert rule("LOG-9").lead == "The core A55 vocabulary MUST be exactly these 13 types. Only the four marked ✓ are surface-eligible."
+
+
+def test_every_line_of_the_rule_sections_belongs_to_a_rule_or_a_heading() -> None:
+    """Issue 28: every line of §1–§15 is some rule's text, a heading, or a heading's one introductory paragraph."""
+    assert unclaimed_lines((ROOT / "spec" / "rulebook.md").read_text(encoding="utf-8")) == ()
+
+
+def test_unclaimed_lines_finds_text_no_rule_holds() -> None:
+    book = "\n".join([
+        "## 1. LOG", "", "An introduction.", "", "**LOG-1** A rule.", "", "| a table |", "", "---",
+        "Lost text after a rule.", "## 2. SURF", "", "Intro.", "", "A second paragraph no rule holds.",
+        "**SURF-1** x", "```", "**NOT-1** inside a fence", "```", "## 16. PROPERTIES", "tail",
+    ])
+    assert unclaimed_lines(book) == ((10, "Lost text after a rule."), (15, "A second paragraph no rule holds."))
 
 
 def test_spec_shows_the_inv_5_equations() -> None:
@@ -88,3 +114,13 @@ def test_cli_reports_unwritable_out_without_traceback(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "sessionspec.cli", "spec", "--out", str(blocker / "SPEC.md")], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 1
     assert "cannot write" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_every_repeated_implementation_links_to_the_rule_where_its_source_is_shown() -> None:
+    """Issue 28: 57 entries said "(source shown above)" with no link (one of them 3,453 lines below its source)."""
+    sections = dict(re.findall(r"^### ([A-Z]+-\d+)\n(.*?)(?=^### |\Z)", SPEC.read_text(encoding="utf-8"), re.M | re.S))
+    links = re.findall(r"\*Implemented by\* `([^`]+)` \(source shown under \[([A-Z]+-\d+)\]\(#([a-z]+-\d+)\)\)", "".join(sections.values()))
+    assert links
+    for name, rule_id, anchor in links:
+        assert anchor == rule_id.lower()
+        assert f"*Implemented by* `{name}`:\n\n```python\n" in sections[rule_id], (name, rule_id)

@@ -9,7 +9,7 @@ One stacked bar per request, bottom to top in provider cache order:
   meters as read from cache;
 - ``new``: the other tokens, at full price.
 
-The three add up to the request's input tokens (model/economics.py estimates;
+The three add up to the request's input tokens (sessionspec/economics.py estimates;
 the cache model decides the hits).  Markers above a bar: ``H`` a ``change``
 header took effect at this request, ``R`` a ``resume`` header (a resumed
 instance), ``C`` a compaction happened since the previous request.  A dashed
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.economics import BlockKind, RequestCost, RequestShape
+from sessionspec.economics import BlockKind, RequestCost, RequestShape
 
 LEADING: Final = frozenset({BlockKind.TOOLS, BlockKind.SYSTEM})  # before the prefix in cache order
 MARKERS: Final = {"header": ("H", "header change", "#05c"), "resume": ("R", "resume", "#a0a"),
@@ -198,4 +198,4 @@ def legend_html(context_window: int | None, cache_model: str, *, messages: bool 
     else:
         window = ""
     return (f'<p class="legend" id="legend" style="font-size:12px">{" &nbsp; ".join(keys)}<br>tokens estimated '
-            f"(model/economics.py), cache hits by the {html.escape(cache_model)} cache model{html.escape(window)}</p>")
+            f"(sessionspec/economics.py), cache hits by the {html.escape(cache_model)} cache model{html.escape(window)}</p>")

@@ -9,7 +9,8 @@ import json
 import sys
 from typing import Final
 
-from model.designs import (
+from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
+from sessionspec.designs import (
     DESIGN_TITLES,
     Design,
     DesignResult,
@@ -19,8 +20,7 @@ from model.designs import (
     effective_cost,
     generate_scenario,
 )
-from model.economics import PRESETS, CacheModel, request_costs
-from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
+from sessionspec.economics import PRESETS, CacheModel, request_costs
 from sessionspec.options import write_output
 
 HELP = "compare the session-prefix design with its alternatives (full-price vs cache-read tokens, resume drift)"

@@ -46,8 +46,6 @@ MODEL_MODULES: Final = (
     "model.assemble",
     "model.prune",
     "model.repair",
-    "model.economics",
-    "model.designs",
     "model.seed",
     "model.session",
     "sessionspec.check.audit",

@@ -1,4 +1,4 @@
-"""Cache economics (model/economics.py) and `sessionspec economics` (issue 8)."""
+"""Cache economics (sessionspec/economics.py) and `sessionspec economics` (issue 8)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.designs import Design, Workload, compare_designs, design_requests, evaluate_design, generate_scenario
-from model.economics import (
+from model.jsonval import JsonObject, freeze
+from sessionspec.designs import Design, Workload, compare_designs, design_requests, evaluate_design, generate_scenario
+from sessionspec.economics import (
     ANTHROPIC,
     DEEPSEEK,
     NEUTRAL,
@@ -25,7 +26,6 @@ from model.economics import (
     request_costs,
     shape_of,
 )
-from model.jsonval import JsonObject, freeze
 from spec.strategies import json_values, texts
 from tests.conftest import GROUNDTRUTH
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.economics import NEUTRAL, OPENAI, metered_hit
+from sessionspec.economics import NEUTRAL, OPENAI, metered_hit
 
 
 @pytest.mark.parametrize("shared,hit", [(0, 0), (1023, 0), (1024, 1024), (1151, 1024), (1152, 1152), (5000, 4992)])

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 
 from model.codec import serialize_event
-from model.economics import ANTHROPIC, NEUTRAL, request_costs, shape_of_request
 from model.jsonval import js_stringify
 from model.log import Dialect, Event
 from model.reconstruct import rebuild_request_at
 from model.wire import Request, request_to_json
+from sessionspec.economics import ANTHROPIC, NEUTRAL, request_costs, shape_of_request
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_json, report_to_text
 from sessionspec.replay_html import report_to_html
 from spec.strategies import well_formed_logs

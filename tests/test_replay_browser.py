@@ -178,7 +178,7 @@ def _through_proxy(page: Path) -> list[bytes]:
 
 
 def _chart_page(scenario: str, tmp: Path) -> tuple[Path, ReplayReport]:
-    from model.economics import NEUTRAL
+    from sessionspec.economics import NEUTRAL
 
     loaded = load_log_text((GROUNDTRUTH / scenario / "session.jsonl").read_text(encoding="utf-8"))
     assert isinstance(loaded, LoadedLog)
@@ -209,8 +209,8 @@ def test_chart_screenshot_shows_the_cache_read_and_new_segments(tmp_path: Path) 
 
 
 def test_replay_and_economics_pages_make_no_network_request(tmp_path: Path) -> None:
-    from model.designs import compare_designs
-    from model.economics import NEUTRAL
+    from sessionspec.designs import compare_designs
+    from sessionspec.economics import NEUTRAL
     from sessionspec.economics_cmd import economics_html
 
     page, _ = _chart_page("g-header-change-system-and-tools", tmp_path)
@@ -324,8 +324,8 @@ def test_bars_stay_visible_with_a_context_window(window: int, tmp_path: Path) ->
 
 
 def test_the_economics_page_lays_its_charts_out_in_a_grid_and_explains_its_columns(tmp_path: Path) -> None:
-    from model.designs import Design, Workload, compare_designs
-    from model.economics import NEUTRAL
+    from sessionspec.designs import Design, Workload, compare_designs
+    from sessionspec.economics import NEUTRAL
     from sessionspec.economics_cmd import COLUMNS, economics_html
 
     measured = _measure(economics_html(compare_designs((1,), NEUTRAL), NEUTRAL, None), tmp_path, size=(1400, 900))

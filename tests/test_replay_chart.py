@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from model.designs import Design, Workload, design_requests, generate_scenario
-from model.economics import NEUTRAL
 from sessionspec.cli import main
+from sessionspec.designs import Design, Workload, design_requests, generate_scenario
+from sessionspec.economics import NEUTRAL
 from sessionspec.economics_cmd import design_bars, economics_html
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from sessionspec.replay_html import report_to_html
@@ -162,8 +162,8 @@ def test_design_bars_count_only_prefix_blocks_as_prefix() -> None:
 def test_prefix_segment_is_the_message_prefix() -> None:
     """Scenario a has no session prefix (its bars have none); b has one, and it is the
     messagePrefix's messages: no more than the request's prefix messages' tokens."""
-    from model.economics import estimate_message
     from model.jsonval import get
+    from sessionspec.economics import estimate_message
 
     report, _ = _report("a-single-turn-no-prefix")
     assert all(b["data-prefix"] == "0" for b in _bars(_svgs(report_to_html(report))[0]))

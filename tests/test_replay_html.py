@@ -11,8 +11,8 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-from model.economics import NEUTRAL
 from sessionspec.chart import OFF_SCALE
+from sessionspec.economics import NEUTRAL
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from sessionspec.replay_html import block_html, report_to_html
 from tests.conftest import GROUNDTRUTH

@@ -2,7 +2,7 @@
 
 Each :class:`Design` turns one generated :class:`Scenario` (a workload of
 instances, turns and steps) into the requests it would send; the cache
-economics of :mod:`model.economics` then price them, so the designs are
+economics of :mod:`sessionspec.economics` then price them, so the designs are
 compared on the same workloads and the same provider cache models
 (:func:`compare_designs`, ``sessionspec economics``, docs/economics.md).
 """
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, final
 
-from model.economics import NEUTRAL, BlockKind, CacheModel, RequestShape, request_costs, shape_of, totals
 from model.jsonval import Json, JsonObject, js_stringify
+from sessionspec.economics import NEUTRAL, BlockKind, CacheModel, RequestShape, request_costs, shape_of, totals
 
 # --------------------------------------------------------------------------- alternative designs
 

@@ -15,7 +15,7 @@ request of the sequence (no TTL, no eviction, one routing key): the model
 measures what the *request shapes* allow, not what a busy provider delivers.
 
 The session-prefix note's alternatives, run as executable designs over the
-same generated workloads, are in :mod:`model.designs`.
+same generated workloads, are in :mod:`sessionspec.designs`.
 """
 
 from __future__ import annotations

@@ -50,7 +50,12 @@ def _load(name: str) -> Command | None:
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``only``: that command's module alone imported and its options added.
+
+    A command's module is imported only when the command runs (or for ``--help``), so one
+    command's missing dependency (the checker's C parser, Hypothesis) never breaks another.
+    """
     from sessionspec.options import exit_codes_text, version_text
 
     parser = argparse.ArgumentParser(prog="sessionspec", description="Reference model and conformance oracle for agent session logs.",
@@ -59,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name)  # a name to choose; only the chosen command's options are ever parsed
+            continue
         command = _load(name)
         if command is None:
             continue
@@ -68,9 +76,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chosen_command(argv: Sequence[str]) -> str | None:
+    # The top-level options (--help, --version) take no value, so the first other word is the command;
+    # a top-level --help before it lists every command, so it needs the whole parser.
+    for word in argv:
+        if word in ("-h", "--help"):
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=_chosen_command(words))
+    args = parser.parse_args(words)
     if not hasattr(args, "_run"):
         parser.print_help(sys.stderr)
         return 2

@@ -12,9 +12,7 @@ lists), so ``tests/test_spec_render.py`` can require the committed
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
-import pkgutil
 import re
 import sys
 from collections.abc import Callable
@@ -23,7 +21,7 @@ from typing import Final
 
 from model.rules import IMPLEMENTATIONS
 from sessionspec.coverage import RuleCoverage, coverage, summary
-from spec.registry import Rule, out_of_scope, properties, quirks, registry_digest, rules
+from spec.registry import Rule, load_definitions, out_of_scope, properties, quirks, registry_digest, rules
 
 HELP = "render the reviewer's spec (docs/SPEC.md) from the rule registry"
 
@@ -131,22 +129,9 @@ def _rule_section(item: RuleCoverage, shown: dict[str, str], property_names: dic
     return out
 
 
-def load_all_model_modules() -> None:
-    """Import every module of ``model/`` so ``@implements`` has registered every link.
-
-    Without this the registry would depend on what happened to be imported
-    before (the test run imports more than the CLI), and the rendering would
-    not be a function of the tree.
-    """
-    import model
-
-    for info in sorted(pkgutil.iter_modules(model.__path__), key=lambda m: m.name):
-        importlib.import_module(f"model.{info.name}")
-
-
 def render() -> str:
     """The whole SPEC.md text (deterministic)."""
-    load_all_model_modules()
+    load_definitions()
     report = coverage()
     all_rules = rules()
     known = {r.id for r in all_rules}

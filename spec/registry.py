@@ -9,6 +9,7 @@ RULES.md), the links to code from ``@implements`` in ``model/``.  Properties
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,40 +22,9 @@ from model.rules import IMPLEMENTATIONS
 
 RULEBOOK: Final = Path(__file__).with_name("rulebook.md")
 
-MODEL_MODULES: Final = (
-    "model.jsonval",
-    "model.log",
-    "model.codec",
-    "model.surface",
-    "model.derive",
-    "model.header",
-    "model.wire",
-    "model.prefix",
-    "model.loop",
-    "model.reconstruct",
-    "model.meter",
-    "model.compaction",
-    "model.compaction.brackets",
-    "model.compaction.policy",
-    "model.compaction.retention",
-    "model.compaction.lock",
-    "model.compaction.summary",
-    "model.compaction.d08",
-    "model.compaction.region",
-    "model.compaction.run",
-    "model.placeholder",
-    "model.assemble",
-    "model.prune",
-    "model.repair",
-    "model.seed",
-    "model.session",
-    "sessionspec.check.audit",
-    "sessionspec.check.compaction_audit",
-    "model.migrate",
-    "spec.properties",
-    "spec.loop_properties",
-    "spec.compaction_properties",
-)
+# The modules whose ``@implements`` links the registry reads: every module of ``model/`` (found by
+# walking the package, so a new module cannot be forgotten) and the property modules of ``spec/``.
+PROPERTY_MODULES: Final = ("spec.properties", "spec.loop_properties", "spec.compaction_properties")
 
 _RULE_START = re.compile(r"^\*\*([A-Z]+-\d+)\*\*\s*(.*)$")
 _PROPERTY_ROW = re.compile(r"^\|\s*(P-[A-Z]+-\d+)([^|]*)\|([^|]*)\|([^|]*)\|")
@@ -109,13 +79,17 @@ class Quirk:
     text: str
 
 
-def _load_model() -> None:
-    for module in MODEL_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as missing:
-            if missing.name != module:
-                raise
+def load_definitions() -> None:
+    """Import every module of ``model/`` and the property modules, so ``@implements`` has registered every link.
+
+    Without this the registry would depend on what happened to be imported before, and
+    ``rules()`` (and everything rendered from it) would not be a function of the tree.
+    """
+    import model
+
+    names = sorted(info.name for info in pkgutil.walk_packages(model.__path__, "model."))
+    for name in (*names, *PROPERTY_MODULES):
+        importlib.import_module(name)
 
 
 def _qualname(function: object) -> str:
@@ -195,7 +169,7 @@ def unclaimed_lines(book: str) -> tuple[tuple[int, str], ...]:
 @cache
 def rules() -> tuple[Rule, ...]:
     """Every rule of the book, in book order, with its whole text and its implementing functions."""
-    _load_model()
+    load_definitions()
     found: list[Rule] = []
     for rule_id, lines in rule_blocks(RULEBOOK.read_text(encoding="utf-8")):
         impl = tuple(sorted({_qualname(f) for f in IMPLEMENTATIONS.get(rule_id, [])}))

@@ -13,6 +13,7 @@ functions too, so a lazy import cannot hide an upward edge.
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,7 +36,19 @@ def imported_roots(path: Path) -> set[tuple[int, str]]:
             found.update((node.lineno, alias.name.split(".")[0]) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
             found.add((node.lineno, node.module.split(".")[0]))
+        elif _imports_by_name(node):
+            assert isinstance(node, ast.Call)
+            found.update((node.lineno, arg.value.split(".")[0]) for arg in node.args[:1]
+                         if isinstance(arg, ast.Constant) and isinstance(arg.value, str))
     return found
+
+
+def _imports_by_name(node: ast.AST) -> bool:
+    """``importlib.import_module("x")`` or ``__import__("x")``: an import the statement scan would miss."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id if isinstance(node.func, ast.Name) else ""
+    return name in ("import_module", "__import__")
 
 
 def upward_edges(layer: str) -> list[str]:
@@ -55,3 +68,25 @@ def test_the_scan_sees_an_upward_import_inside_a_function(tmp_path: Path) -> Non
     module = tmp_path / "probe.py"
     module.write_text("def f():\n    from sessionspec.check import audits\n    return audits\n", encoding="utf-8")
     assert (2, "sessionspec") in imported_roots(module)
+
+
+def test_the_scan_sees_an_import_by_name(tmp_path: Path) -> None:
+    """Control: the registry used to load two checker modules through importlib by name."""
+    module = tmp_path / "probe.py"
+    module.write_text('import importlib\nimportlib.import_module("sessionspec.check.audit")\n', encoding="utf-8")
+    assert (2, "sessionspec") in imported_roots(module)
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    """`sessionspec rules` runs without the checker and its C parser (issue 28: it failed when msgspec was missing)."""
+    probe = (
+        "import sys\n"
+        "sys.modules['msgspec'] = None  # importing it now raises ImportError, as if it were not installed\n"
+        "from sessionspec.cli import main\n"
+        "code = main(['rules', '--area', 'PFX'])\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('sessionspec.check') or (m == 'msgspec' and sys.modules[m] is not None))\n"
+        "print('RESULT', code, loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.stdout.splitlines()[-1] == "RESULT 0 []", done.stdout[-2000:] + done.stderr[-2000:]
+    assert "PFX-1 " in done.stdout

@@ -13,8 +13,7 @@ import inspect
 
 from model.rules import IMPLEMENTATIONS
 from sessionspec.check.audits import AUDITS
-from sessionspec.spec_render import load_all_model_modules
-from spec.registry import out_of_scope, rules
+from spec.registry import load_definitions, out_of_scope, rules
 
 # Rules with no model definition and no audit, each with why (kept short on purpose: a
 # rule that gains a definition or an audit must leave this table, the test says so).
@@ -37,14 +36,14 @@ def _model_definitions(rule_id: str) -> list[str]:
 
 
 def test_no_rule_has_two_implementing_definitions() -> None:
-    load_all_model_modules()
+    load_definitions()
     twice = {r.id: _model_definitions(r.id) for r in rules() if len(_model_definitions(r.id)) > 1}
     assert twice == {}
 
 
 def test_only_model_functions_implement_rules() -> None:
     """Outside model/, @implements is for property IDs only; checkers use @audits."""
-    load_all_model_modules()
+    load_definitions()
     ids = {r.id for r in rules()}
     outside = sorted(f"{rule_id}: {f.__module__}.{f.__qualname__}" for rule_id, fs in IMPLEMENTATIONS.items()
                      for f in fs if rule_id in ids and not f.__module__.startswith("model."))
@@ -52,7 +51,7 @@ def test_only_model_functions_implement_rules() -> None:
 
 
 def test_every_rule_is_defined_audited_out_of_scope_or_listed_with_its_reason() -> None:
-    load_all_model_modules()
+    load_definitions()
     import sessionspec.check.audit  # noqa: F401  (registers the audits)
 
     uncovered = {r.id for r in rules() if not _model_definitions(r.id) and r.id not in AUDITS and r.id not in out_of_scope()}
@@ -61,7 +60,7 @@ def test_every_rule_is_defined_audited_out_of_scope_or_listed_with_its_reason() 
 
 def test_a_short_function_claims_at_most_three_rules() -> None:
     """A function under 15 lines that claims more than 3 rule IDs is a coarse link (issue 14)."""
-    load_all_model_modules()
+    load_definitions()
     claims: dict[object, set[str]] = {}
     for rule_id, functions in IMPLEMENTATIONS.items():
         for function in functions:

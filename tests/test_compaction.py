@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from model.compaction import (
     CHECKPOINT_PREAMBLE,
     CompactConfig,
     Ids,
     ModelPolicy,
     Range,
-    SummarizerOutput,
-    SummaryCall,
     Trigger,
     balanced_cuts,
     check_compact_config,
@@ -33,76 +29,12 @@ from model.compaction import (
 from model.derive import derive
 from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, get
-from model.log import Dialect, Event, make_event
+from model.log import Dialect, make_event
 from model.meter import measure
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
-
-
-@dataclass
-class Log:
-    """A tiny A55 log builder (seq = index)."""
-
-    events: list[Event] = field(default_factory=list)
-
-    def add(self, type_name: str, data: object, **meta: object) -> int:
-        seq = len(self.events)
-        self.events.append(
-            make_event(type_name, seq=seq, time=0, data=freeze(data),
-                       source_event_seqs=freeze(meta["prov"]) if "prov" in meta else ABSENT,
-                       surface_op=freeze(meta["op"]) if "op" in meta else ABSENT)
-        )
-        return seq
-
-    def header(self, system: str = "sys", prefix: list[object] | None = None) -> int:
-        h: dict[str, object] = {"config": {"provider": "p", "model": "m"}, "system": system}
-        if prefix:
-            h["messagePrefix"] = prefix
-        return self.add("request/header", {"reason": "initial", "header": h})
-
-    def user(self, text: str) -> int:
-        return self.add("user/message", {"content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, op="append")
-
-    def assistant(self, turn: int, step: int, text: str = "", calls: tuple[str, ...] = ()) -> int:
-        content: list[object] = [{"type": "text", "text": text}] if text else []
-        content += [{"type": "tool-call", "id": c, "name": "t", "arguments": "{}"} for c in calls]
-        return self.add("assistant/message", {"turn": turn, "step": step, "content": content,
-                                              "provenance": {"provider": "p", "model": "m"}}, op="append")
-
-    def result(self, turn: int, step: int, call: str, text: str) -> int:
-        return self.add("tool/result", {"turn": turn, "step": step, "callId": call,
-                                        "content": [{"type": "text", "text": text}], "isError": False},
-                        op="append", prov=[len(self.events) - 1])
-
-    def tool_step(self, turn: int, step: int, text: str) -> None:
-        self.add("step/start", {"turn": turn, "step": step})
-        self.assistant(turn, step, calls=(f"c{step}",))
-        self.add("tool/call", {"turn": turn, "step": step, "callId": f"c{step}", "name": "t", "arguments": "{}"})
-        self.result(turn, step, f"c{step}", text)
-        self.add("step/end", {"turn": turn, "step": step})
-
-
-def summarizer_of(text: str) -> object:
-    def summarize(call: SummaryCall) -> SummarizerOutput:
-        return SummarizerOutput(summary=(freeze({"type": "text", "text": text}),), provider=call.provider,
-                                model=call.model, max_tokens=call.max_tokens)
-    return summarize
-
-
-def short(call: SummaryCall) -> SummarizerOutput:
-    return SummarizerOutput(summary=(freeze({"type": "text", "text": "S"}),), provider=call.provider, model=call.model)
-
-
-def busy_log(steps: int = 4, size: int = 400) -> Log:
-    log = Log()
-    log.add("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
-    log.user("hello " * 50)
-    log.header()
-    for step in range(1, steps + 1):
-        log.tool_step(1, step, "x" * size)
-    return log
-
+from tests.support import Log, busy_log, short, summarizer_of
 
 # ---------------------------------------------------------------- events and sources
 

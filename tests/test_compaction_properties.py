@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from test_compaction import Log, short
 
 from model.compaction import (
     CompactConfig,
@@ -38,6 +37,7 @@ from spec.compaction_properties import (
     surface_shrinks,
     total_is_header_plus_nodes,
 )
+from tests.support import Log, short
 
 # A step: a user message of some size, or an assistant message with 0..2 tool
 # calls answered in order (results of various sizes); the last step may stay

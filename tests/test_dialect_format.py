@@ -178,9 +178,8 @@ def test_FMT_4_a55_compaction_lines_have_the_rule_books_shape() -> None:
     words (one shadowed node, a summariser that reports maxTokens)."""
     import json
 
-    from test_compaction import Log, summarizer_of
-
     from model.compaction import compact_region
+    from tests.support import Log, summarizer_of
 
     log = Log()
     log.add("turn/start", {"turn": 1, "trigger": {"kind": "message"}})

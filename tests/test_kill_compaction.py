@@ -12,7 +12,7 @@ from model.log import Dialect, make_event
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
-from tests.test_compaction import busy_log, short
+from tests.support import busy_log, short
 
 
 def test_CMP_25_nested_start_is_named_at_the_second_start() -> None:

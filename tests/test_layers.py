@@ -90,3 +90,21 @@ def test_a_command_imports_only_its_own_module() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=False)
     assert done.stdout.splitlines()[-1] == "RESULT 0 []", done.stdout[-2000:] + done.stderr[-2000:]
     assert "PFX-1 " in done.stdout
+
+
+def test_no_test_module_imports_another() -> None:
+    """Issue 28: builders shared by tests live in one support module (tests/support.py), never in a test module."""
+    found = sorted(f"{path.name}:{line} imports {name}"
+                   for path in (ROOT / "tests").glob("*.py")
+                   for line, name in _imported_modules(path) if name.split(".")[-1].startswith("test_"))
+    assert found == []
+
+
+def _imported_modules(path: Path) -> set[tuple[int, str]]:
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            found.add((node.lineno, node.module))
+    return found

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from test_compaction import Log
-
 from model.header import EpochHeader
 from model.jsonval import ABSENT, freeze
 from model.log import Dialect
@@ -18,6 +16,7 @@ from model.meter import (
     provider_output_price,
 )
 from model.rejected import Rejected
+from tests.support import Log
 
 
 def test_MTR_1_ceil4_and_u16_lengths() -> None:

@@ -32,7 +32,7 @@ from sessionspec.check.audit import check_header_types, placeholder_notes
 from sessionspec.check.compaction_audit import CompactionAudit, audit_compactions
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.generate import WrittenSurface
-from tests.test_compaction import Log, busy_log, short
+from tests.support import Log, busy_log, short
 
 ROOT = Path(__file__).resolve().parent.parent
 

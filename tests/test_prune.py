@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from test_compaction import Log, short
-
 from model.compaction import compact_if_needed
 from model.derive import derive
 from model.jsonval import freeze, get
@@ -21,6 +19,7 @@ from model.prune import (
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
+from tests.support import Log, short
 
 SMALL = PruneConfig(threshold_chars=60, head_chars=10, tail_chars=5)
 

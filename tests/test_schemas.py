@@ -108,7 +108,7 @@ def test_rules_json_and_properties_json(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_vectors_pack_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    validator = _validator("vectors-pack.v1.schema.json")
+    validator = _validator("vectors-pack.v2.schema.json")
     code, out = _run(capsys, "vectors", "pack", "--out", str(tmp_path / "v.tar.gz"), "--format", "json")
     document = json.loads(out)
     assert code == 0 and _errors(validator, document) == []

@@ -241,3 +241,26 @@ def test_the_printed_replay_line_runs_as_printed(tmp_path: Path) -> None:
     replayed = subprocess.run(line.removeprefix("replay with: "), shell=True, capture_output=True, text=True, env=env,
                               cwd=ROOT)
     assert replayed.returncode == 1 and "0/1 vectors passed, 1 failed" in replayed.stdout, replayed.stderr
+
+
+# --------------------------------------------------------------------------- the vector index
+
+
+def test_the_pack_manifest_indexes_every_vector(tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    from sessionspec.conformance.pack import build_pack
+
+    with tarfile.open(fileobj=io.BytesIO(build_pack(VECTORS_DIR, pack_version="0"))) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("/MANIFEST.json"))
+        extracted = tar.extractfile(member)
+        assert extracted is not None
+        index = {v["id"]: v for v in json.loads(extracted.read())["vectors"]}
+    vectors = _vectors()
+    assert set(index) == set(vectors)
+    single = index["gt/a-single-turn-no-prefix"]
+    assert single == {"id": "gt/a-single-turn-no-prefix", "group": "groundtruth", "file": "vectors/groundtruth.json",
+                      "rules": vectors["gt/a-single-turn-no-prefix"]["rules"], "operations": ["init", "log", "send"],
+                      "features": []}
+    assert "contributors" in index["loop/prefix/compose-once"]["features"]

@@ -96,7 +96,7 @@ def _expected_value(pattern: object) -> object | Absent:
         out = {k: _expected_value(p) for k, p in arg.items()}
         return {k: v for k, v in out.items() if not isinstance(v, Absent)}
     if kind == "array" and isinstance(arg, list):
-        return [_expected_value(p) for p in arg]
+        return [None if isinstance(v, Absent) else v for v in (_expected_value(p) for p in arg)]
     return ABSENT
 
 

@@ -83,7 +83,7 @@ def _first_text(content: object) -> str:
     return ""
 
 
-def _expected_value(pattern: object) -> object | Absent:
+def expected_value(pattern: object) -> object | Absent:
     """The value a pattern stands for, as far as it is one (for summaries): ``eq``, or an ``object``/``fields``
     of ``eq`` leaves; ``ABSENT`` when it is not a value (``any``, ``reject``)."""
     if not isinstance(pattern, dict) or len(pattern) != 1:
@@ -93,10 +93,10 @@ def _expected_value(pattern: object) -> object | Absent:
         value: object = arg
         return value
     if kind in ("object", "fields") and isinstance(arg, dict):
-        out = {k: _expected_value(p) for k, p in arg.items()}
+        out = {k: expected_value(p) for k, p in arg.items()}
         return {k: v for k, v in out.items() if not isinstance(v, Absent)}
     if kind == "array" and isinstance(arg, list):
-        return [None if isinstance(v, Absent) else v for v in (_expected_value(p) for p in arg)]
+        return [None if isinstance(v, Absent) else v for v in (expected_value(p) for p in arg)]
     return ABSENT
 
 
@@ -153,7 +153,7 @@ def _list_diff(expected: Sequence[object], actual: Sequence[object], path: str, 
 
     if len(expected) == len(actual):
         return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in item_diff(e, a, f"{path}[{i}]")]
-    values_e = [_expected_value(e) if pattern_items else e for e in expected]
+    values_e = [expected_value(e) if pattern_items else e for e in expected]
     pairs = _align([summary(e, texts=False) for e in values_e], [summary(a, texts=False) for a in actual])
     names_e = [summary(e) for e in values_e]
     names_a = [summary(a) for a in actual]

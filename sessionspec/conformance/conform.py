@@ -17,21 +17,20 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, TextIO, final
 
 from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.capabilities import OPERATIONS, Capabilities, restrict_trace
 from sessionspec.conformance.conform_coverage import Coverage
 from sessionspec.conformance.conform_rules import divergence_rule
 from sessionspec.conformance.conform_traces import strategies
 from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
-from sessionspec.conformance.protocol import AdapterError, Response
+from sessionspec.conformance.protocol import AdapterError, OperationRefused, Response
 from sessionspec.conformance.vector_build import Step, Vector, recorded_expectation
-from sessionspec.conformance.vector_format import FORMAT, PlainJson, file_text, match, verdict_only
+from sessionspec.conformance.vector_format import match, verdict_only
 from sessionspec.conformance.vector_runner import start_adapter
-from sessionspec.conformance.vectors import add_driver_arguments, driver_usage_error
 
 __all__ = ["Divergence", "compare_trace", "divergence_rule", "model_answers", "run_conform", "trace_operations"]
 
@@ -68,9 +67,10 @@ class _Diverged(Exception):
         self.divergence = divergence
 
 
-def trace_operations(initial: Op, trace: Sequence[Op]) -> list[Op]:
-    """What a trace sends: ``init`` with the initial agent, the trace, then ``log`` (the whole log compared)."""
-    return [{"op": "init", **initial}, *trace, {"op": "log"}]
+def trace_operations(initial: Op, trace: Sequence[Op], with_log: bool = True) -> list[Op]:
+    """What a trace sends: ``init`` with the initial agent, the trace, then ``log`` (the whole log compared;
+    left out for an adapter that does not declare ``log``)."""
+    return [{"op": "init", **initial}, *trace, *([{"op": "log"}] if with_log else [])]
 
 
 def model_answers(initial: Op, trace: Sequence[Op]) -> list[Response]:
@@ -80,15 +80,16 @@ def model_answers(initial: Op, trace: Sequence[Op]) -> list[Response]:
 
 
 def compare_trace(target: ProcessAdapter | InProcessAdapter, initial: Op, trace: Sequence[Op],
-                  coverage: Coverage | None = None, expected_answers: Sequence[Response] | None = None) -> Divergence | None:
+                  coverage: Coverage | None = None, expected_answers: Sequence[Response] | None = None,
+                  with_log: bool = True) -> Divergence | None:
     """Run one trace on ``target`` and compare each answer with the model's (``expected_answers``, when the
     caller has them already, else computed here); the first diverging answer, or None.
 
     A rejection that names no rule where the model names one agrees in verdict (``sessionspec-adapter/2``)
     and is counted, not reported.  An ``init`` answer that differs from the model's is a protocol
     failure (the generated agents are valid; no loop rule is involved): :class:`AdapterError`."""
-    ops = trace_operations(initial, trace)
-    answers = model_answers(initial, trace) if expected_answers is None else expected_answers
+    ops = trace_operations(initial, trace, with_log)
+    answers = (model_answers(initial, trace) if expected_answers is None else expected_answers)[: len(ops)]
     header: dict[str, Any] | None = None  # the model's header in effect before the operation
     previous_send: Op | None = None
     for index, (op, expected) in enumerate(zip(ops, answers, strict=True)):
@@ -126,6 +127,29 @@ def _last_header(response: Response, header: dict[str, Any] | None) -> dict[str,
         if isinstance(found, dict):
             return found
     return header
+
+
+@dataclass(slots=True)
+class _Scope:
+    """What the generated traces may use: the adapter's declared capabilities, narrowed as it answers
+    ``unsupported`` to an operation it did not declare (issue 27: a partial adapter can use conform)."""
+
+    capabilities: Capabilities
+    progress: TextIO | None
+
+    def declares(self, op: str) -> bool:
+        return self.capabilities.operations is None or op in self.capabilities.operations
+
+    def learn(self, refused: OperationRefused) -> bool:
+        """Drop the refused operation from the scope; False when it cannot be dropped (``init``)."""
+        name = str(refused).split("'")[1] if "'" in str(refused) else ""
+        if name in ("", "init", "hello") or not self.declares(name):
+            return False
+        known = self.capabilities.operations if self.capabilities.operations is not None else frozenset(OPERATIONS)
+        self.capabilities = replace(self.capabilities, operations=known - {name})
+        print(f"conform: the adapter does not support {name!r}: the traces leave it out from now on",
+              file=self.progress or sys.stderr, flush=True)
+        return True
 
 
 class _AdapterFailed(BaseException):
@@ -178,17 +202,25 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     target = start_adapter(command, timeout=timeout, max_answer=max_answer)
     found: list[Divergence] = []
     ticker = _Progress(examples=examples, every=progress_every)
+    scope = _Scope(target.capabilities, progress)
 
     @settings(max_examples=examples, database=None, deadline=None, derandomize=seed is None, print_blob=False,
               suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink))
     @given(strategies())
     def trace_agrees(case: tuple[Op, list[Op]]) -> None:
-        initial, trace = case
+        from hypothesis import reject
+
+        initial, trace = restrict_trace(case[0], case[1], scope.capabilities)
         shrinking = bool(found)
         if coverage is not None and not shrinking:
             coverage.add_trace(initial, trace)
         try:
-            divergence = compare_trace(target, initial, trace, None if shrinking else coverage)
+            divergence = compare_trace(target, initial, trace, None if shrinking else coverage,
+                                       with_log=scope.declares("log"))
+        except OperationRefused as refused:
+            if not refused.unsupported or not scope.learn(refused):
+                raise _AdapterFailed(refused) from None
+            reject()  # this trace used an operation the adapter does not support: skipped, not failed
         except AdapterError as failed:
             raise _AdapterFailed(failed) from None
         if progress is not None:
@@ -222,112 +254,35 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     return min(found, key=lambda d: len(d.trace)) if found else None
 
 
-# --------------------------------------------------------------------------- CLI
+# --------------------------------------------------------------------------- CLI (conform_cli.py)
 
 
 DEFAULT_EXAMPLES: Final = 200  # also the pytest plugin's --sessionspec-examples default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--adapter", required=True, metavar="CMD", help="the adapter command to test")
-    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, metavar="N", help=f"generated traces (default {DEFAULT_EXAMPLES})")
-    parser.add_argument("--seed", type=int, default=None, metavar="S", help="a random seed (default: derandomized, reproducible)")
-    parser.add_argument("--out", default=None, metavar="FILE",
-                        help="write the shrunk divergence as a replayable vector file here (missing directories are created)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr (as check --no-progress)")
-    parser.add_argument("--quiet", "-q", dest="no_progress", action="store_true", help=argparse.SUPPRESS)  # the old spelling
-    parser.add_argument("--exhaustive", action="store_true",
-                        help="run every trace of up to --depth operations over the small alphabet of docs/conformance.md "
-                             "section 4.1 instead of random traces")
-    parser.add_argument("--depth", type=int, default=2, metavar="K",
-                        help="with --exhaustive: the longest trace, in operations (default 2)")
-    parser.add_argument("--jobs", type=int, default=None, metavar="N",
-                        help="with --exhaustive: adapters run in parallel (default: the CPU count, at most 4)")
-    add_driver_arguments(parser)
+    from sessionspec.conformance.conform_cli import add_arguments as add
+
+    add(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.examples < 1:
-        print("sessionspec conform: --examples must be at least 1", file=sys.stderr)
-        return 2
-    problem = driver_usage_error(args)
-    if problem is not None:
-        print(f"sessionspec conform: {problem}", file=sys.stderr)
-        return 2
-    if args.exhaustive:
-        return _run_exhaustive(args)
-    coverage = Coverage()
-    try:
-        divergence = run_conform(args.adapter, examples=args.examples, seed=args.seed, timeout=args.timeout,
-                                 max_answer=args.max_answer, coverage=coverage,
-                                 progress=None if args.no_progress else sys.stderr)
-    except ModuleNotFoundError as missing:
-        print(f"sessionspec conform: needs the {missing.name} package (pip install hypothesis)", file=sys.stderr)
-        return 2
-    except AdapterError as failed:
-        print(f"sessionspec conform: adapter failure: {failed}", file=sys.stderr)
-        return 2
-    if divergence is None:
-        print(f"no divergence in {args.examples} generated traces")
-        print(coverage.report())
-        return 0
-    _print_divergence(divergence)
-    print(coverage.report())
-    return _write_divergence(divergence, args)
+    from sessionspec.conformance.conform_cli import run as run_command
+
+    return run_command(args)
 
 
-def _run_exhaustive(args: argparse.Namespace) -> int:
-    import os
+def divergence_lines(divergence: Divergence, limit: int | None = 8) -> list[str]:
+    """The readable report of a divergence, the same in the CLI and the pytest plugin: the operation sent,
+    its differences from the model's answer (aligned lists, vector_diff.py), at most ``limit`` of them then
+    ``… N more`` (``None``: all)."""
+    from sessionspec.conformance.vector_diff import diff
 
-    from sessionspec.conformance.conform_exhaustive import report, run_exhaustive
-
-    if not 1 <= args.depth <= 6:
-        print("sessionspec conform: --depth must be between 1 and 6", file=sys.stderr)
-        return 2
-    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 4)
-    if jobs < 1:
-        print("sessionspec conform: --jobs must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        result = run_exhaustive(args.adapter, depth=args.depth, jobs=jobs, timeout=args.timeout,
-                                max_answer=args.max_answer, progress=None if args.no_progress else sys.stderr)
-    except AdapterError as failed:
-        print(f"sessionspec conform: adapter failure: {failed}", file=sys.stderr)
-        return 2
-    report(result)
-    if result.divergence is None:
-        return 0
-    print(f"initial agent: {result.agent}")
-    _print_divergence(result.divergence)
-    return _write_divergence(result.divergence, args)
-
-
-def _print_divergence(divergence: Divergence) -> None:
-    print(f"DIVERGENCE ({divergence.rule}) at operation {divergence.index} of a {len(divergence.trace)}-operation trace")
-    for line in divergence.mismatches[:8]:
-        print(f"    {line}")
-    print("trace:")
-    print("    " + json.dumps({"op": "init", **divergence.initial}, sort_keys=True, ensure_ascii=False))
-    for op in divergence.trace:
-        print("    " + json.dumps(op, sort_keys=True, ensure_ascii=False))
-
-
-def _write_divergence(divergence: Divergence, args: argparse.Namespace) -> int:
-    """Write the divergence as a one-vector file when ``--out`` is given; exit 1 (a finding) either way."""
-    if args.out:
-        document: Mapping[str, PlainJson] = {"format": FORMAT, "registry": _digest(), "group": "conform",
-                                             "vectors": [divergence.vector().to_json()]}
-        try:
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(file_text(document), encoding="utf-8")
-        except OSError as failed:
-            print(f"sessionspec conform: cannot write {args.out}: {failed}", file=sys.stderr)
-            return 2
-        print(f"replay with: sessionspec vectors run {Path(args.out).parent} --adapter {args.adapter!r}")
-    return 1
-
-
-def _digest() -> str:
-    from spec.registry import registry_digest
-
-    return registry_digest()
+    sent = divergence.trace[-1] if divergence.trace else {"op": "init", **divergence.initial}
+    text = json.dumps(sent, sort_keys=True, ensure_ascii=False)
+    lines = [f"sent: {text if len(text) <= 200 else text[:199] + '…'}"]
+    diffs = [d.text for d in diff(recorded_expectation(divergence.expected), divergence.actual)] or list(divergence.mismatches)
+    lines += [f"  {d}" for d in (diffs if limit is None else diffs[:limit])]
+    if limit is not None and len(diffs) > limit:
+        lines.append(f"… {len(diffs) - limit} more (-v shows all)")
+    return lines

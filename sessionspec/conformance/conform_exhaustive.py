@@ -40,11 +40,12 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO, final
 
 from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.capabilities import EVERYTHING, Capabilities, operation_needs
 from sessionspec.conformance.conform import Divergence, compare_trace
 from sessionspec.conformance.conform_traces import WINDOWS, WORK_TOOL
 from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
@@ -110,7 +111,11 @@ def _alphabet() -> tuple[Symbol, ...]:
 ALPHABET: Final = _alphabet()
 
 
-def extensions(prefix: Sequence[Symbol]) -> tuple[Symbol, ...]:
+def _every(_: Symbol) -> bool:
+    return True
+
+
+def extensions(prefix: Sequence[Symbol], allowed: Callable[[Symbol], bool] = _every) -> tuple[Symbol, ...]:
     """The symbols that may follow ``prefix`` in the scope (one interrupted send per trace) once the
     symmetric repetitions are left out (module docstring)."""
     names = [s.name for s in prefix]
@@ -120,6 +125,8 @@ def extensions(prefix: Sequence[Symbol]) -> tuple[Symbol, ...]:
         disposed = name == "dispose" or (disposed and name != "resume")
     out: list[Symbol] = []
     for s in ALPHABET:
+        if not allowed(s):
+            continue
         if s.interrupted and interrupted:
             continue
         if disposed and (s.name == "dispose" or (s.sends and s.name != "text")):
@@ -132,19 +139,20 @@ def extensions(prefix: Sequence[Symbol]) -> tuple[Symbol, ...]:
     return tuple(out)
 
 
-def trace_counts(depth: int) -> tuple[int, ...]:
-    """How many traces the scope holds at each depth 1..``depth`` (all initial agents)."""
+def trace_counts(depth: int, capabilities: Capabilities = EVERYTHING) -> tuple[int, ...]:
+    """How many traces the scope holds at each depth 1..``depth`` (all initial agents the adapter can take)."""
     counts = [0] * depth
+    allowed = _allowed(capabilities)
 
     def walk(prefix: tuple[Symbol, ...]) -> None:
         if len(prefix) == depth:
             return
-        for s in extensions(prefix):
+        for s in extensions(prefix, allowed):
             counts[len(prefix)] += 1
             walk((*prefix, s))
 
     walk(())
-    return tuple(c * len(INITIAL_AGENTS) for c in counts)
+    return tuple(c * len(_agents(capabilities)) for c in counts)
 
 
 @final
@@ -172,16 +180,18 @@ def _branch(reference: InProcessAdapter) -> InProcessAdapter:
     return InProcessAdapter(session)
 
 
-def leaves(depth: int) -> Iterator[Leaf]:
-    """Every maximal trace of the scope with the model's answers, in the run's deterministic order."""
+def leaves(depth: int, capabilities: Capabilities = EVERYTHING) -> Iterator[Leaf]:
+    """Every maximal trace of the scope with the model's answers, in the run's deterministic order (only the
+    agents and symbols whose operations and features the adapter declares)."""
     index = 0
-    for agent, initial in INITIAL_AGENTS:
+    allowed = _allowed(capabilities)
+    for agent, initial in _agents(capabilities):
         root = InProcessAdapter(ModelSession())
         first = root.call({"op": "init", **initial})
         stack: list[tuple[tuple[Symbol, ...], tuple[Response, ...], InProcessAdapter]] = [((), (first,), root)]
         while stack:
             prefix, answers, reference = stack.pop()
-            following = extensions(prefix) if len(prefix) < depth else ()
+            following = extensions(prefix, allowed) if len(prefix) < depth else ()
             if not following:
                 yield Leaf(index=index, agent=agent, initial=initial, symbols=prefix,
                            answers=(*answers, reference.call({"op": "log"})))
@@ -227,7 +237,8 @@ def _worker(adapter: ProcessAdapter | InProcessAdapter, work: queue.Queue[Leaf |
         if shared.stop_before(leaf.index):
             continue
         try:
-            divergence = compare_trace(adapter, leaf.initial, leaf.trace, expected_answers=leaf.answers)
+            divergence = compare_trace(adapter, leaf.initial, leaf.trace, expected_answers=leaf.answers,
+                                       with_log=adapter.capabilities.missing(["op log"]) == ())
         except AdapterError as failed:
             with shared.lock:
                 shared.failure = shared.failure or failed
@@ -244,9 +255,10 @@ def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: f
     """Send every maximal trace of the scope to ``jobs`` adapters (``command``; None: the model in-process)
     and compare every answer with the model's.  The divergence reported is the first in the run's order; an
     adapter failure raises :class:`AdapterError`."""
-    counts = trace_counts(depth)
-    total = sum(1 for _ in _maximal(depth)) * len(INITIAL_AGENTS)
     adapters = [start_adapter(command, timeout=timeout, max_answer=max_answer) for _ in range(max(1, jobs))]
+    capabilities = adapters[0].capabilities
+    counts = trace_counts(depth, capabilities)
+    total = sum(1 for _ in _maximal(depth, capabilities)) * len(_agents(capabilities))
     work: queue.Queue[Leaf | None] = queue.Queue(maxsize=4 * len(adapters))
     shared = _Shared()
     threads = [threading.Thread(target=_worker, args=(a, work, shared), daemon=True) for a in adapters]
@@ -255,7 +267,7 @@ def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: f
         t.start()
     sent = 0
     try:
-        for leaf in leaves(depth):
+        for leaf in leaves(depth, capabilities):
             if shared.stop_before(leaf.index):
                 break
             work.put(leaf)
@@ -278,12 +290,24 @@ def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: f
                             divergence=None if found is None else found[1], agent=None if found is None else found[2])
 
 
-def _maximal(depth: int) -> Iterator[tuple[Symbol, ...]]:
+def _allowed(capabilities: Capabilities) -> Callable[[Symbol], bool]:
+    """Whether a symbol's operation and features are declared (issue 27: only declared operations)."""
+    return lambda symbol: not capabilities.missing(operation_needs([symbol.op]))
+
+
+def _agents(capabilities: Capabilities) -> tuple[tuple[str, Op], ...]:
+    """The initial agents whose features are declared (``no-contributor`` always is)."""
+    return tuple((name, initial) for name, initial in INITIAL_AGENTS
+                 if not capabilities.missing(operation_needs([], [initial["agent"]])))
+
+
+def _maximal(depth: int, capabilities: Capabilities = EVERYTHING) -> Iterator[tuple[Symbol, ...]]:
     """The maximal symbol sequences of one initial agent (the leaves of the scope's tree)."""
+    allowed = _allowed(capabilities)
     stack: list[tuple[Symbol, ...]] = [()]
     while stack:
         prefix = stack.pop()
-        following = extensions(prefix) if len(prefix) < depth else ()
+        following = extensions(prefix, allowed) if len(prefix) < depth else ()
         if not following:
             yield prefix
         stack.extend((*prefix, s) for s in following)

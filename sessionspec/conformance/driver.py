@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Final, TextIO
 
 from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.capabilities import Capabilities, from_hello
 from sessionspec.conformance.protocol import (
     PROTOCOL,
     PROTOCOL_V1,
@@ -26,6 +27,7 @@ from sessionspec.conformance.protocol import (
     OperationError,
     OperationRefused,
     Response,
+    is_unsupported,
 )
 from sessionspec.conformance.vector_format import FormatError, PlainJson
 
@@ -70,7 +72,10 @@ def _response(message: object, ident: int, what: str, protocol: str = PROTOCOL) 
         shown = message.get("id") if isinstance(message, dict) else None
         raise AdapterError(f"{what}: the answer is not {{id: {ident}, ok|reject|error}} (id {shown!r}): {str(message)[:200]}")
     if "error" in message:
-        raise OperationRefused(f"{what}: the adapter refused it as malformed: {str(message['error'])[:200]}")
+        error = str(message["error"])
+        if is_unsupported(error):
+            raise OperationRefused(f"{what}: the adapter does not support it: {error[:200]}", error)
+        raise OperationRefused(f"{what}: the adapter refused it as malformed: {error[:200]}", error)
     if "reject" in message:
         reject = message["reject"]
         if not isinstance(reject, dict):
@@ -118,10 +123,14 @@ class InProcessAdapter:
     def __init__(self, session: ModelSession | None = None) -> None:
         self.session = session or ModelSession()
         self.protocol = PROTOCOL
+        self.capabilities = Capabilities()
         self._next = 0
 
     def hello(self) -> str:
-        return check_hello(self.call({"op": "hello"}))
+        answer_ = self.call({"op": "hello"})
+        protocol = check_hello(answer_)
+        self.capabilities = from_hello(answer_)
+        return protocol
 
     def call(self, op: Mapping[str, PlainJson]) -> Response:
         self._next += 1
@@ -154,6 +163,7 @@ class ProcessAdapter:
         self.timeout = timeout
         self.max_answer = max_answer
         self.protocol = PROTOCOL
+        self.capabilities = Capabilities()  # what hello declares (issue 27): all until it says otherwise
         self._next = 0
         self._buffer = bytearray()
         self._broken: AdapterError | None = None
@@ -174,8 +184,12 @@ class ProcessAdapter:
         os.set_blocking(self._out, False)
 
     def hello(self) -> str:
-        """The handshake: ``hello`` must name a protocol this driver reads (``sessionspec-adapter/1`` or ``/2``)."""
-        self.protocol = check_hello(self.call({"op": "hello"}), f"operation 'hello' (id {self._next + 1})")
+        """The handshake: ``hello`` must name a protocol this driver reads (``sessionspec-adapter/1`` or ``/2``);
+        it may declare the operations and features the adapter supports (capabilities.py)."""
+        what = f"operation 'hello' (id {self._next + 1})"
+        answer_ = self.call({"op": "hello"})
+        self.protocol = check_hello(answer_, what)
+        self.capabilities = from_hello(answer_, what)
         return self.protocol
 
     def call(self, op: Mapping[str, PlainJson]) -> Response:

@@ -221,22 +221,34 @@ def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...]
 
     files = load_dir(vectors_dir)
     out: list[Kill] = []
-    for mutant in MUTANTS:
-        if names is not None and mutant.name not in names:
-            continue
+    chosen = [m for m in MUTANTS if names is None or m.name in names]
+    for number, mutant in enumerate(chosen, 1):
         command = adapter_command(mutant.name)
+        if progress is not None:  # a run takes minutes: say what runs as it starts (--no-progress: nothing)
+            print(f"mutants: {number}/{len(chosen)} {mutant.name}: running the vectors", file=progress, flush=True)
         results = run_vectors(files, command, stop_at_first=True)
-        failed = next((r for r in results if not r.passed), None)
-        divergence = run_conform(command, examples=examples)
+        failed = next((r for r in results if r.status in ("fail", "error")), None)
+        if progress is not None:
+            print(f"mutants: {number}/{len(chosen)} {mutant.name}: vectors {'killed' if failed else 'SURVIVED'}; "
+                  f"conform with {examples} traces", file=progress, flush=True)
+        divergence = run_conform(command, examples=examples, progress=progress, progress_every=10.0)
         out.append(Kill(mutant=mutant, vector=None if failed is None else failed.vector_id,
                         vector_rules=() if failed is None else failed.rules,
                         conform_rule=None if divergence is None else divergence.rule,
                         conform_trace=None if divergence is None else len(divergence.trace)))
-        if progress is not None:  # a run takes minutes: one line per mutant (--no-progress: none)
-            total = sum(1 for m in MUTANTS if names is None or m.name in names)
-            print(f"mutants: {len(out)}/{total} {mutant.name}: vectors "
+        if progress is not None:
+            print(f"mutants: {number}/{len(chosen)} {mutant.name}: vectors "
                   f"{'killed' if failed else 'SURVIVED'}, conform {'killed' if divergence else 'SURVIVED'}", file=progress, flush=True)
     return tuple(out)
+
+
+def table_json(kills: tuple[Kill, ...]) -> dict[str, object]:
+    """The kill table as ``--format json`` (docs/schemas/mutants.v2.schema.json)."""
+    rows = [{"name": k.mutant.name, "breaks": k.mutant.rule, "description": k.mutant.description, "vector": k.vector,
+             "vectorRules": list(k.vector_rules), "conformRule": k.conform_rule, "conformTrace": k.conform_trace,
+             "status": "killed" if k.vector is not None and k.conform_rule is not None else "survived"} for k in kills]
+    return {"format": "sessionspec-mutants/2", "killed": sum(1 for r in rows if r["status"] == "killed"),
+            "total": len(rows), "mutants": rows}
 
 
 def table_text(kills: tuple[Kill, ...]) -> str:
@@ -256,7 +268,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--examples", type=int, default=200, metavar="N", help="conform examples per mutant (default 200)")
     parser.add_argument("--only", action="append", default=None, metavar="NAME", help="run only this mutant (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
-    parser.add_argument("--no-progress", action="store_true", help="no progress line per mutant on stderr (as check --no-progress)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr (as check --no-progress)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (default) or json (one object, docs/schemas/mutants.v2.schema.json)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -276,5 +290,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     kills = kill_table(directory, examples=args.examples, names=tuple(args.only) if args.only else None,
                        progress=None if args.no_progress else sys.stderr)
-    print(table_text(kills))
+    if args.format == "json":
+        import json
+
+        print(json.dumps(table_json(kills)))
+    else:
+        print(table_text(kills))
     return 0 if all(k.vector is not None and k.conform_rule is not None for k in kills) else 1

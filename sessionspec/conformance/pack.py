@@ -4,7 +4,9 @@ The archive ``sessionspec-vectors-<version>.tar.gz`` holds, under the folder
 ``sessionspec-vectors-<version>/``: every vector file and the vector schema
 (``vectors/``), the protocol document (``docs/conformance.md``) and
 ``MANIFEST.json``: the package version, the vector format, the rule-registry
-digest, and the size and sha256 of every other file.
+digest, the size and sha256 of every other file, and the vector index (issue 27):
+every vector's id, group, rules, the operations and features it needs
+(capabilities.py) and the file that holds it.
 
 It is byte-reproducible: members in sorted order, fixed mtime (0), owner and
 group 0 with empty names, mode 0644, ustar headers (no pax time records), gzip
@@ -30,7 +32,7 @@ from typing import Final
 
 from sessionspec.conformance.vector_format import FORMAT
 
-PACK_FORMAT: Final = "sessionspec-vectors-pack/1"
+PACK_FORMAT: Final = "sessionspec-vectors-pack/2"  # /2: the vector index
 ROOT: Final = Path(__file__).resolve().parents[2]
 PROTOCOL_DOC: Final = ROOT / "docs" / "conformance.md"
 
@@ -73,7 +75,27 @@ def manifest(files: Mapping[str, bytes], registry: str, pack_version: str) -> di
         "registry": registry,
         "files": [{"path": name, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
                   for name, body in sorted(files.items())],
+        "vectors": vector_index(files),
     }
+
+
+def vector_index(files: Mapping[str, bytes]) -> list[dict[str, object]]:
+    """Every vector of the pack: id, group, rules, the operations and features it needs, its file (in file
+    order, then vector order), so an implementer can see what a capability unlocks without running."""
+    from sessionspec.conformance.capabilities import vector_needs
+
+    index: list[dict[str, object]] = []
+    for name, body in sorted(files.items()):
+        if not name.startswith("vectors/") or name == "vectors/schema.json":
+            continue
+        document = json.loads(body)
+        for vector in document.get("vectors", []):
+            needs = vector_needs(vector)
+            index.append({"id": vector["id"], "group": document.get("group"), "rules": list(vector["rules"]),
+                          "operations": [n.removeprefix("op ") for n in needs if n.startswith("op ")],
+                          "features": [n.removeprefix("feature ") for n in needs if n.startswith("feature ")],
+                          "file": name})
+    return index
 
 
 def vector_registry(files: Mapping[str, bytes]) -> str:

@@ -27,4 +27,21 @@ class AdapterError(Exception):
 
 class OperationRefused(AdapterError):
     """The adapter answered ``{"error": ...}``: it did not understand or does not support the operation
-    (it stays in sync, so a vector run goes on with the next vector)."""
+    (it stays in sync, so a vector run goes on with the next vector).  ``error`` is the adapter's own text;
+    ``unsupported`` says it declined an operation it does not implement (capabilities.py): a skip, not a
+    failure."""
+
+    def __init__(self, message: str, error: str = "") -> None:
+        super().__init__(message)
+        self.error = error
+
+    @property
+    def unsupported(self) -> bool:
+        return is_unsupported(self.error)
+
+
+def is_unsupported(error: str) -> bool:
+    """Whether an ``error`` answer says the operation is not supported (docs/conformance.md section 1):
+    ``unsupported``, optionally followed by ``:`` or a space and an explanation."""
+    text = error.strip()
+    return text == "unsupported" or text.startswith(("unsupported:", "unsupported "))

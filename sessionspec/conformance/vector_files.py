@@ -68,6 +68,17 @@ def load_dir(directory: Path) -> list[dict[str, Any]]:
     return files
 
 
+def load_path(path: Path) -> list[dict[str, Any]]:
+    """A vector directory (:func:`load_dir`) or one vector file, validated."""
+    if path.is_dir():
+        return load_dir(path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    problems = validate(schema(), document)
+    if problems:
+        raise FormatError(f"{path}: {problems[0]}")
+    return [document]
+
+
 def vectors_by_rule(directory: Path = VECTORS_DIR) -> dict[str, tuple[str, ...]]:
     """Registered rule ID -> the IDs of the vectors that name it in their ``rules``
     (a drop-in for sessionspec/coverage.py's text scan: only declared rules count)."""

@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Final
 
 from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER
-from sessionspec.conformance.protocol import AdapterError
 from sessionspec.conformance.vector_build import (
     ECHO_TOOL,
     GROUNDTRUTH,
@@ -59,7 +58,6 @@ from sessionspec.conformance.vector_build import (
     text,
 )
 from sessionspec.conformance.vector_files import generate, load_dir, rules_with_vectors, vectors_by_rule
-from sessionspec.conformance.vector_format import FormatError
 from sessionspec.conformance.vector_runner import VectorResult, run_vector, run_vectors
 
 # The names other modules and projects import from here (the module was split; issue 14).
@@ -78,13 +76,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     gen = sub.add_parser("generate", help="write the vectors (default: the committed vectors/ folder)")
     gen.add_argument("--out", default=None, metavar="DIR", help="output directory (default: vectors/)")
     gen.add_argument("--check", action="store_true", help="do not write; exit 1 if the directory differs from a fresh generation")
-    runner = sub.add_parser("run", help="run a vector directory against an adapter command")
-    runner.add_argument("directory", metavar="DIR", help="a directory of vector files")
+    runner = sub.add_parser("run", help="run a vector directory or file against an adapter command")
+    runner.add_argument("directory", metavar="PATH", help="a directory of vector files, or one vector file")
     runner.add_argument("--adapter", default=None, metavar="CMD",
                         help="the adapter command (default: the model itself, in this process)")
-    runner.add_argument("--verbose", "-v", action="store_true", help="list every vector, not only failures")
+    runner.add_argument("--verbose", "-v", action="store_true",
+                        help="list every vector (passes, skips), and every difference of a failure")
     runner.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text (default) or json (one object, docs/schemas/vectors-run.v1.schema.json)")
+                        help="text (default) or json (one object, docs/schemas/vectors-run.v2.schema.json)")
+    from sessionspec.conformance.vector_run_cli import add_selection_arguments
+
+    add_selection_arguments(runner)
     add_driver_arguments(runner)
     runner.add_argument("--verdicts-only", action="store_true",
                         help="exit 0 when every verdict agrees, even if rejections name no rule (sessionspec-adapter/2)")
@@ -143,38 +145,11 @@ def driver_usage_error(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _run(directory: Path, command: str | None, args: argparse.Namespace) -> int:
+def _run(path: Path, command: str | None, args: argparse.Namespace) -> int:
     problem = driver_usage_error(args)
     if problem is not None:
         print(f"sessionspec vectors: {problem}", file=sys.stderr)
         return 2
-    if not directory.is_dir():
-        print(f"sessionspec vectors: no such directory: {directory}", file=sys.stderr)
-        return 2
-    try:
-        files = load_dir(directory)
-    except (FormatError, json.JSONDecodeError, UnicodeDecodeError, OSError) as bad:
-        print(f"sessionspec vectors: {bad}", file=sys.stderr)
-        return 2
-    try:
-        results = run_vectors(files, command, timeout=args.timeout, max_answer=args.max_answer)
-    except AdapterError as failed:
-        print(f"sessionspec vectors: adapter failure: {failed}", file=sys.stderr)
-        return 2
-    total = len(results)
-    verdicts = sum(1 for r in results if r.verdicts_agree)
-    rules = sum(1 for r in results if r.passed)
-    code = 0 if (verdicts if args.verdicts_only else rules) == total else 1
-    if args.format == "json":  # docs/schemas/vectors-run.v1.schema.json
-        print(json.dumps({"adapter": command, "passed": rules, "failed": total - rules, "verdictAgreement": verdicts,
-                          "ruleAgreement": rules, "results": [{"id": r.vector_id, "rules": list(r.rules), "passed": r.passed,
-                                                               "failures": list(r.failures)} for r in results]}))
-        return code
-    for r in results:
-        if args.verbose or not r.passed:
-            print(f"{'PASS' if r.passed else 'FAIL'} {r.vector_id} [{', '.join(r.rules)}]")
-            for failure in r.failures[:5]:
-                print(f"    {failure}")
-    print(f"verdict agreement: {verdicts}/{total} vectors; rule agreement: {rules}/{total} vectors")
-    print(f"{rules}/{total} vectors passed")
-    return code
+    from sessionspec.conformance.vector_run_cli import run as run_selected
+
+    return run_selected(path, command, args)

@@ -31,6 +31,7 @@ from sessionspec.check.audit import audit_events, check_end_seed, check_fork_see
 from sessionspec.check.audit_table import loader_answer
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
 from sessionspec.check.paths import Unlistable, escape_text
+from sessionspec.check.writers import attribute, check_turn_dialects, writer_note
 
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
 SCHEMA_VERSION: Final = 2
@@ -269,14 +270,16 @@ def _audit_finding(log: LogFile, rejected: Rejected, prefix: _Prefix) -> Finding
 
 def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool) -> _Judged:
     """Audit the first ``prefix.count`` events as ``dialect``."""
-    events: Sequence[Event] = log.events[: prefix.count]
-    if dialect is Dialect.D08:
-        events = migrate_legacy(events, session_id(log))
+    logged: Sequence[Event] = log.events[: prefix.count]
+    events = migrate_legacy(logged, session_id(log)) if dialect is Dialect.D08 else logged
     live = _first_live_seq(log, events, dialect)
     if _is_replay_script(events):
         return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
     audit = audit_events(events, dialect, live)
-    findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in audit.findings])
+    # FMT-7 Writers: judged on the events as logged (the D08 migration would hide a legacy event's shape).
+    writer_notes = _writer_notes(logged, dialect, live)
+    found = [*audit.findings, *check_turn_dialects(logged, live)]
+    findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in found])
     complete = prefix.count == len(log.events) and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = _check_fork(log, events, dialect, complete)
     findings += [_finding(log, r) for r in fork_findings]
@@ -288,9 +291,16 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
     )
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
     outside = "; ".join(audit.outside) or None
+    notes = writer_notes + audit.notes + fork_notes + cascade_notes
     if strict_quirks:
-        return _Judged(live=live, findings=tuple(findings + quirks), notes=audit.notes + fork_notes + cascade_notes, outside=outside)
-    return _Judged(live=live, findings=tuple(findings), notes=audit.notes + fork_notes + cascade_notes + _quirk_notes(quirks), outside=outside)
+        return _Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside)
+    return _Judged(live=live, findings=tuple(findings), notes=notes + _quirk_notes(quirks), outside=outside)
+
+
+def _writer_notes(events: Sequence[Event], dialect: Dialect, live: int) -> tuple[str, ...]:
+    """The writers of the log's turns (FMT-7 Writers), when not one loop alone."""
+    note = writer_note(attribute(events, dialect, live))
+    return () if note is None else (note,)
 
 
 CASCADE_RULES: Final = frozenset({"LOG-13"})

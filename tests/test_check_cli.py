@@ -85,7 +85,7 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
     finding = docs[1]["findings"][0]
     assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader", "onlyIf"] and finding["rule"] == "FMT-1" and finding["loader"] == "refuses"
-    assert docs[2] == {"kind": "summary", "schema": 2, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
+    assert docs[2] == {"kind": "summary", "schema": 3, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

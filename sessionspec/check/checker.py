@@ -28,13 +28,15 @@ from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audit import audit_events, check_end_seed, check_fork_seed
-from sessionspec.check.audit_table import loader_answer
+from sessionspec.check.audit_table import LOADER_LEVELS, loader_level
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
 from sessionspec.check.paths import Unlistable, escape_text
 from sessionspec.check.writers import attribute, check_turn_dialects, writer_note
 
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
+# How a finding's loader answer reads in the text format.
+LOADER_TEXT: Final = {"refuses": "loader refuses", "companion-refuses": "loader: only its invariant companion refuses", "accepts": "loader accepts"}
 
 # The exit codes of `sessionspec check`, the one table (docs/check.md, docs/guide.md and --help
 # show it; tests/test_hostile_files.py keeps them equal).  When several apply the first listed in
@@ -72,7 +74,8 @@ class Finding:
     seq: int | None
     reason: str
     kind: FailureKind
-    # Would the real loader refuse the log for this too (docs/check.md)?
+    # Would the real loader refuse the log for this too, in the three levels of LOADER_LEVELS
+    # (docs/check.md): its core load, or only its invariant companion (LOG-13), or neither.
     loader: str = "accepts"
     # Set when the dialect is undecided (mixed markers) and only this dialect
     # gives the finding: shown, but it cannot make the file invalid.
@@ -84,7 +87,7 @@ class Finding:
         where = f"{path}:{self.line}" if self.line is not None else path
         at = f" seq {self.seq}" if self.seq is not None else ""
         condition = f"(only if {self.only_if.name}) " if self.only_if is not None else ""
-        return f"{where}: {self.rule}{at}: {condition}{escape_text(self.reason)} (loader {self.loader})"
+        return f"{where}: {self.rule}{at}: {condition}{escape_text(self.reason)} ({LOADER_TEXT[self.loader]})"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -122,7 +125,9 @@ class FileReport:
         if self.reason:
             parts.append(f"({self.reason})")
         notes = f" (notes: {'; '.join(self.notes)})" if self.notes else ""
-        return escape_text(f"{self.path}: " + " ".join(parts) + notes)
+        loader = self.loader()
+        shown = f" [{LOADER_TEXT[loader]}]" if loader is not None and (loader != "accepts" or self.verdict is Verdict.INVALID) else ""
+        return escape_text(f"{self.path}: " + " ".join(parts) + notes + shown)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -140,11 +145,14 @@ class FileReport:
         }
 
     def loader(self) -> str | None:
-        """The second answer for the whole file: would the real loader refuse it
-        (some finding says so), or load it; None for an unreadable file."""
+        """The second answer for the whole file, the strictest its findings give: the real core
+        load ``refuses`` it, or only the invariant companion does (``companion-refuses``), or it
+        ``accepts``; None for an unreadable file.  A finding shown only under one dialect
+        (``onlyIf``) counts too: the loader of that dialect would refuse it."""
         if self.verdict is Verdict.UNREADABLE:
             return None
-        return "refuses" if any(f.loader == "refuses" for f in self.findings) else "accepts"
+        answers = {f.loader for f in self.findings}
+        return next(level for level in LOADER_LEVELS if level in answers or level == "accepts")
 
 
 def _first_live_seq(log: LogFile, events: Sequence[Event], dialect: Dialect) -> int:
@@ -171,7 +179,7 @@ def _finding(log: LogFile, rejected: Rejected, line: int | None = None) -> Findi
         seq=rejected.seq,
         reason=rejected.reason,
         kind=rejected.kind,
-        loader=loader_answer(rejected.rule, rejected.kind),
+        loader=loader_level(rejected.rule, rejected.kind),
     )
 
 

@@ -16,7 +16,6 @@ repair runs on a cold load, so a new instance follows).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 from model.compaction import is_checkpoint_source
@@ -25,64 +24,16 @@ from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.event_fields import ToolBlock, message_content, message_route, result_call_id, show, tool_blocks
+from sessionspec.check.event_fields import message_content, message_route, result_call_id, show, tool_blocks
+from sessionspec.check.loop_state import LoopState as _Loop
+from sessionspec.check.loop_state import StepState as _Step
+from sessionspec.check.loop_state import TurnState as _Turn
 from sessionspec.check.writers import api_built_steps
 
 DELIMITER_TEXT: Final = "\n\n## My request:\n"
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})
-
-
-@dataclass(slots=True)
-class _Step:
-    turn: Json | Absent
-    step: Json | Absent
-    requested: bool = False
-    attempt_usage: Json | Absent = ABSENT
-    finish: Json | Absent = ABSENT
-    message: bool = False
-    max_tokens: bool = False
-    blocks: list[ToolBlock] = field(default_factory=list)
-    calls: int = 0
-    results: int = 0
-    last_result: int = -1
-    context_after_results: int | None = None
-    failed_attempt: bool = False
-    # FMT-7 Writers: a step with a message but no stream and no sourceEventSeqs was written through
-    # the session API or by tooling, not by the loop: the loop's own rules do not bind it.
-    api: bool = False
-
-
-@dataclass(slots=True)
-class _Turn:
-    number: Json | Absent
-    trigger: Json | Absent
-    prompt: bool = False
-    blocked: Event | None = None
-    steps: int = 0
-    last_step: int = 0
-    max_tokens: bool = False
-    requested: bool = False
-    failed_step: int | None = None
-    inner: int = 0
-    inner_surface: bool = False
-    # A55: a step whose stream finished successfully but recorded no message (seq of its step/end).
-    unrecorded: int | None = None
-
-
-@dataclass(slots=True)
-class _Loop:
-    dialect: Dialect
-    found: list[Rejected] = field(default_factory=list)
-    api_steps: frozenset[int] = frozenset()
-    turn: _Turn | None = None
-    step: _Step | None = None
-    anchored: bool = False
-    config: Json | Absent = ABSENT
-
-    def report(self, rule: str, event: Event, why: str) -> None:
-        self.found.append(Rejected(rule=rule, seq=event.seq, reason=why))
 
 
 def _kind(v: Json | Absent) -> Json | Absent:

@@ -85,7 +85,7 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
     finding = docs[1]["findings"][0]
     assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader", "onlyIf"] and finding["rule"] == "FMT-1" and finding["loader"] == "refuses"
-    assert docs[2] == {"kind": "summary", "schema": 2, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
+    assert docs[2] == {"kind": "summary", "schema": 3, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,14 +176,37 @@ def _legacy_assistant_in_d08(tmp_path: Path) -> str:
     return _write(tmp_path, "legacy.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
 
 
-def test_DIA_13_forced_d08_migrates_legacy_shapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _legacy_assistant_in_d08(tmp_path)
+def test_DIA_13_forced_d08_migrates_legacy_turns(capsys: pytest.CaptureFixture[str]) -> None:
+    """DIA-13: the D08 reader migrates A55 shapes on load, so a log the A55 loop wrote reads as D08."""
+    path = str(REAL / "a55f148516" / "examples" / "acp-agent" / "tests" / "snapshots" / "tool-call-turn" / "session.jsonl")
     code, out, _ = _run(capsys, "--dialect", "D08", path)
     assert code == 0 and f"{path}: valid [D08 forced" in out
 
 
-def test_FMT_10_mixed_markers_are_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_DIA_13_one_legacy_message_inside_a_d08_turn_is_invalid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """FMT-7 Writers: no writer mixes the dialects in one turn; the migration (DIA-13) reads whole
+    legacy turns, it does not make one legacy event inside a turn the D08 loop wrote writable."""
     path = _legacy_assistant_in_d08(tmp_path)
+    for argv in (("--dialect", "D08", path), (path,)):
+        code, out, _ = _run(capsys, *argv)
+        assert code == 1 and re.search(r"DIA-13 seq 63: assistant/message has the A55 shape inside a turn the D08 loop wrote", out), out
+
+
+def _turns_of_both_dialects(tmp_path: Path) -> str:
+    """Turn 1 of the A55 ground truth, then a D08 turn (no trigger, an inbox splice): each turn
+    written by one loop, the log by two."""
+    rows = [json.loads(line) for line in GOOD.read_text().splitlines() if line.strip()][:23]
+    time = rows[-1]["time"]
+    rows += [
+        {"type": "turn/start", "seq": 23, "time": time, "data": {"turn": 2}},
+        {"type": "agent/inbox/spliced", "seq": 24, "time": time, "data": {"target": "next-turn", "start": 0, "removedCount": 0, "inserted": []}},
+        {"type": "turn/end", "seq": 25, "time": time, "data": {"turn": 2, "reason": {"kind": "completed"}}},
+    ]
+    return _write(tmp_path, "both.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
+
+
+def test_FMT_10_mixed_markers_are_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _turns_of_both_dialects(tmp_path)
     code, out, _ = _run(capsys, path)
     assert code == 4 and f"{path}: unknown" in out and "mixed dialect markers (FMT-10)" in out
 

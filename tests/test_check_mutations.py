@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import GROUNDTRUTH, REAL
 
+from model.log import Dialect
 from sessionspec.check.checker import FileReport, Verdict, check_log, check_path
 from sessionspec.check.logfile import read_stream
 
@@ -457,11 +458,23 @@ def test_DIA_14_d08_aborted_turn_end_with_a_bogus_reason() -> None:
     assert [(f.rule, f.seq) for f in report.findings] == [("DIA-14", end["seq"])]
 
 
-def test_DIA_14_d08_aborted_turn_end_without_a_reason_reads_as_legacy() -> None:
-    """DIA-14: "coarse legacy records read as reason:{kind:"legacy"}" -- valid."""
+def test_DIA_14_coarse_aborted_turn_end_of_a_legacy_turn_reads_as_legacy() -> None:
+    """DIA-14: "coarse legacy records read as reason:{kind:"legacy"}": the A55 cancel log (its
+    turn/end a coarse {kind:"aborted"}) read as D08 is valid."""
+    rows = _load(A55_CORPUS / "cancel" / "session.jsonl")
+    assert rows[_index(rows, "turn/end")]["data"]["reason"] == {"kind": "aborted"}
+    report = check_log(read_stream(io.BytesIO(_text(rows)), "mutant.jsonl"), forced=Dialect.D08)
+    assert report.verdict is Verdict.VALID, [f.text("m") for f in report.findings]
+
+
+def test_DIA_14_coarse_aborted_turn_end_inside_a_d08_turn_is_invalid() -> None:
+    """The D08 loop writes an aborted end with its cause (agent.ts lines 303-305 at 611615650f);
+    a coarse one inside a turn it wrote is a legacy event no writer puts there (FMT-7 Writers)."""
     rows = _load(D08_CORPUS / "cancel" / "session.jsonl")
-    rows[_index(rows, "turn/end")]["data"]["reason"] = {"kind": "aborted"}
-    _assert_valid(rows)
+    end = rows[_index(rows, "turn/end")]
+    end["data"]["reason"] = {"kind": "aborted"}
+    report = _check(rows)
+    assert [(f.rule, f.seq) for f in report.findings] == [("DIA-14", end["seq"])]
 
 
 def test_HDR_1_a55_header_system_that_is_a_number() -> None:

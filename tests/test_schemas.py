@@ -58,7 +58,7 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out = _run(capsys, "check", "--format", "json", str(GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl"),
                      str(broken), str(missing))
     records = [json.loads(line) for line in out.splitlines()]
-    validator = _validator("check.v2.schema.json")
+    validator = _validator("check.v3.schema.json")
     for record in records:
         assert _errors(validator, record) == []
     assert [r["kind"] for r in records] == ["file", "file", "file", "summary"]

@@ -293,6 +293,25 @@ LOADER_REFUSES: Final = frozenset({
 })
 
 
+# Rules the harness's session invariant companion vetoes at load (LOG-13: it replays the seed's
+# relational checks on session/created), on in the harness's own tests and dev runs, off in a bare
+# core load (the adapter's check op with HARNESS_ADAPTER_INVARIANTS=0).
+COMPANION_REFUSES: Final = frozenset({"LOG-13"})
+
+# The three answers of the real loader, from the strictest load to none (docs/check.md).
+LOADER_LEVELS: Final = ("refuses", "companion-refuses", "accepts")
+
+
+def loader_level(rule: str, kind: FailureKind) -> str:
+    """The loader's answer for one finding in three levels: ``refuses`` (the core load refuses it),
+    ``companion-refuses`` (only the invariant companion does), ``accepts``."""
+    if kind is not FailureKind.INVALID:
+        return "accepts"
+    if rule in LOADER_REFUSES:
+        return "refuses"
+    return "companion-refuses" if rule in COMPANION_REFUSES else "accepts"
+
+
 def loader_answer(rule: str, kind: FailureKind) -> str:
     """``refuses`` when the real loader rejects a log for this finding too,
     else ``accepts`` (the loader has no checker limits, and quirks are what
@@ -315,7 +334,7 @@ def render(ids: list[str]) -> str:
                 named or "", f"findings name {named}")
             notes = "; ".join(x for x in (_cell(part), shown if named else "") if x)
             where = f"`{checker}`" + (f" ({notes})" if notes else "")
-            loader = "refuses" if rid in LOADER_REFUSES else "accepts"
+            loader = loader_level(rid, FailureKind.INVALID).replace("companion-refuses", "with the invariant companion")
             rows.append(f"| {rid} | {where} | {loader} | |")
         elif rid in NOT_YET:
             rows.append(f"| {rid} | **not yet audited**: {_cell(NOT_YET[rid])} | | |")

@@ -28,12 +28,15 @@ from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audit import audit_events, check_end_seed, check_fork_seed
-from sessionspec.check.audit_table import loader_answer
+from sessionspec.check.audit_table import LOADER_LEVELS, loader_level
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
 from sessionspec.check.paths import Unlistable, escape_text
+from sessionspec.check.writers import attribute, check_turn_dialects, writer_note
 
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
+# How a finding's loader answer reads in the text format.
+LOADER_TEXT: Final = {"refuses": "loader refuses", "companion-refuses": "loader: only its invariant companion refuses", "accepts": "loader accepts"}
 
 # The exit codes of `sessionspec check`, the one table (docs/check.md, docs/guide.md and --help
 # show it; tests/test_hostile_files.py keeps them equal).  When several apply the first listed in
@@ -71,7 +74,8 @@ class Finding:
     seq: int | None
     reason: str
     kind: FailureKind
-    # Would the real loader refuse the log for this too (docs/check.md)?
+    # Would the real loader refuse the log for this too, in the three levels of LOADER_LEVELS
+    # (docs/check.md): its core load, or only its invariant companion (LOG-13), or neither.
     loader: str = "accepts"
     # Set when the dialect is undecided (mixed markers) and only this dialect
     # gives the finding: shown, but it cannot make the file invalid.
@@ -83,7 +87,7 @@ class Finding:
         where = f"{path}:{self.line}" if self.line is not None else path
         at = f" seq {self.seq}" if self.seq is not None else ""
         condition = f"(only if {self.only_if.name}) " if self.only_if is not None else ""
-        return f"{where}: {self.rule}{at}: {condition}{escape_text(self.reason)} (loader {self.loader})"
+        return f"{where}: {self.rule}{at}: {condition}{escape_text(self.reason)} ({LOADER_TEXT[self.loader]})"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -121,7 +125,9 @@ class FileReport:
         if self.reason:
             parts.append(f"({self.reason})")
         notes = f" (notes: {'; '.join(self.notes)})" if self.notes else ""
-        return escape_text(f"{self.path}: " + " ".join(parts) + notes)
+        loader = self.loader()
+        shown = f" [{LOADER_TEXT[loader]}]" if loader is not None and (loader != "accepts" or self.verdict is Verdict.INVALID) else ""
+        return escape_text(f"{self.path}: " + " ".join(parts) + notes + shown)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -139,11 +145,14 @@ class FileReport:
         }
 
     def loader(self) -> str | None:
-        """The second answer for the whole file: would the real loader refuse it
-        (some finding says so), or load it; None for an unreadable file."""
+        """The second answer for the whole file, the strictest its findings give: the real core
+        load ``refuses`` it, or only the invariant companion does (``companion-refuses``), or it
+        ``accepts``; None for an unreadable file.  A finding shown only under one dialect
+        (``onlyIf``) counts too: the loader of that dialect would refuse it."""
         if self.verdict is Verdict.UNREADABLE:
             return None
-        return "refuses" if any(f.loader == "refuses" for f in self.findings) else "accepts"
+        answers = {f.loader for f in self.findings}
+        return next(level for level in LOADER_LEVELS if level in answers or level == "accepts")
 
 
 def _first_live_seq(log: LogFile, events: Sequence[Event], dialect: Dialect) -> int:
@@ -170,7 +179,7 @@ def _finding(log: LogFile, rejected: Rejected, line: int | None = None) -> Findi
         seq=rejected.seq,
         reason=rejected.reason,
         kind=rejected.kind,
-        loader=loader_answer(rejected.rule, rejected.kind),
+        loader=loader_level(rejected.rule, rejected.kind),
     )
 
 
@@ -269,14 +278,16 @@ def _audit_finding(log: LogFile, rejected: Rejected, prefix: _Prefix) -> Finding
 
 def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool) -> _Judged:
     """Audit the first ``prefix.count`` events as ``dialect``."""
-    events: Sequence[Event] = log.events[: prefix.count]
-    if dialect is Dialect.D08:
-        events = migrate_legacy(events, session_id(log))
+    logged: Sequence[Event] = log.events[: prefix.count]
+    events = migrate_legacy(logged, session_id(log)) if dialect is Dialect.D08 else logged
     live = _first_live_seq(log, events, dialect)
     if _is_replay_script(events):
         return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
     audit = audit_events(events, dialect, live)
-    findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in audit.findings])
+    # FMT-7 Writers: judged on the events as logged (the D08 migration would hide a legacy event's shape).
+    writer_notes = _writer_notes(logged, dialect, live)
+    found = [*audit.findings, *check_turn_dialects(logged, live)]
+    findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in found])
     complete = prefix.count == len(log.events) and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = _check_fork(log, events, dialect, complete)
     findings += [_finding(log, r) for r in fork_findings]
@@ -288,9 +299,16 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
     )
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
     outside = "; ".join(audit.outside) or None
+    notes = writer_notes + audit.notes + fork_notes + cascade_notes
     if strict_quirks:
-        return _Judged(live=live, findings=tuple(findings + quirks), notes=audit.notes + fork_notes + cascade_notes, outside=outside)
-    return _Judged(live=live, findings=tuple(findings), notes=audit.notes + fork_notes + cascade_notes + _quirk_notes(quirks), outside=outside)
+        return _Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside)
+    return _Judged(live=live, findings=tuple(findings), notes=notes + _quirk_notes(quirks), outside=outside)
+
+
+def _writer_notes(events: Sequence[Event], dialect: Dialect, live: int) -> tuple[str, ...]:
+    """The writers of the log's turns (FMT-7 Writers), when not one loop alone."""
+    note = writer_note(attribute(events, dialect, live))
+    return () if note is None else (note,)
 
 
 CASCADE_RULES: Final = frozenset({"LOG-13"})

@@ -95,6 +95,23 @@ def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Reject
     return None
 
 
+@audits("PRN-6")
+def check_prune_placement(s: _State, event: Event, dialect: Dialect) -> Rejected | None:
+    """PRN-6: "A prune MUST run only from ``compactIfNeeded`` (pressure after the threshold
+    qualifies, or overflow)", so a prune replacement (a ``tool/result`` replace) outside a
+    compaction bracket lies where ``compactIfNeeded`` runs: A55 in ``agent/post-step`` after the
+    step's message and results (CMP-6) or after a failed step's ``step/end`` (CMP-7); D08 in
+    ``agent/pre-step`` outside a step (DIA-6) or inside the step of a failed attempt (DIA-7).
+    The windows are the bracket's (``check_bracket_placement``); a finding names PRN-6."""
+    bad = check_bracket_placement(s, event, dialect)
+    if bad is not None and dialect is Dialect.D08 and check_bracket_placement(s, event, Dialect.A55) is None:
+        bad = None  # a D08 log may hold legacy turns the A55 loop wrote (DIA-13): their windows are A55's
+    if bad is None:
+        return None
+    where = bad.reason.replace("pressure compaction bracket", "").replace("compaction bracket", "").strip()
+    return Rejected(rule="PRN-6", seq=event.seq, reason=f"prune replacement outside the windows where compactIfNeeded runs ({bad.rule}: {where})")
+
+
 @audits("CMP-12")
 def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
     """CMP-12: "Automatic ranges MUST be head-anchored (start = current
@@ -218,7 +235,7 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
             pass
 
 
-@audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6")
+@audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6", "PRN-6")
 def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """Trigger placement and range anchoring of every live bracket."""
     found: list[Rejected] = []
@@ -252,6 +269,9 @@ def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live
             s.bracket = False
         elif live and event.type == summary_t:
             bad = check_range_anchoring(s, event)
+            found += [bad] if bad is not None else []
+        if live and not s.bracket and event.type == "tool/result" and isinstance(event.surface_op, JsonObject):
+            bad = check_prune_placement(s, event, dialect)
             found += [bad] if bad is not None else []
         _step_event(s, event, dialect)
         if live and s.bracket and event.type == "user/message" and isinstance(event.surface_op, JsonObject):

@@ -16,7 +16,6 @@ repair runs on a cold load, so a new instance follows).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 from model.compaction import is_checkpoint_source
@@ -25,59 +24,16 @@ from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.event_fields import ToolBlock, message_content, message_route, result_call_id, show, tool_blocks
+from sessionspec.check.event_fields import message_content, message_route, result_call_id, show, tool_blocks
+from sessionspec.check.loop_state import LoopState as _Loop
+from sessionspec.check.loop_state import StepState as _Step
+from sessionspec.check.loop_state import TurnState as _Turn
+from sessionspec.check.writers import api_built_steps
 
 DELIMITER_TEXT: Final = "\n\n## My request:\n"
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})
-
-
-@dataclass(slots=True)
-class _Step:
-    turn: Json | Absent
-    step: Json | Absent
-    requested: bool = False
-    attempt_usage: Json | Absent = ABSENT
-    finish: Json | Absent = ABSENT
-    message: bool = False
-    max_tokens: bool = False
-    blocks: list[ToolBlock] = field(default_factory=list)
-    calls: int = 0
-    results: int = 0
-    last_result: int = -1
-    context_after_results: int | None = None
-    failed_attempt: bool = False
-
-
-@dataclass(slots=True)
-class _Turn:
-    number: Json | Absent
-    trigger: Json | Absent
-    prompt: bool = False
-    blocked: Event | None = None
-    steps: int = 0
-    last_step: int = 0
-    max_tokens: bool = False
-    requested: bool = False
-    failed_step: int | None = None
-    inner: int = 0
-    inner_surface: bool = False
-    # A55: a step whose stream finished successfully but recorded no message (seq of its step/end).
-    unrecorded: int | None = None
-
-
-@dataclass(slots=True)
-class _Loop:
-    dialect: Dialect
-    found: list[Rejected] = field(default_factory=list)
-    turn: _Turn | None = None
-    step: _Step | None = None
-    anchored: bool = False
-    config: Json | Absent = ABSENT
-
-    def report(self, rule: str, event: Event, why: str) -> None:
-        self.found.append(Rejected(rule=rule, seq=event.seq, reason=why))
 
 
 def _kind(v: Json | Absent) -> Json | Absent:
@@ -166,6 +122,18 @@ def _error_step(s: _Loop, event: Event, t: _Turn, step: Json | Absent) -> None:
         s.report("LOOP-16", event, f"error turn/end names step {step}; the step counter is {t.last_step} (or {t.last_step + 1} pending)")
 
 
+@audits("LOOP-3")
+def _prompt_blocked(s: _Loop, t: _Turn, event: Event) -> None:
+    """LOOP-3: the prologue ends in one of two outcomes, once: "block: append ``prompt/blocked``
+    and end the turn with ``{kind:"rejected", reason}``. The turn has zero steps"; so a blocked
+    turn holds one ``prompt/blocked``, before any prompt or step."""
+    if t.blocked is not None:
+        s.report("LOOP-3", event, f"second prompt/blocked in one turn (first at seq {t.blocked.seq}); a blocked prompt ends its turn")
+    elif t.prompt or t.steps:
+        s.report("LOOP-3", event, "prompt/blocked after the turn's prompt was allowed (the prologue has one outcome: block or allow)")
+    t.blocked = t.blocked or event
+
+
 def _step_start(s: _Loop, event: Event) -> None:
     t = s.turn
     if t is not None:
@@ -180,7 +148,7 @@ def _step_start(s: _Loop, event: Event) -> None:
             s.report("LOOP-3", event, f"a step in the turn of a blocked prompt (seq {t.blocked.seq}); a blocked turn has zero steps")
         elif t.trigger == "message" and not t.prompt and s.dialect is Dialect.A55:
             s.report("LOOP-3", event, "a step in a message-triggered turn with no user/message (the allowed prompt is appended before any step)")
-    s.step = _Step(turn=get(event.data, "turn"), step=get(event.data, "step"))
+    s.step = _Step(turn=get(event.data, "turn"), step=get(event.data, "step"), api=event.seq in s.api_steps)
 
 
 def _step_end(s: _Loop, event: Event) -> None:
@@ -232,7 +200,14 @@ def _assistant_message(s: _Loop, event: Event) -> None:
     st = s.step
     if st is None:
         return
+    if st.message and not st.api:
+        # FMT-8: one loop attempt per A55 step (D08: a retry follows only a failed attempt, which
+        # writes no message, DIA-7); LOOP-11: its one message cites the step's chunks.
+        s.report("LOOP-11", event, "second assistant/message in one step (the loop records one message per step, FMT-8)")
     st.message = True
+    if st.api:
+        st.blocks = tool_blocks(message_content(event, s.dialect))
+        return
     interrupted = get(event.data, "interrupted") is True
     if s.dialect is Dialect.A55 and st.finish in FAILED_FINISHES:
         s.report("LOOP-10", event, f"assistant/message after an in-band {js_stringify(st.finish)} finish (a request error writes no message)")
@@ -264,7 +239,7 @@ def _tool_call(s: _Loop, event: Event) -> None:
     append ``tool/call {turn, step, callId, name, arguments}``" -- after the
     message, in block order, with the block's id, name and arguments."""
     st = s.step
-    if st is None:
+    if st is None or st.api:
         return
     if not st.message:
         s.report("LOOP-12", event, "tool/call before its step's assistant/message")
@@ -289,7 +264,7 @@ def _tool_result(s: _Loop, event: Event) -> None:
     """LOOP-12: "Results keep model order; context that tools defer is
     appended after **all** results of the batch"."""
     st = s.step
-    if st is None or not _is_append(event):
+    if st is None or st.api or not _is_append(event):
         return
     if st.context_after_results is not None:
         s.report("LOOP-12", event, f"tool/result after deferred context (seq {st.context_after_results}); context follows all results of the batch")
@@ -352,7 +327,7 @@ def _header(s: _Loop, event: Event) -> None:
 @audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15")
 def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """The loop rules a log shows, one fold (module docstring)."""
-    s = _Loop(dialect=dialect)
+    s = _Loop(dialect=dialect, api_steps=api_built_steps(events))
     for event in events:
         if event.type == "request/header":
             s.config = get(get(event.data, "header"), "config")
@@ -371,7 +346,7 @@ def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 
             case "step/end":
                 _step_end(s, event)
             case "prompt/blocked" if s.turn is not None:
-                s.turn.blocked = event
+                _prompt_blocked(s, s.turn, event)
             case "user/message":
                 _user_message(s, event)
             case "steering/message":

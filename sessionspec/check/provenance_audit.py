@@ -15,6 +15,7 @@ from model.jsonval import ABSENT, Absent, Json, get, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.writers import api_built_steps
 
 
 @dataclass(slots=True)
@@ -89,8 +90,11 @@ def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: 
     """Provenance of live assistant messages and tool results, one fold."""
     found: list[Rejected] = []
     st: _StepChunks | None = None
+    api = api_built_steps(events)
     for event in events:
         match event.type:
+            case "step/start" if event.seq in api:
+                st = None  # FMT-7 Writers: not written by the loop, which alone cites its stream
             case "step/start":
                 st = _StepChunks()
             case "step/end" | "turn/end" | "turn/start":

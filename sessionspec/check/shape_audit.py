@@ -214,9 +214,11 @@ def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejec
     flaw: str | None = None
     if dialect is Dialect.D08 and kind == "aborted":
         return None  # DIA-14's
-    if dialect is Dialect.D08 and kind not in BARE_END_KINDS | {"error", "rejected"}:
+    if dialect is Dialect.D08 and kind not in BARE_END_KINDS | {"error", "rejected", "blocked"}:
         flaw = "is not a turn/end reason kind"
-    elif kind in BARE_END_KINDS:
+    elif dialect is Dialect.D08 and kind == "error" and isinstance(reason, JsonObject) and "error" in reason:
+        flaw = d08_error_end_flaw(reason)
+    elif kind in BARE_END_KINDS or (dialect is Dialect.D08 and kind == "blocked"):
         flaw = key_flaw(reason, (("kind", True),))
     elif kind == "rejected":
         flaw = key_flaw(reason, (("kind", True), ("reason", True)))
@@ -235,6 +237,24 @@ def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejec
     if flaw is None:
         return None
     return Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason {js_stringify(kind if kind is not ABSENT else None)} {flaw}")
+
+
+LLM_FAILURE_KEYS: Final[Keys] = (("message", True), ("code", True), ("status", False), ("providerRetryAfterMs", False), ("requestId", False))
+
+
+def d08_error_end_flaw(reason: JsonObject) -> str | None:
+    """The D08 loop ends a failed turn with ``{kind:"error", error: LlmFailure}`` (``agent-loop/src/
+    agent.ts`` lines 303-313 at ``611615650f``: the ``LlmError`` facts, or ``{message: errorChain,
+    code:"UNKNOWN"}``); ``LlmFailure`` is ``{message, code, status?, providerRetryAfterMs?,
+    requestId?}`` (``llm/src/types.ts`` lines 40-51).  Its reader keeps this form as it is
+    (``coordinator.ts`` line 415) and rewrites the A55 forms into it."""
+    flaw = key_flaw(reason, (("kind", True), ("error", True)))
+    if flaw is not None:
+        return flaw
+    failure = get(reason, "error")
+    if key_flaw(failure, LLM_FAILURE_KEYS) is not None or not (_is_str(get(failure, "message")) and _is_str(get(failure, "code"))):
+        return "has an error that is not an LLM failure {message, code, status?, providerRetryAfterMs?, requestId?}"
+    return None
 
 
 @audits("LOG-12")

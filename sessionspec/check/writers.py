@@ -1,0 +1,243 @@
+"""Which writer wrote each part of a log (issue 25), and the cross-dialect events no writer writes.
+
+A writer rule binds only the events that writer wrote (rule book §15, FMT-7 "Writers").
+The harness has six writers of a session log:
+
+* the **A55 loop** (``loop.ts``) and the **D08 loop** (``agent-loop/src/agent.ts`` at
+  ``611615650f``): every step they run streams, so each ``assistant/message`` they append carries
+  ``sourceEventSeqs`` (LOOP-11: "explicitly ``[]`` for an empty stream"; D08 ``agent.ts`` lines
+  358-367 and 401-408);
+* **seed / replay**: the events before ``firstLiveSeq`` were copied (a fork, a resume) and were
+  judged where they were written (LOG-8, FMT-11);
+* the **out-of-band append** (LOG-16): ``turn/start``, one log-only event, ``turn/end completed``;
+* **crash repair** (LOG-14): the closers after the last event of an open turn;
+* the **session API and tooling** (tests, importers, semantic-checkpoint snapshots): events
+  appended directly, with no stream: a step whose ``assistant/message`` has no chunk in its step
+  and no ``sourceEventSeqs``.  The loop cannot write it (LOOP-11), so the loop's own rules
+  (LOOP-10..LOOP-12 for that step, its provenance SURF-13/MTR-9/INV-7) are not applied there; the
+  loader's rules and the invariant companion's (LOG-13) still are: they bind every append.
+
+Attribution is per turn (per step for API-built steps), decided from the events alone, and is
+reported as a note.  The one writer-impossible pattern it exposes itself is a turn that mixes the
+two dialects' shapes (FMT-7 Writers): each loop writes only its own shapes, and the D08 reader's migration
+(DIA-13, LEG-9) rewrites whole legacy events, it does not make a mixed turn writable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, final
+
+from model.jsonval import ABSENT, JsonObject, get
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from sessionspec.check.audits import audits
+
+# The loops' own types only: plugins (compaction) and the session (end-seed) are other writers,
+# whose dialect the file's markers decide (FMT-10).
+A55_ONLY_TYPES: Final = frozenset({"steering/message", "prompt/blocked"})
+D08_ONLY_TYPES: Final = frozenset({"agent/inbox/spliced"})
+
+
+def _turn_end_dialect(reason: object) -> Dialect | None:
+    """A55 ends (LOG-11) and D08 ends (``TurnEndReasonMap``, ``session/src/types.ts`` lines 155-174)
+    that only one writer writes; ``completed``, ``max-tokens`` and ``interrupted`` are shared."""
+    kind = get(reason, "kind") if isinstance(reason, JsonObject) else ABSENT
+    if kind in ("rejected", "disposed"):
+        return Dialect.A55
+    if kind == "blocked":
+        return Dialect.D08
+    if kind == "aborted" and isinstance(reason, JsonObject):
+        return Dialect.D08 if "reason" in reason else Dialect.A55
+    if kind == "error" and isinstance(reason, JsonObject):
+        return Dialect.D08 if "error" in reason else Dialect.A55
+    return None
+
+
+def shape_dialect(event: Event) -> Dialect | None:
+    """The only dialect whose writer writes ``event`` as logged (before any migration); None when
+    both do (or neither: shapes are judged elsewhere)."""
+    data = event.data
+    if event.type in A55_ONLY_TYPES:
+        return Dialect.A55
+    if event.type in D08_ONLY_TYPES:
+        return Dialect.D08
+    if not isinstance(data, JsonObject):
+        return None
+    match event.type:
+        case "turn/start":
+            return Dialect.A55 if "trigger" in data else Dialect.D08
+        case "turn/end":
+            return _turn_end_dialect(get(data, "reason"))
+        case "user/message":
+            return Dialect.D08 if "role" in data or "id" in data else Dialect.A55
+        case "assistant/message":
+            return Dialect.D08 if "message" in data else (Dialect.A55 if "provenance" in data else None)
+        case "tool/result":
+            return Dialect.D08 if "message" in data else (Dialect.A55 if "callId" in data else None)
+        case _:
+            return None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnWriter:
+    """One turn (or the events between turns) and the writer the log shows for it."""
+
+    turn: int | None
+    first_seq: int
+    last_seq: int
+    writer: str
+    api_steps: tuple[int, ...] = ()
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attribution:
+    turns: tuple[TurnWriter, ...]
+    api_steps: frozenset[int]
+
+
+def api_built_steps(events: Sequence[Event]) -> frozenset[int]:
+    """The ``step/start`` seqs of steps the loop did not write (FMT-7 Writers): at least one
+    ``assistant/message`` append, no ``assistant/chunk``, and no message carrying
+    ``sourceEventSeqs`` (the loop always writes them, LOOP-11)."""
+    found: set[int] = set()
+    start: int | None = None
+    chunked = cited = messaged = False
+    for event in events:
+        match event.type:
+            case "step/start":
+                start, chunked, cited, messaged = event.seq, False, False, False
+            case "assistant/chunk":
+                chunked = True
+            case "assistant/message" if event.surface_op == "append":
+                messaged = True
+                cited = cited or event.source_event_seqs is not ABSENT
+            case "step/end" | "turn/end" | "turn/start":
+                if start is not None and messaged and not chunked and not cited:
+                    found.add(start)
+                start = None
+            case _:
+                pass
+    if start is not None and messaged and not chunked and not cited:
+        found.add(start)
+    return frozenset(found)
+
+
+def _turn_writer(events: Sequence[Event], dialect: Dialect, first_live_seq: int, api: frozenset[int]) -> str:
+    """FMT-7 Writers for one turn's events (``turn/start`` first)."""
+    first, last = events[0], events[-1]
+    if first.seq < first_live_seq:
+        return "seed (copied; judged where it was written)"
+    inner = [e for e in events[1:] if e.type != "turn/end"]
+    reason = get(get(last.data, "reason"), "kind") if last.type == "turn/end" else ABSENT
+    if last.type == "turn/end" and reason == "completed" and len(inner) == 1 and inner[0].surface_op is ABSENT and dialect is Dialect.A55:
+        return "out-of-band append (LOG-16)"
+    loop = "A55 loop" if shape_dialect(first) is Dialect.A55 else "D08 loop"
+    if dialect is Dialect.D08 and loop == "A55 loop":
+        loop = "A55 loop (legacy turn, migrated on load, DIA-13)"
+    steps = [e.seq for e in events if e.type == "step/start"]
+    built = [s for s in steps if s in api]
+    if built and len(built) == len(steps):
+        loop = "session API or tooling (no streamed chunks, no sourceEventSeqs)"
+    elif built:
+        loop += f" and session API or tooling (steps at seq {', '.join(map(str, built))})"
+    if reason == "interrupted":
+        loop += ", closed by crash repair (LOG-14)"
+    elif last.type != "turn/end":
+        loop += ", still open at the end of the log"
+    return loop
+
+
+def attribute(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Attribution:
+    """Per turn, the writer (module docstring)."""
+    api = api_built_steps(events)
+    turns: list[TurnWriter] = []
+    current: list[Event] = []
+    for event in [*events, None]:
+        if event is None or (event.type == "turn/start" and current):
+            if current and current[0].type == "turn/start":
+                number = get(current[0].data, "turn")
+                turns.append(TurnWriter(turn=number if isinstance(number, int) else None, first_seq=current[0].seq, last_seq=current[-1].seq,
+                                        writer=_turn_writer(current, dialect, first_live_seq, api),
+                                        api_steps=tuple(s for s in (e.seq for e in current if e.type == "step/start") if s in api)))
+            current = []
+        if event is None:
+            break
+        if event.type == "turn/start" or current:
+            current.append(event)
+        if event.type == "turn/end" and current:
+            number = get(current[0].data, "turn")
+            turns.append(TurnWriter(turn=number if isinstance(number, int) else None, first_seq=current[0].seq, last_seq=event.seq,
+                                    writer=_turn_writer(current, dialect, first_live_seq, api),
+                                    api_steps=tuple(s for s in (e.seq for e in current if e.type == "step/start") if s in api)))
+            current = []
+    return Attribution(turns=tuple(turns), api_steps=api)
+
+
+def writer_note(attribution: Attribution) -> str | None:
+    """One note naming each writer and the turns it wrote; None when one loop wrote every turn."""
+    by_writer: dict[str, list[TurnWriter]] = {}
+    for turn in attribution.turns:
+        by_writer.setdefault(turn.writer, []).append(turn)
+    if len(by_writer) <= 1 and not any(w.startswith(("seed", "out-of-band")) or "repair" in w or "API" in w for w in by_writer):
+        return None
+    parts = []
+    for writer, turns in by_writer.items():
+        numbers = ", ".join(str(t.turn) for t in turns)
+        parts.append(f"{writer}: turn{'s' if len(turns) > 1 else ''} {numbers}")
+    live_api = any(t.api_steps for t in attribution.turns if not t.writer.startswith("seed"))
+    skipped = " (the loop's own rules LOOP-10..LOOP-12, SURF-13, MTR-9, INV-7 are not applied to the steps it did not write)" if live_api else ""
+    return "writers (FMT-7): " + "; ".join(parts) + skipped
+
+
+def _rule_for(event: Event, turn_dialect: Dialect) -> str:
+    """The rule a cross-dialect event breaks: the turn writer's shape rule."""
+    if turn_dialect is Dialect.A55:
+        return "LOG-12" if event.type == "user/message" else ("LOG-11" if event.type == "turn/end" else "LOG-9")
+    # DIA-10 is also a load check; the reader migrates a legacy event (DIA-13) and loads it, so the
+    # finding names the migration rule, whose loader answer is "accepts".
+    return "DIA-14" if event.type == "turn/end" else "DIA-13"
+
+
+@audits("FMT-7", "DIA-13", "DIA-14", "LOG-9", "LOG-11", "LOG-12")
+def check_turn_dialects(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
+    """FMT-7 Writers: every live turn is written by one loop, so its events carry one dialect's shapes.
+    The turn's writer is the dialect most of its dialect-marked events show (the ``turn/start``
+    breaks a tie); each event of the other dialect is reported under the writer's shape rule
+    (A55: LOG-9, LOG-11, LOG-12; D08: DIA-13, DIA-14).  Run on the events
+    as logged, before the D08 reader's migration, which would hide them (LEG-9)."""
+    found: list[Rejected] = []
+    turn: list[tuple[Event, Dialect]] = []
+    start: Event | None = None
+
+    def close() -> None:
+        if start is None or start.seq < first_live_seq or not turn:
+            return
+        a55 = sum(1 for _, d in turn if d is Dialect.A55)
+        d08 = len(turn) - a55
+        if a55 == 0 or d08 == 0:
+            return
+        tie = shape_dialect(start) or Dialect.A55
+        writer = tie if a55 == d08 else (Dialect.A55 if a55 > d08 else Dialect.D08)
+        for event, dialect in turn:
+            if dialect is not writer:
+                found.append(Rejected(rule=_rule_for(event, writer), seq=event.seq,
+                                      reason=f"{event.type} has the {dialect.name} shape inside a turn the {writer.name} loop wrote "
+                                             f"(turn/start at seq {start.seq}); no writer mixes the dialects in one turn"))
+
+    for event in events:
+        if event.type == "turn/start":
+            close()
+            start, turn = event, []
+        if start is not None:
+            dialect = shape_dialect(event)
+            if dialect is not None:
+                turn.append((event, dialect))
+        if event.type == "turn/end":
+            close()
+            start, turn = None, []
+    close()
+    return found

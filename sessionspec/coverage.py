@@ -182,7 +182,7 @@ def coverage(tests_dir: Path = TESTS, vectors_dir: Path = VECTORS) -> tuple[Rule
 
 def unchecked(report: Iterable[RuleCoverage], areas: Iterable[str]) -> tuple[str, ...]:
     """Rule IDs of ``areas`` that no test and no exercised property checks
-    (rules outside the model, ``spec/scope.md``, are not asked for)."""
+    (rules outside the model, ``spec.status``, ``OutOfScope``, are not asked for)."""
     wanted = set(areas)
     outside = out_of_scope()
     return tuple(c.rule.id for c in report if c.rule.area in wanted and not c.checked and c.rule.id not in outside)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import assert_never
 
 from spec.registry import properties, quirks, registry_digest, rules
+from spec.status import STATUS, Audited, Defined, LogStatus, ModelStatus, NotDefined, NotYet, OutOfScope, Undecidable
 
-HELP = "print the rule registry (ID, implementing functions, normative sentence)"
+HELP = "print the rule registry (ID, normative sentence, implementing functions, what the model and the checker decide)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,15 +35,42 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({
             "registry": registry_digest(),
-            "rules": [{"id": r.id, "area": r.area, "sentence": r.sentence, "implementedBy": list(r.implemented_by)} for r in selected],
+            "rules": [{"id": r.id, "area": r.area, "sentence": r.sentence, "implementedBy": list(r.implemented_by),
+                       "model": _facet(STATUS[r.id].model), "log": _facet(STATUS[r.id].log)} for r in selected],
             "quirks": [{"id": q.id, "title": q.title} for q in quirks()],
         }, indent=2, sort_keys=True))
         return 0
     for r in selected:
         impl = ", ".join(r.implemented_by) or "(not implemented)"
         print(f"{r.id:8} {r.sentence}\n         implemented by: {impl}")
+        print(f"         model: {_facet_text(STATUS[r.id].model)}; log: {_facet_text(STATUS[r.id].log)}")
     print(f"{len(selected)} rules; registry digest {registry_digest()}")
     return 0
+
+
+def _facet(status: ModelStatus | LogStatus) -> dict[str, str]:
+    """One facet of a rule's status (spec/status.py) as JSON: ``{"status": "defined"}`` or with its reason or part."""
+    match status:
+        case Defined():
+            return {"status": "defined"}
+        case OutOfScope(reason=reason):
+            return {"status": "out-of-scope", "reason": reason}
+        case NotDefined(reason=reason):
+            return {"status": "not-defined", "reason": reason}
+        case Audited(part=part, reported_as=named):
+            return {"status": "audited", **({"part": part} if part else {}), **({"reportedAs": named} if named else {})}
+        case Undecidable(reason=reason):
+            return {"status": "undecidable", "reason": reason}
+        case NotYet(reason=reason):
+            return {"status": "not-yet", "reason": reason}
+        case unreachable:
+            assert_never(unreachable)
+
+
+def _facet_text(status: ModelStatus | LogStatus) -> str:
+    facet = _facet(status)
+    detail = facet.get("reason") or facet.get("part")
+    return facet["status"] + (f" ({detail})" if detail else "")
 
 
 def areas() -> tuple[str, ...]:

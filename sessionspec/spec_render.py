@@ -17,11 +17,13 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, assert_never
 
 from model.rules import IMPLEMENTATIONS
+from sessionspec.check.audits import load_audits
 from sessionspec.coverage import RuleCoverage, coverage, summary
-from spec.registry import Rule, load_definitions, out_of_scope, properties, quirks, registry_digest, rules
+from spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules
+from spec.status import STATUS, Audited, Defined, LogStatus, NotDefined, NotYet, OutOfScope, Undecidable
 
 HELP = "render the reviewer's spec (docs/SPEC.md) from the rule registry"
 
@@ -73,11 +75,19 @@ def _source(function: Callable[..., object]) -> str:
         return "# (source not available)"
 
 
-def _audits() -> dict[str, list[Callable[..., object]]]:
-    # The checker's links (sessionspec.check.audits), loaded with the model modules.
-    from sessionspec.check.audits import AUDITS
-
-    return AUDITS
+def _log_line(rule_id: str, status: LogStatus) -> str:
+    """What ``sessionspec check`` decides of the rule from a log (docs/check.md says the same)."""
+    match status:
+        case Audited(part=part):
+            audited = sorted({_qualname(f) for f in load_audits().get(rule_id, [])})
+            scope = f" ({part})" if part else ""
+            return f"*Audited in logs by* {', '.join(f'`{name}`' for name in audited)}{scope} (docs/check.md, audit table)."
+        case Undecidable(reason=reason):
+            return f"*Not decidable from a log:* {reason}."
+        case NotYet(reason=reason):
+            return f"*Not yet audited in logs:* {reason}."
+        case unreachable:
+            assert_never(unreachable)
 
 
 def _implementations(rule_id: str) -> list[Callable[..., object]]:
@@ -96,13 +106,17 @@ def quoted_rule(r: Rule) -> list[str]:
 def _rule_section(item: RuleCoverage, shown: dict[str, str], property_names: dict[str, str]) -> list[str]:
     r: Rule = item.rule
     out = [f"### {r.id}", "", *quoted_rule(r), ""]
-    functions = _implementations(r.id)
-    scope = out_of_scope().get(r.id)
-    if scope is not None:
-        out += [f"*Outside the model* (`spec/scope.md`): {scope}", ""]
-    elif not functions:
-        out += ["*Implemented by:* (not implemented yet)", ""]
-    for function in functions:
+    status = STATUS[r.id]
+    match status.model:
+        case OutOfScope(reason=reason):
+            out += [f"*Outside the model* (`spec/status.py`): {reason}", ""]
+        case NotDefined(reason=reason):
+            out += [f"*No definition of its own in the model* (`spec/status.py`): {reason}", ""]
+        case Defined():
+            pass
+        case unreachable:
+            assert_never(unreachable)
+    for function in _implementations(r.id):
         name = _qualname(function)
         if name in shown:
             # A function that implements several rules is shown once; later entries link to it.
@@ -115,9 +129,7 @@ def _rule_section(item: RuleCoverage, shown: dict[str, str], property_names: dic
             out += ["Contracts (PEP 316, checked by CrossHair, see `docs/proofs.md`):", ""]
             out += [f"- `{c}`" for c in contracts]
             out.append("")
-    audited = sorted({_qualname(f) for f in _audits().get(r.id, [])})
-    if audited:
-        out += [f"*Audited in logs by* {', '.join(f'`{name}`' for name in audited)} (docs/check.md, audit table).", ""]
+    out += [_log_line(r.id, status.log), ""]
     props = [f"{p}: {property_names[p]}" if property_names.get(p) else p for p in item.properties]
     if props:
         out += ["*Properties:*", "", *[f"- {p}" for p in props], ""]

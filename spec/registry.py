@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final, final
 
 from model.rules import IMPLEMENTATIONS
+from spec.status import STATUS, OutOfScope
 
 RULEBOOK: Final = Path(__file__).with_name("rulebook.md")
 
@@ -31,9 +32,6 @@ _PROPERTY_ROW = re.compile(r"^\|\s*(P-[A-Z]+-\d+)([^|]*)\|([^|]*)\|([^|]*)\|")
 _QUIRK = re.compile(r"^- \*\*(QF?-\d+) ([^*]+)\*\*\s*(.*)$")
 # Quirks the project found itself (QF-…), kept apart from the copied book.
 QUIRKS_FOUND: Final = Path(__file__).with_name("quirks_found.md")
-# Rules the model cannot exhibit or observe, each with the reason.
-SCOPE: Final = Path(__file__).with_name("scope.md")
-_OUT_OF_SCOPE = re.compile(r"^- \*\*([A-Z]+-\d+)\*\*\s*(.+)$")
 
 
 @final
@@ -199,15 +197,9 @@ def quirks() -> tuple[Quirk, ...]:
     return tuple(found)
 
 
-@cache
 def out_of_scope() -> dict[str, str]:
-    """Rule ID -> why the model cannot decide it (``spec/scope.md``)."""
-    found: dict[str, str] = {}
-    for line in SCOPE.read_text(encoding="utf-8").splitlines():
-        match = _OUT_OF_SCOPE.match(line)
-        if match:
-            found[match.group(1)] = match.group(2).strip()
-    return found
+    """Rule ID -> why the model cannot decide it (``spec.status``: ``OutOfScope``)."""
+    return {rid: status.model.reason for rid, status in STATUS.items() if isinstance(status.model, OutOfScope)}
 
 
 def _expand_ids(text: str) -> list[str]:

@@ -83,7 +83,7 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
 # --------------------------------------------------------------------------- LOG-8 shapes
 
 
-@audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11")
+@audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11", "P-LOG-4")
 def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
     """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
     (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
@@ -386,7 +386,7 @@ class _Nesting:
     manual_bracket: bool = False
 
 
-@audits("LOG-13")
+@audits("LOG-13", "LOOP-2", "LOOP-15", "LOOP-17", "MTR-6", "DIA-3", "P-LOOP-4", "P-LOOP-7", "P-PRN-3")
 def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """LOG-13: the vetoes of the session invariant companion, for live events
     (seeds publish no ``session/event``, LOG-8; the seed still sets the state).
@@ -521,7 +521,7 @@ class _HeaderAudit:
     step_header: int | None = None
 
 
-@audits("FMT-9", "PFX-15", "HDR-7")
+@audits("FMT-9", "PFX-15", "HDR-7", "PFX-7")
 def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """FMT-9 (loop logs): (a) a header lies after a ``step/start`` and before
     that step's first chunk, at most one per step; (b) ``initial`` iff no
@@ -638,7 +638,7 @@ def check_end_seed(events: Sequence[Event], seed_length: int) -> list[Rejected]:
 # --------------------------------------------------------------------------- requests
 
 
-@audits("FMT-8", "INV-7", "WIRE-2")
+@audits("FMT-8", "INV-7", "HDR-9", "P-INV-1")
 def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """FMT-8/INV-7: every live request point has a header in force (HDR-9,
     FMT-9 g) naming a provider and model, and its request (prefix first,
@@ -668,7 +668,7 @@ def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_s
 # --------------------------------------------------------------------------- FMT-11
 
 
-@audits("FMT-11", "LOG-15")
+@audits("FMT-11", "LOG-15", "P-LOG-7")
 def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length: int) -> list[Rejected]:
     """FMT-11: a fork child's first ``seedLength`` events equal the parent's
     first ``seedLength`` events (byte-equal as logged, time included: the seed

@@ -24,3 +24,11 @@ def audits(*rule_ids: str) -> Callable[[F], F]:
         return function
 
     return register
+
+
+def load_audits() -> dict[str, list[Callable[..., object]]]:
+    """Every ``@audits`` link: the checker's pipeline imports every audit module (and the
+    definitions it runs, :mod:`sessionspec.check.by_definition`), so importing it registers all."""
+    import sessionspec.check.checker  # noqa: F401
+
+    return AUDITS

@@ -27,6 +27,7 @@ from typing import BinaryIO, Final, final
 from model.log import Dialect, Event
 from model.migrate import dialect_evidence, migrate_legacy
 from model.rejected import FailureKind, Rejected
+from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audit import audit_events, check_end_seed, check_fork_seed
 from sessionspec.check.audit_table import LOADER_LEVELS, loader_level
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id

@@ -289,7 +289,7 @@ class CompactionAuditD08(CompactionAudit):
             self.report("DIA-18", event, "prune replacement without its compaction/prune record")
 
 
-@audits("FMT-7", "CMP-25", "DIA-19")
+@audits("FMT-7", "CMP-25", "DIA-19", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "PRN-3", "PRN-4", "PRN-5", "DIA-16", "DIA-18", "FMT-4", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2")
 def audit_compactions(events: Sequence[Event], dialect: Dialect) -> tuple[Rejected, ...]:
     """FMT-7's compaction audit: every finding of the log, empty for a valid log."""
     match dialect:

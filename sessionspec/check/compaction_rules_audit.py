@@ -67,7 +67,7 @@ def _tool_calls(event: Event, dialect: Dialect) -> int:
     return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
 
 
-@audits("CMP-6", "CMP-7", "DIA-6")
+@audits("CMP-6", "CMP-7", "DIA-6", "P-CMP-11")
 def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Rejected | None:
     """CMP-6 (A55): pressure compaction runs in ``agent/post-step`` -- "inside
     the step, after the assistant message, tool results, deferred context
@@ -112,7 +112,7 @@ def check_prune_placement(s: _State, event: Event, dialect: Dialect) -> Rejected
     return Rejected(rule="PRN-6", seq=event.seq, reason=f"prune replacement outside the windows where compactIfNeeded runs ({bad.rule}: {where})")
 
 
-@audits("CMP-12")
+@audits("CMP-12", "P-CMP-4")
 def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
     """CMP-12: "Automatic ranges MUST be head-anchored (start = current
     surface head [...])"; CMP-11: the retention walk keeps at least one node
@@ -130,7 +130,7 @@ def check_range_anchoring(s: _State, event: Event) -> Rejected | None:
     return None
 
 
-@audits("CMP-19", "CMP-23")
+@audits("CMP-19", "CMP-23", "P-CMP-2")
 def check_bracket_body(s: _State, event: Event, failed: bool) -> Rejected | None:
     """At a bracket's end.  CMP-19: a surface append while the summarizer ran
     makes the commit fail ("session surface changed during summarization"),
@@ -197,7 +197,7 @@ def check_bracket_closed(s: _State, event: Event, end_t: str) -> Rejected | None
     return None
 
 
-@audits("CMP-7")
+@audits("CMP-7", "P-CMP-10")
 def check_overflow_retry(s: _State, event: Event) -> Rejected | None:
     """CMP-7: the overflow listener "returns ``retry`` iff not aborted and
     ``replaceGeneration > g0``": after a committed overflow compaction the turn

@@ -36,6 +36,7 @@ from model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_s
 from model.jsonval import JsonObject, get
 from model.log import Event
 from model.rejected import FailureKind, Rejected
+from sessionspec.check.audits import audits
 from sessionspec.fast.parse import parse_decoded
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -263,6 +264,7 @@ def find_parent_file(child: Path, parent_id: str) -> Path | None:
     return None
 
 
+@audits("FMT-1")
 def read_stream(
     stream: BinaryIO,
     name: str,

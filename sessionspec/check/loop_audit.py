@@ -324,7 +324,7 @@ def _header(s: _Loop, event: Event) -> None:
         s.anchored = True
 
 
-@audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15")
+@audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15", "P-LOOP-1", "P-LOOP-5")
 def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """The loop rules a log shows, one fold (module docstring)."""
     s = _Loop(dialect=dialect, api_steps=api_built_steps(events))

@@ -93,7 +93,7 @@ def _expected_result(turn: Json, call: _Pending) -> tuple[JsonObject, Json | Abs
     return data, (call.call_seq,) if call.call_seq is not None else ABSENT
 
 
-@audits("LOG-14")
+@audits("LOG-14", "P-LOG-6")
 def check_closers(before: _Scan, last_time: int | None, run: Sequence[Event], dialect: Dialect) -> list[Rejected]:
     """LOG-14: the closers of an interrupted turn are, in order, one synthetic
     ``tool/result`` per pending call (``TOOL_OUTCOME_UNKNOWN`` citing

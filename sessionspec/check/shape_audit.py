@@ -285,7 +285,7 @@ def check_prompt_shape(event: Event) -> list[Rejected]:
     return [Rejected(rule="LOG-12", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
 
 
-@audits("HDR-7", "HDR-2", "DIA-8")
+@audits("HDR-7", "HDR-2", "DIA-8", "PFX-10", "P-PFX-7")
 def check_header_canonical(event: Event, dialect: Dialect) -> list[Rejected]:
     """HDR-7: "A ``request/header`` event MUST have ``data = {header,
     reason}`` [...] The loop writes ``header`` already canonical, in HDR-2 key

@@ -139,8 +139,11 @@ def serialize_event(event: Event) -> str:
     return js_stringify(event_to_json(event))
 
 
+@implements("CHK-7", "FMT-5")
 def decode_record(value: Json) -> tuple[Event, ...] | Rejected:
-    """FMT-5/CHK-7: one storage record as events (a row expands to chunks)."""
+    """FMT-5: "Packed rows (CHK) MUST be expanded before any event validation"; CHK-7: "A JSON value
+    whose ``type`` is not one of the three row tags MUST pass through the decoder unvalidated."
+    One storage record as events (a row expands to chunks)."""
     if isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
         return expand_row(value)
     event = event_from_json(value)
@@ -176,7 +179,7 @@ def _is_js_safe_int(v: Json | Absent) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_SAFE_INTEGER
 
 
-@implements("CHK-5", "CHK-6", "CHK-7", "FMT-5")
+@implements("CHK-5", "CHK-6")
 def expand_row(row: JsonObject) -> tuple[Event, ...] | Rejected:
     """CHK-5: validate a packed row strictly; CHK-6: expand it to chunk events."""
     tag = row["type"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.jsonval import ABSENT, Json, JsonObject, get
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.rules import implements
@@ -21,17 +21,24 @@ def _bad(event: Event, what: str) -> Rejected:
     return Rejected(rule="DER-1", seq=event.seq, reason=f"{event.type} {what}")
 
 
-@implements("DER-1", "DER-2", "DER-3", "DER-5", "DER-6", "DER-8")
-def project(event: Event, dialect: Dialect = Dialect.A55) -> JsonObject | None | Rejected:
-    """DER-1: the message of one surface node, or None (no message).
+@implements("DER-2")
+def message_of(role: str, content: Json, provenance: Json | Absent = ABSENT) -> JsonObject:
+    """DER-2: "Projected messages MUST use the key order ``role, content, provenance?`` ...
+    Nested values are the logged values unchanged, with their logged key order." """
+    if provenance is ABSENT:
+        return JsonObject((("role", role), ("content", content)))
+    return JsonObject((("role", role), ("content", content), ("provenance", provenance)))
 
-    A55: user/steering -> ``{role:"user", content}``; assistant ->
-    ``{role:"assistant", content, provenance}`` unless content is empty (DER-5);
-    tool/result -> a user message with one ``tool-result`` block whose keys are
-    ``type, toolCallId, content, isError`` (DER-2, DER-6).  Nothing else of
-    ``data`` is projected (DER-3; ``envelope`` is display-only, DER-8).
-    D08 (DIA-10): user -> ``data``; assistant -> ``data.message`` unless empty;
-    tool/result -> ``data.message``.
+
+@implements("DER-1")
+def project(event: Event, dialect: Dialect = Dialect.A55) -> JsonObject | None | Rejected:
+    """DER-1: "Each surface node MUST project as follows (A55): ``user/message`` and
+    ``steering/message`` → ``{role:"user", content: data.content}``; ``assistant/message`` →
+    ``{role:"assistant", content: data.content, provenance: data.provenance}`` if ``content`` is
+    non-empty, else **no message**; ``tool/result`` → ``{role:"user", content:[{type:"tool-result",
+    toolCallId: data.callId, content: data.content, isError: data.isError}]}``; any other type → no
+    message."  D08 (DIA-10): user → ``data``; assistant → ``data.message`` unless empty;
+    tool/result → ``data.message``.
 
     post: dialect is not Dialect.A55 or not isinstance(__return__, JsonObject) or list(__return__.keys())[:2] == ["role", "content"]
     post: dialect is not Dialect.A55 or not isinstance(__return__, JsonObject) or set(__return__.keys()) <= {"role", "content", "provenance"}
@@ -48,31 +55,51 @@ def project(event: Event, dialect: Dialect = Dialect.A55) -> JsonObject | None |
 
 
 def _project_a55(event: Event, data: JsonObject) -> JsonObject | None | Rejected:
-    content = get(data, "content")
     match event.type:
         case "user/message" | "steering/message":
-            if content is ABSENT:
-                return _bad(event, "has no content")
-            return JsonObject((("role", "user"), ("content", content)))
+            return project_prompt(event, data)
         case "assistant/message":
-            if content is ABSENT:
-                return _bad(event, "has no content")
-            if isinstance(content, tuple) and not content:
-                return None
-            provenance = get(data, "provenance")
-            if provenance is ABSENT:
-                return JsonObject((("role", "assistant"), ("content", content)))
-            return JsonObject((("role", "assistant"), ("content", content), ("provenance", provenance)))
+            return project_assistant(event, data)
         case "tool/result":
-            call_id, is_error = get(data, "callId"), get(data, "isError")
-            if content is ABSENT or call_id is ABSENT or is_error is ABSENT:
-                return _bad(event, "lacks callId, content or isError")
-            block = JsonObject(
-                (("type", "tool-result"), ("toolCallId", call_id), ("content", content), ("isError", is_error))
-            )
-            return JsonObject((("role", "user"), ("content", (block,))))
+            return project_tool_result(event, data)
         case _:
             return None
+
+
+@implements("DER-3", "DER-8")
+def project_prompt(event: Event, data: JsonObject) -> JsonObject | Rejected:
+    """DER-3: "Derivation MUST NOT project any of these fields: ``source``, ``meta``, ``envelope``,
+    steering ``turn`` ..."; DER-8: "``envelope.displayContent`` is for display only ... It MUST NOT
+    enter the derivation."  A prompt projects its ``content`` alone."""
+    content = get(data, "content")
+    if content is ABSENT:
+        return _bad(event, "has no content")
+    return message_of("user", content)
+
+
+@implements("DER-5")
+def project_assistant(event: Event, data: JsonObject) -> JsonObject | None | Rejected:
+    """DER-5: "An ``assistant/message`` with empty ``content`` MUST stay a surface node, MUST
+    produce no message ..."  Otherwise its content and provenance, never ``usage``, ``turn`` or
+    ``step`` (DER-3)."""
+    content = get(data, "content")
+    if content is ABSENT:
+        return _bad(event, "has no content")
+    if isinstance(content, tuple) and not content:
+        return None
+    return message_of("assistant", content, get(data, "provenance"))
+
+
+@implements("DER-6")
+def project_tool_result(event: Event, data: JsonObject) -> JsonObject | Rejected:
+    """DER-6: "Every ``tool/result`` node MUST become its own user message."  Its one block keeps
+    DER-2's key order ``type, toolCallId, content, isError``, ``isError`` always present; the
+    result's ``error`` and ``meta`` are not projected (DER-3)."""
+    content, call_id, is_error = get(data, "content"), get(data, "callId"), get(data, "isError")
+    if content is ABSENT or call_id is ABSENT or is_error is ABSENT:
+        return _bad(event, "lacks callId, content or isError")
+    block = JsonObject((("type", "tool-result"), ("toolCallId", call_id), ("content", content), ("isError", is_error)))
+    return message_of("user", (block,))
 
 
 def _project_d08(event: Event, data: JsonObject) -> JsonObject | None | Rejected:
@@ -116,8 +143,3 @@ def derive(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> tuple[Jso
     if isinstance(fold, Rejected):
         return fold
     return derive_nodes(fold.state.nodes, events, dialect)
-
-
-def message_of(role: str, content: Json) -> JsonObject:
-    """A plain ``{role, content}`` message (key order of DER-2)."""
-    return JsonObject((("role", role), ("content", content)))

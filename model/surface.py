@@ -224,17 +224,28 @@ def check_tool_result_rewrite(
     return None
 
 
-@implements("SURF-9", "LOG-1", "LOG-6", "SURF-12")
+@implements("LOG-1")
+def check_seq(event: Event, expected: int) -> Rejected | None:
+    """LOG-1: "Every event MUST satisfy ``seq == its zero-based index in the log``."  The surface
+    fold rejects a gap ("seq X is not contiguous; expected Y")."""
+    if event.seq != expected:
+        return Rejected(rule="LOG-1", seq=event.seq, reason=f"seq {event.seq} is not contiguous; expected {expected}")
+    return None
+
+
+@implements("SURF-9", "LOG-6", "SURF-12")
 def plan_surface_event(
     nodes: Sequence[int], event: Event, events: Sequence[Event], dialect: Dialect = Dialect.A55
 ) -> SurfacePlan | None | Rejected:
-    """SURF-9: validate ``event`` as the next event after ``events``, in order:
-    contiguous seq, eligibility and shape, provenance, then (replace) range,
-    coverage and the tool/result rewrite.  Plans without mutating (LOG-6).
-    SURF-12: no tool-pairing or turn-structure check here.
+    """SURF-9: "Surface validation MUST check in this order: 1. contiguous seq (LOG-1); 2.
+    eligibility and the ``surfaceOp`` shape (SURF-2, SURF-3); 3. for an append: provenance (SURF-4);
+    4. for a replace: range (SURF-5), then provenance plus coverage (SURF-4, SURF-6), then the
+    tool/result rewrite (SURF-7)."  It plans without mutating (LOG-6) and checks no tool pairing or
+    turn structure (SURF-12).
     """
-    if event.seq != len(events):
-        return Rejected(rule="LOG-1", seq=event.seq, reason=f"seq {event.seq} is not contiguous; expected {len(events)}")
+    bad_seq = check_seq(event, len(events))
+    if bad_seq is not None:
+        return bad_seq
     op = surface_op_of(event, dialect)
     if op is None or isinstance(op, Rejected):
         if op is None and event.source_event_seqs is not ABSENT:

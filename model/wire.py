@@ -31,12 +31,23 @@ class Request:
     stop: Json | Absent = ABSENT
 
 
-@implements("WIRE-1", "WIRE-2", "WIRE-5", "PFX-11")
-def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
-    """WIRE-1/2: fields from the canonical header, messages = prefix ++ boundary.
+@implements("WIRE-2", "PFX-11")
+def request_messages(header: EpochHeader, boundary: Sequence[Json]) -> tuple[Json, ...]:
+    """WIRE-2: "The message order MUST be: prefix, then derived history.  ``system`` is a separate
+    slot, not a message."  PFX-11: "On the wire, the prefix MUST come after the system slot and
+    before the derived history."
 
-    A pure function of (header, boundary) (WIRE-5).  The prefix comes after the
-    system slot and before the whole derived history (PFX-11).
+    post: __return__ == prefix_messages(header) + tuple(boundary)
+    """
+    return prefix_messages(header) + tuple(boundary)
+
+
+@implements("WIRE-1", "WIRE-5")
+def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
+    """WIRE-1: "A loop request MUST consist of these fields, in this order, taken from the canonical
+    header ``h`` and the boundary snapshot ``B``" (provider, model, reasoningEffort?, messages,
+    system?, tools?, temperature?, maxTokens?, stop?); WIRE-5: "A request MUST be a pure function of
+    ``(h, B, sessionId)``."
 
     post: __return__.messages == prefix_messages(header) + tuple(boundary)
     post: __return__.system is header.system and __return__.tools is header.tools
@@ -47,7 +58,7 @@ def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
         provider=get(config, "provider"),
         model=get(config, "model"),
         reasoning_effort=get(config, "reasoningEffort"),
-        messages=prefix_messages(header) + tuple(boundary),
+        messages=request_messages(header, boundary),
         system=header.system,
         tools=header.tools,
         temperature=get(config, "temperature"),

@@ -16,6 +16,7 @@ from model.migrate import dialect_evidence
 from model.surface import (
     check_coverage,
     check_provenance,
+    check_seq,
     check_tool_result_rewrite,
     fold_surface,
     plan_surface_event,
@@ -34,6 +35,7 @@ audits("SURF-6")(check_coverage)
 audits("SURF-4")(check_provenance)
 audits("SURF-7", "P-SURF-4")(check_tool_result_rewrite)
 audits("DIA-11", "P-SURF-2")(fold_surface)
-audits("LOG-1", "SURF-9", "CHK-8", "LEG-10", "P-LOG-1")(plan_surface_event)
+audits("SURF-9", "CHK-8", "LEG-10", "P-LOG-1")(plan_surface_event)
+audits("LOG-1")(check_seq)
 audits("SURF-5")(replacement_range)
 audits("SURF-2", "SURF-3", "P-SURF-1")(surface_op_of)

@@ -63,7 +63,14 @@ def parse_value(text: str) -> Json | Rejected:
 
 @implements("LOG-18", "FMT-1")
 def parse_session_header(value: JsonObject) -> SessionHeader | Rejected:
-    """LOG-17/18: the header line; a version other than 0 is rejected."""
+    """LOG-17/18: the header line; a version other than 0 is rejected.
+    LOG-18: "The session header MUST sit outside the log: `{version:0, id, createdAt, cwd?, parentSession?,
+    seedLength?, delegationDepth?}`."
+    FMT-1: "A raw log file MUST be UTF-8 JSONL: line 1 is the session header
+    `{"type":"session","version":0,"id":…,"createdAt":…,
+    "cwd"?,"parentSession"?,"seedLength"?,"delegationDepth"?}` (not an event); every further non-empty line is
+    one storage record (an event or a packed row)."
+    """
     if get(value, "version") != 0 or isinstance(get(value, "version"), bool):
         return Rejected(rule="LOG-17", reason=f"session header version {js_stringify(value.get('version'))} is not 0")
     if not isinstance(get(value, "id"), str):
@@ -279,7 +286,13 @@ def _packable(event: Event) -> _RunKey | None:
 @implements("CHK-1", "CHK-3", "CHK-4")
 def pack_chunk_runs(events: Sequence[Event]) -> tuple[JsonObject, ...]:
     """CHK-3/4: runs of >= 3 contiguous packable chunks become one row each;
-    everything else is written verbatim, in order."""
+    everything else is written verbatim, in order.
+    CHK-1: "A storage row MUST be one of `{type:"text-chunks"|"reasoning-chunks", seq0, time0, data:{turn,
+    step, index, dt, texts}}` or `{type:"tool-call-chunks", seq0, time0, data:{turn, step, index, id, name?,
+    dt, args}}` (keys in these orders)."
+    CHK-4: "A run MUST become one row iff it has `>= 3` members (`MIN_RUN`); shorter runs and all other events
+    are written verbatim, in order."
+    """
     out: list[JsonObject] = []
     run: list[Event] = []
     run_key: _RunKey | None = None

@@ -123,6 +123,7 @@ def derive_nodes(
     nodes: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55
 ) -> tuple[JsonObject, ...] | Rejected:
     """DER-4: the projections of ``nodes`` in surface order, no-message nodes dropped.
+    PFX-9: "The prefix MUST NOT be session history."
 
     pre: all(0 <= seq < len(events) for seq in nodes)
     post: isinstance(__return__, Rejected) or len(__return__) <= len(nodes)

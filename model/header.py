@@ -220,7 +220,12 @@ def fold_header(
     dialect: Dialect = Dialect.A55,
 ) -> EpochHeader | Absent | Rejected:
     """HDR-5: canonical header of the last request/header event, else
-    ``baseline`` unchanged (not canonicalized, Q-9)."""
+    ``baseline`` unchanged (not canonicalized, Q-9).
+    HDR-6: "`requestHeader(session)` MUST equal `fold(session.events)` over the whole current log, whoever
+    wrote the header."
+    HDR-9: "The header of a step MUST be `fold(log[0 : s])`, where `s` is the seq of that step's first
+    `assistant/chunk`."
+    """
     for event in reversed(events):
         if event.type == "request/header":
             return header_of_event(event, dialect)
@@ -231,7 +236,11 @@ def fold_header(
 def check_llm_shape(event: Event) -> Rejected | None:
     """HDR-8 (seed/load): headers name a non-empty provider and model and a
     non-empty-string reasoningEffort when present; assistant messages carry
-    provider/model provenance."""
+    provider/model provenance.
+    LEG-5: "A seeded `request/header` without non-empty `config.provider`/`config.model`, or a seeded
+    `assistant/message` without non-empty `provenance.provider`/`.model`, MUST be rejected (HDR-8)."
+    LEG-6: "A seeded `reasoningEffort` that is present but not a non-empty string MUST be rejected (HDR-8)."
+    """
     data = event.data
     if event.type == "request/header":
         config = get(get(data, "header"), "config")

@@ -218,7 +218,11 @@ def make_event(
     surface_op: Json | Absent = ABSENT,
     op_first: bool = False,
 ) -> Event:
-    """The event of the given type: a core class, or opaque for plugin types."""
+    """The event of the given type: a core class, or opaque for plugin types.
+    LOG-9: "The core A55 vocabulary MUST be exactly these 13 types."
+    LOG-10: "Plugin event types (`compact/*`, `session/title {title, messageSeqs, source}`, `llm/retry`,
+    `hook/*`, `tool/code-dispatch*`, …) MUST be accepted as log-only events."
+    """
     cls = CORE_CLASSES.get(type_name)
     if cls is None:
         return OpaqueEvent(

@@ -290,7 +290,12 @@ def _usage_tokens(usage: Json) -> int | None:
 def fold_meter_event(state: MeterState, event: Event, events: Sequence[Event]) -> Rejected | None:
     """MTR-5/6: fold one event (``events`` = the log before it); transactional:
     on rejection the state is unchanged.  MTR-8 replaces the anchor at an
-    ``assistant/message``."""
+    ``assistant/message``.
+    MTR-6: "The fold MUST handle these events as follows: `request/header` → `header =
+    canonical(data.header)`; `step/start` → reject if a step is open, else `stepStart = {turn, step,
+    surfaceTokens: current}`; `step/end` → reject unless it matches the open step, then clear;
+    `assistant/message` → reject unless inside the matching open step (MTR-8)."
+    """
     dialect = state.dialect
     plan = state.surface.plan(event, events)
     if isinstance(plan, Rejected):

@@ -33,6 +33,8 @@ def rebuild_request_at(events: Sequence[Event], step_start_seq: int, first_chunk
     ``log[0:step_start]`` and the header fold at the first chunk (or, with no
     chunk, the whole given log).  Quadratic when used for every request; the
     checker uses ``sessionspec.fast.request_points``, and properties assert they agree.
+    INV-3: "`JS(request.messages)` MUST equal `JS((h.messagePrefix or []) ++
+    derive(fresh_session(log[0:b])))`."
 
     With no chunk the caller must cut ``events`` at the step's ``step/end``
     (HDR-9): a header recorded after the step must not leak into its request.

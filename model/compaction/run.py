@@ -236,7 +236,11 @@ def recover_overflow(
     """CMP-7: only for ``CONTEXT_WINDOW_EXCEEDED``, not aborted, with a routed
     target and fewer than ``maxOverflowRetries`` earlier overflows; run
     ``compactIfNeeded(context-overflow)`` and retry iff ``replaceGeneration``
-    advanced (also when recovery failed after a prune landed)."""
+    advanced (also when recovery failed after a prune landed).
+    DIA-7: "Overflow recovery MUST retry **inside the same step**: failed attempt's chunks (error finish)
+    stay, no `assistant/message`, the bracket lies between `step/start` and `step/end` of that step, the retry
+    streams again and its `assistant/message` cites only the retry's chunks."
+    """
     if (
         not config.auto
         or failure_code != CONTEXT_WINDOW_EXCEEDED

@@ -40,7 +40,9 @@ class LoopInstance:
 def new_instance() -> LoopInstance:
     """LOOP-1: "The model MUST keep per-instance state ``{loggedHeader: bool =
     False, prefix = NOT_COMPOSED}`` and nothing else."  A process start,
-    ``agents.resume()``, a fork child or a new agent over a log."""
+    ``agents.resume()``, a fork child or a new agent over a log.
+    PFX-1: "Each loop instance MUST own exactly one prefix cache, which starts as `NOT_COMPOSED`."
+    """
     return LoopInstance()
 
 
@@ -89,7 +91,10 @@ def apply_request_listener(seed: JsonObject, changes: JsonObject) -> JsonObject:
 def header_record(instance: LoopInstance, logged: EpochHeader | Absent, header: EpochHeader) -> HeaderReason | None:
     """LOOP-9: the instance's first header is always written (``initial`` when the
     log has none, else ``resume``); later headers only when ``not headerEq``
-    with the latest logged header (``change``)."""
+    with the latest logged header (``change``).
+    PFX-15: "Within one instance, every `request/header` the instance writes MUST carry the same
+    `messagePrefix` (or none)."
+    """
     if not instance.logged_header:
         return HeaderReason.INITIAL if isinstance(logged, Absent) else HeaderReason.RESUME
     if isinstance(logged, Absent) or not header_eq(logged, header):
@@ -101,7 +106,9 @@ def header_record(instance: LoopInstance, logged: EpochHeader | Absent, header: 
 @implements("LOG-15")
 def fork_seed(log: Sequence[Event]) -> tuple[Event, ...]:
     """A fork child's seed: the source up to its latest completed turn boundary
-    (through the last ``turn/end``); the child runs in a new instance (PFX-1)."""
+    (through the last ``turn/end``); the child runs in a new instance (PFX-1).
+    LOG-15: "A fork MUST create a child seeded with `events[0..boundary]` (inclusive) of the live source."
+    """
     for index in range(len(log) - 1, -1, -1):
         if log[index].type == "turn/end":
             return tuple(log[: index + 1])

@@ -103,7 +103,9 @@ def test_rules_area_is_case_insensitive_and_an_unknown_area_names_the_areas(caps
 def test_mutants_shows_a_line_per_mutant_unless_no_progress(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mutants", "--only", "keep-empty-tools", "--examples", "5"]) == 0
     captured = capsys.readouterr()
-    assert captured.err == "mutants: 1/1 keep-empty-tools: vectors killed, conform killed\n"
+    # issue 27: a line as the mutant starts its vectors and its conform run, then its verdict
+    assert captured.err.splitlines()[0] == "mutants: 1/1 keep-empty-tools: running the vectors"
+    assert captured.err.splitlines()[-1] == "mutants: 1/1 keep-empty-tools: vectors killed, conform killed"
     assert "1/1 mutants killed by both the vectors and conform" in captured.out
     from sessionspec.cli import build_parser
 

@@ -208,6 +208,11 @@ def test_the_partial_adapter_gets_a_clean_run(capsys: pytest.CaptureFixture[str]
     assert "    step 0: sent {\"op\": \"send\"" in out
     assert f"{len(status) - len(failed) - document['counts']['pass']} skipped" in out
     assert "skipped for lack of: op check (" in out
+    rerun = next(x for x in out.splitlines() if x.startswith("rerun one: ")).removeprefix("rerun one: ")
+    bin_dir = Path(sys.executable).parent
+    done = subprocess.run(rerun, shell=True, capture_output=True, text=True, cwd=ROOT,
+                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert done.returncode == 1 and "0/1 vectors passed, 1 failed, 0 skipped" in done.stdout, done.stderr
 
 
 @needs_node

@@ -218,6 +218,9 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     found: list[Divergence] = []
     ticker = _Progress(examples=examples, every=progress_every)
     scope = _Scope(target.capabilities, progress)
+    if progress is not None and target.capabilities != Capabilities():
+        print(f"conform: the adapter declares {target.capabilities.describe()}: the traces use only those",
+              file=progress, flush=True)
 
     # The derandomized search is seeded by a digest of the decorated test's source (Hypothesis's
     # function_digest), so its text stays as it was before issue 27: every committed result (the mutants

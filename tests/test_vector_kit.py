@@ -87,7 +87,7 @@ def _event(seq: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
 def _events_pattern(events: list[dict[str, Any]]) -> dict[str, Any]:
     from sessionspec.conformance.vector_build import recorded_expectation
 
-    pattern = recorded_expectation({"appended": events})
+    pattern = recorded_expectation({"appended": json.loads(json.dumps(events))})
     assert isinstance(pattern, dict)
     return pattern
 
@@ -95,7 +95,7 @@ def _events_pattern(events: list[dict[str, Any]]) -> dict[str, Any]:
 def test_one_missing_event_is_one_line_not_a_cascade() -> None:
     """The expected turn has a ``change`` header at [3]; the answer lacks it.  Index-wise every later event
     differs (type and seq); aligned, it is one missing item and one folded line for the shifted seqs."""
-    kinds = [("turn/start", {"turn": 1, "trigger": {"kind": "message"}}), ("user/message", {"content": []}),
+    kinds: list[tuple[str, dict[str, Any]]] = [("turn/start", {"turn": 1, "trigger": {"kind": "message"}}), ("user/message", {"content": []}),
              ("step/start", {"step": 1, "turn": 1}), ("request/header", {"header": {}, "reason": "change"}),
              ("step/end", {"step": 1, "turn": 1}), ("turn/end", {"reason": {"kind": "completed"}, "turn": 1})]
     expected = [_event(i, k, d) for i, (k, d) in enumerate(kinds)]

@@ -330,3 +330,12 @@ def test_a_divergence_and_an_expected_one_in_json(tmp_path: Path, capsys: pytest
     again = json.loads(out)
     assert code == 0 and again["status"] == "xfail" and again["expected"] == "no reasoning blocks yet"
     assert _schema_errors("conform.v2.schema.json", again) == []
+
+
+@needs_node
+def test_exhaustive_conform_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _cli(capsys, "conform", "--adapter", PARTIAL, "--exhaustive", "--depth", "1", "--jobs", "1",
+                        "--no-progress", "--format", "json")
+    document = json.loads(out)
+    assert code == 0 and _schema_errors("conform.v2.schema.json", document) == []
+    assert (document["mode"], document["depth"], document["traces"], document["status"]) == ("exhaustive", 1, 4, "pass")

@@ -35,10 +35,7 @@ class Request:
 def request_messages(header: EpochHeader, boundary: Sequence[Json]) -> tuple[Json, ...]:
     """WIRE-2: "The message order MUST be: prefix, then derived history.  ``system`` is a separate
     slot, not a message."  PFX-11: "On the wire, the prefix MUST come after the system slot and
-    before the derived history."
-
-    post: __return__ == prefix_messages(header) + tuple(boundary)
-    """
+    before the derived history."  (Checked through ``build_request``'s contract.)"""
     return prefix_messages(header) + tuple(boundary)
 
 

@@ -35,6 +35,14 @@ def _vectors() -> dict[str, dict[str, Any]]:
     return {v["id"]: v for d in load_dir(VECTORS_DIR) for v in d["vectors"]}
 
 
+def _schema_errors(name: str, document: Any) -> list[str]:
+    """Real output against its schema in docs/schemas (tests/test_schemas.py checks the passing shapes)."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(json.loads((ROOT / "docs" / "schemas" / name).read_text(encoding="utf-8")))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     captured = capsys.readouterr()
@@ -79,7 +87,7 @@ def _event(seq: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
 def _events_pattern(events: list[dict[str, Any]]) -> dict[str, Any]:
     from sessionspec.conformance.vector_build import recorded_expectation
 
-    pattern = recorded_expectation({"appended": events})
+    pattern = recorded_expectation({"appended": json.loads(json.dumps(events))})
     assert isinstance(pattern, dict)
     return pattern
 
@@ -87,7 +95,7 @@ def _events_pattern(events: list[dict[str, Any]]) -> dict[str, Any]:
 def test_one_missing_event_is_one_line_not_a_cascade() -> None:
     """The expected turn has a ``change`` header at [3]; the answer lacks it.  Index-wise every later event
     differs (type and seq); aligned, it is one missing item and one folded line for the shifted seqs."""
-    kinds = [("turn/start", {"turn": 1, "trigger": {"kind": "message"}}), ("user/message", {"content": []}),
+    kinds: list[tuple[str, dict[str, Any]]] = [("turn/start", {"turn": 1, "trigger": {"kind": "message"}}), ("user/message", {"content": []}),
              ("step/start", {"step": 1, "turn": 1}), ("request/header", {"header": {}, "reason": "change"}),
              ("step/end", {"step": 1, "turn": 1}), ("turn/end", {"reason": {"kind": "completed"}, "turn": 1})]
     expected = [_event(i, k, d) for i, (k, d) in enumerate(kinds)]
@@ -180,7 +188,7 @@ def test_the_partial_adapter_gets_a_clean_run(capsys: pytest.CaptureFixture[str]
     code, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", PARTIAL, "--format", "json")
     document = json.loads(out)
     status = {r["id"]: r for r in document["results"]}
-    assert code == 1
+    assert code == 1 and _schema_errors("vectors-run.v2.schema.json", document) == []
     assert document["capabilities"] == {"operations": ["dispose", "init", "log", "resume", "send"], "features": []}
     assert status["gt/a-single-turn-no-prefix"]["status"] == "pass"
     assert status["loop/prefix/compose-once"]["status"] == "skip"
@@ -200,6 +208,11 @@ def test_the_partial_adapter_gets_a_clean_run(capsys: pytest.CaptureFixture[str]
     assert "    step 0: sent {\"op\": \"send\"" in out
     assert f"{len(status) - len(failed) - document['counts']['pass']} skipped" in out
     assert "skipped for lack of: op check (" in out
+    rerun = next(x for x in out.splitlines() if x.startswith("rerun one: ")).removeprefix("rerun one: ")
+    bin_dir = Path(sys.executable).parent
+    done = subprocess.run(rerun, shell=True, capture_output=True, text=True, cwd=ROOT,
+                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert done.returncode == 1 and "0/1 vectors passed, 1 failed, 0 skipped" in done.stdout, done.stderr
 
 
 @needs_node
@@ -221,6 +234,7 @@ def test_conform_generates_only_declared_operations(capsys: pytest.CaptureFixtur
     code, out, err = _cli(capsys, "conform", "--adapter", PARTIAL, "--examples", "30", "--no-progress", "--format", "json")
     document = json.loads(out)
     assert code in (0, 1) and "adapter failure" not in err
+    assert _schema_errors("conform.v2.schema.json", document) == []
     if document["divergence"] is not None:
         ops = {op["op"] for op in document["divergence"]["trace"]}
         assert ops <= {"send", "log", "dispose", "resume"}
@@ -272,3 +286,56 @@ def test_lists_of_patterns_that_are_not_values_still_align() -> None:
     pattern = {"array": [{"array": [{"any": {}}, {"eq": 1}]}, {"eq": 2}]}
     lines = [d.text for d in diff(pattern, [[1], 2])]
     assert lines and all("[0]" in line for line in lines)
+
+
+@needs_node
+def test_an_adapter_that_declares_nothing_is_learned_from_its_unsupported_answers(capsys: pytest.CaptureFixture[str]) -> None:
+    """Declaring nothing means "everything until I say unsupported": vectors whose operation it refuses are
+    skipped (never failed), and conform drops a refused operation from its traces instead of stopping
+    (before issue 27 it stopped with exit 2 at the first one)."""
+    undeclared = f"{PARTIAL} --undeclared"
+    code, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", undeclared, "--format", "json")
+    status = {r["id"]: r for r in json.loads(out)["results"]}
+    assert status["check/valid/a-single-turn-no-prefix"]["status"] == "skip"
+    assert status["check/valid/a-single-turn-no-prefix"]["skipped"] == ["op check"]
+    assert status["gt/a-single-turn-no-prefix"]["status"] == "pass"
+    code, out, err = _cli(capsys, "conform", "--adapter", undeclared, "--examples", "50", "--no-progress")
+    assert code in (0, 1) and "adapter failure" not in err
+    assert "the adapter does not support 'configure'" in err
+
+
+@needs_node
+def test_exhaustive_conform_covers_only_the_declared_scope(capsys: pytest.CaptureFixture[str]) -> None:
+    """Declared: init, send, log, dispose, resume; no feature.  Of the scope of docs/conformance.md 4.1 that
+    leaves the agent without contributors and four symbols: `text`, `tools`, `dispose`, `resume` (`blocked`
+    queues steering, `change` is a configure, the interrupted sends need interrupts).  Depth 1: 4 traces."""
+    code, out, err = _cli(capsys, "conform", "--adapter", PARTIAL, "--exhaustive", "--depth", "1", "--jobs", "1",
+                          "--no-progress")
+    assert "scope: 1 initial agents x 4 operations" in out and "traces depth 1: 4 " in out, out + err
+    assert code == 0 and "no divergence in any trace of up to 1 operations" in out
+
+
+@needs_node
+def test_a_divergence_and_an_expected_one_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The partial adapter has no reasoning blocks: with 30 traces conform finds a divergence; listed in
+    ``--expect`` as conform/RULE it is xfail (exit 0).  Both documents follow conform.v2."""
+    common = ("conform", "--adapter", PARTIAL, "--examples", "30", "--no-progress", "--format", "json")
+    code, out, _ = _cli(capsys, *common, "--out", str(tmp_path / "d" / "div.json"))
+    found = json.loads(out)
+    assert code == 1 and found["status"] == "fail" and _schema_errors("conform.v2.schema.json", found) == []
+    assert found["divergence"]["diffs"] and found["divergence"]["replay"].startswith("sessionspec vectors run ")
+    expect = tmp_path / "expect.txt"
+    expect.write_text(f"conform/{found['divergence']['rule']}  no reasoning blocks yet\n", encoding="utf-8")
+    code, out, _ = _cli(capsys, *common, "--expect", str(expect))
+    again = json.loads(out)
+    assert code == 0 and again["status"] == "xfail" and again["expected"] == "no reasoning blocks yet"
+    assert _schema_errors("conform.v2.schema.json", again) == []
+
+
+@needs_node
+def test_exhaustive_conform_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _cli(capsys, "conform", "--adapter", PARTIAL, "--exhaustive", "--depth", "1", "--jobs", "1",
+                        "--no-progress", "--format", "json")
+    document = json.loads(out)
+    assert code == 0 and _schema_errors("conform.v2.schema.json", document) == []
+    assert (document["mode"], document["depth"], document["traces"], document["status"]) == ("exhaustive", 1, 4, "pass")

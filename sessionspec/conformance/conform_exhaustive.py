@@ -216,6 +216,8 @@ class ExhaustiveResult:
     seconds: float
     divergence: Divergence | None
     agent: str | None  # the initial agent of the divergence
+    agents: int = len(INITIAL_AGENTS)  # the initial agents and symbols in scope (the adapter's capabilities)
+    symbols: int = len(ALPHABET)
 
 
 @dataclass(slots=True)
@@ -287,7 +289,8 @@ def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: f
         raise shared.failure
     found = shared.found
     return ExhaustiveResult(depth=depth, counts=counts, run=shared.done, seconds=time.monotonic() - started,
-                            divergence=None if found is None else found[1], agent=None if found is None else found[2])
+                            divergence=None if found is None else found[1], agent=None if found is None else found[2],
+                            agents=len(_agents(capabilities)), symbols=sum(1 for s in ALPHABET if _allowed(capabilities)(s)))
 
 
 def _allowed(capabilities: Capabilities) -> Callable[[Symbol], bool]:
@@ -330,7 +333,7 @@ def report(result: ExhaustiveResult, out: TextIO | None = None) -> None:
     """The run's summary: the counts per depth, the time, and the verdict."""
     out = out or sys.stdout
     per_depth = ", ".join(f"depth {d}: {n}" for d, n in enumerate(result.counts, start=1))
-    print(f"scope: {len(INITIAL_AGENTS)} initial agents x {len(ALPHABET)} operations, at most one interrupted send; "
+    print(f"scope: {result.agents} initial agents x {result.symbols} operations, at most one interrupted send; "
           f"traces {per_depth} ({sum(result.counts)} in all, {result.run} maximal traces sent, "
           f"{result.seconds:.0f} s)", file=out)
     if result.divergence is None:

@@ -171,6 +171,8 @@ def _list_diff(expected: Sequence[object], actual: Sequence[object], path: str, 
         for d in item_diff(expected[i], actual[j], f"{path}[{i}]"):
             if i >= first_gap and any(d.path.endswith(s) or f"{s}[" in d.path for s in _SHIFTED):
                 folded += 1
+            elif i != j:  # paths index the expectation; say where the answer has the item
+                out.append(Diff(d.path, d.expected, d.got, f"{d.text} (the answer's [{j}])"))
             else:
                 out.append(d)
     if folded:

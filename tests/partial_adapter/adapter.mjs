@@ -8,6 +8,8 @@
 import { createInterface } from "node:readline";
 
 const DECLARED = ["init", "send", "log", "dispose", "resume"];
+// `--undeclared`: hello declares nothing, so the kit learns what is missing from `unsupported` answers.
+const UNDECLARED = process.argv.includes("--undeclared");
 let log = [], agent = {}, disposed = false, lastHeader = null;
 
 function append(type, data, extra = {}) {
@@ -99,7 +101,8 @@ function send(op) {
 function handle(op) {
   switch (op.op) {
     case "hello":
-      return { ok: { protocol: "sessionspec-adapter/2", implementation: "partial-node", operations: DECLARED, features: [] } };
+      return { ok: UNDECLARED ? { protocol: "sessionspec-adapter/2", implementation: "partial-node" }
+        : { protocol: "sessionspec-adapter/2", implementation: "partial-node", operations: DECLARED, features: [] } };
     case "init":
       log = []; agent = op.agent ?? {}; disposed = false; lastHeader = null;
       return { ok: { length: 0 } };

@@ -388,8 +388,10 @@ class _Nesting:
 
 @audits("LOG-13")
 def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
-    """LOG-13: the vetoes of the session invariant companion, for live events
-    (seeds publish no ``session/event``, LOG-8; the seed still sets the state).
+    """LOG-13: the vetoes of the session invariant companion, for every event:
+    the seed too, which the companion replays through the same validation on
+    ``session/created`` (``core/session/src/invariant.ts`` lines 196-210 at
+    ``a55f148516``, ``seedSession``; QF-12).
 
     ``seq`` increases; ``turn/start`` opens turn last+1 when none is open;
     ``turn/end`` closes it with no step open; ``step/start`` opens the next
@@ -403,10 +405,9 @@ def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int
     found: list[Rejected] = []
     s = _Nesting()
     for event in events:
-        live = event.seq >= first_live_seq
         why = _nesting_step(s, event, dialect)
-        if why is not None and live:
-            found.append(Rejected(rule="LOG-13", seq=event.seq, reason=why))
+        if why is not None:
+            found.append(Rejected(rule="LOG-13", seq=event.seq, reason=why if event.seq >= first_live_seq else f"{why} (in the seed)"))
     return found
 
 
@@ -519,6 +520,8 @@ class _HeaderAudit:
     step_open: bool = False
     step_chunked: bool = False
     step_header: int | None = None
+    # D08: an attempt streams between its header and its finish (DIA-7 retries write a header each).
+    attempt_open: bool = False
 
 
 @audits("FMT-9", "PFX-15", "HDR-7")
@@ -538,11 +541,12 @@ def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_s
     for event in events:
         match event.type:
             case "step/start":
-                a.step_open, a.step_chunked, a.step_header = True, False, None
+                a.step_open, a.step_chunked, a.step_header, a.attempt_open = True, False, None, False
             case "step/end":
                 a.step_open = False
             case "assistant/chunk" if a.step_open:
                 a.step_chunked = True
+                a.attempt_open = get(get(event.data, "chunk"), "type") != "finish"
             case "request/header":
                 header = header_of_event(event, dialect)
                 if isinstance(header, Rejected):
@@ -566,8 +570,10 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
     # (a) placement inside the step, before its first chunk (D08: per attempt).
     if not a.step_open:
         found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header outside a step (the loop writes it after step/start)"))
-    elif a.step_chunked and dialect is Dialect.A55:
-        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header after the step's first chunk"))
+    elif a.step_chunked and (dialect is Dialect.A55 or a.attempt_open):
+        # D08 (DIA-12): the header precedes its attempt's dispatch; only a retry after a finish writes another.
+        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header after the step's first chunk" if dialect is Dialect.A55
+                              else "request/header inside a streaming attempt (after its first chunk, before its finish)"))
     elif a.step_header is not None and not a.step_chunked:
         found.append(Rejected(rule="FMT-9", seq=seq, reason=f"second request/header in one step (first at seq {a.step_header})"))
     a.step_header = seq

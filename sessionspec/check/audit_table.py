@@ -281,7 +281,7 @@ UNDECIDABLE: Final[dict[str, str]] = {
 
 # A log could decide these, but the checker does not (yet).
 NOT_YET: Final[dict[str, str]] = {
-    "DIA-15": "ABORTED_BEFORE_DISPATCH results of a cancelled batch are not checked (an interrupted message's tool calls are)",
+    "DIA-15": "ABORTED_BEFORE_DISPATCH results of a cancelled batch are not checked (an interrupted message's tool calls are, and the message a cancelled visible stream records)",
 }
 
 # Rules the real loader enforces too (LOG-8 seed validation, LOG-17 load, line decoding).

@@ -56,6 +56,7 @@ from sessionspec.fast.request_points import request_points
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
+UNANSWERED: Final = "step/end leaves tool call"
 D08_TURN_BOUND_TYPES: Final = frozenset({"user/message", "prompt/blocked", "todo/write", "request/header", "request/context"})
 
 
@@ -407,7 +408,10 @@ def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int
     for event in events:
         why = _nesting_step(s, event, dialect)
         if why is not None:
-            found.append(Rejected(rule="LOG-13", seq=event.seq, reason=why if event.seq >= first_live_seq else f"{why} (in the seed)"))
+            # An unanswered call at step/end is the loop's pairing (LOOP-12): the companion's step/end
+            # only clears the pending calls (core/session/src/invariant.ts lines 107-112 at a55f148516).
+            rule = "LOOP-12" if why.startswith(UNANSWERED) else "LOG-13"
+            found.append(Rejected(rule=rule, seq=event.seq, reason=why if event.seq >= first_live_seq else f"{why} (in the seed)"))
     return found
 
 
@@ -465,7 +469,7 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
             if why is None and s.pending:
                 # Pairing: a closed step must have answered its calls (the
                 # repair, LOG-14, only closes calls of the still-open step).
-                why = f"step/end leaves tool call {next(iter(s.pending))!r} without a tool/result"
+                why = f"{UNANSWERED} {next(iter(s.pending))!r} without a tool/result"
             s.step = None
             s.pending.clear()
         case "assistant/chunk" | "assistant/message":

@@ -95,7 +95,8 @@ REAL_VALID: Final = (
 
 # (id, rules, scenario, corruption, the rule the corruption breaks)
 CORRUPTIONS: Final[tuple[tuple[str, str, str, Callable[[list[Row]], list[Row] | None]], ...]] = (
-    ("drop-tool-result", "LOG-13", "b-prefix-idioms-tool-roundtrip", drop_type("tool/result")),
+    # An unanswered call is the loop's pairing (LOOP-12), not a companion veto: step/end clears the pending calls.
+    ("drop-tool-result", "LOOP-12", "b-prefix-idioms-tool-roundtrip", drop_type("tool/result")),
     ("drop-tool-call", "LOG-13", "b-prefix-idioms-tool-roundtrip", drop_type("tool/call")),
     ("step-start-after-chunk", "LOG-13", "a-single-turn-no-prefix", _swap_types),
     ("duplicate-seq", "LOG-1", "a-single-turn-no-prefix", _duplicate_seq),

@@ -492,9 +492,9 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
         case "session/end-seed" if dialect is Dialect.D08:
             s.manual_bracket = False
         case "compaction/start" if dialect is Dialect.D08 and get(data, "turn") is None:
-            if s.turn is not None:
-                why = why or "manual compaction (owner null) while a turn is open"
-            s.manual_bracket = True
+            # A null owner inside an open turn is the compaction companion's veto (DIA-19, reported by the
+            # compaction audit), not the session companion's: inside a turn any event is turn-enclosed.
+            s.manual_bracket = s.turn is None
         case "compaction/end" if dialect is Dialect.D08 and s.manual_bracket:
             s.manual_bracket = False
         case _:

@@ -66,6 +66,29 @@ def _api_step_message(events: Sequence[Event], i: int) -> bool:
 API_WRITER: Final = Decision(True, "FMT-7", "a step the session API wrote (no stream, no sourceEventSeqs): the loop's LOOP-11 does not bind it")
 
 
+def _chunk_follows_in_step(events: Sequence[Event], i: int) -> bool:
+    for e in events[i + 1:]:
+        if e.type == "assistant/chunk":
+            return True
+        if e.type in ("step/end", "turn/end"):
+            return False
+    return False
+
+
+def _only_prompt_of_a_stepped_a55_turn(events: Sequence[Event], i: int) -> bool:
+    """Event ``i`` is the one user/message between an A55 message-triggered turn/start and its first step/start."""
+    start = max((j for j in range(i) if events[j].type == "turn/start"), default=None)
+    if start is None or get(get(events[start].data, "trigger"), "kind") != "message" or events[i].surface_op != "append":
+        return False
+    if any(e.type in ("step/start", "turn/end") for e in events[start:i]):
+        return False
+    rest = events[i + 1:]
+    first_step = next((j for j, e in enumerate(rest) if e.type in ("step/start", "turn/end")), None)
+    if first_step is None or rest[first_step].type != "step/start":
+        return False
+    return not any(e.type in ("user/message", "steering/message") for e in events[start + 1:i] + tuple(rest[:first_step]))
+
+
 def _decide_delete(events: Sequence[Event], i: int) -> Decision | None:
     e = events[i]
     if not any(later.type in LOOP_WRITTEN for later in events[i + 1:]):
@@ -93,8 +116,13 @@ def _decide_delete(events: Sequence[Event], i: int) -> Decision | None:
             return Decision(False, "LOOP-11", "usage is the last usage chunk") if _cites(events, e.seq) else None
         case "assistant/chunk":
             return None  # no rule ties a chunk's content to its neighbours (LOOP-10 appends each as streamed)
+        case "request/header" if get(e.data, "reason") == "initial" and _chunk_follows_in_step(events, i):
+            # (a resume may be dropped: the previous instance, had it gone on, would write no header for an unchanged one)
+            return Decision(False, "FMT-9", "reason initial iff no earlier header; every request has a header in force")
+        case "user/message" if _only_prompt_of_a_stepped_a55_turn(events, i):
+            return Decision(False, "LOOP-3", "allow: append user/message, then run the step; a message-triggered turn's step follows its prompt")
         case _:
-            return None  # prompts, headers and plugin records: whether one was written depends on content the book does not fix
+            return None  # other prompts, headers and plugin records: whether one was written depends on content the book does not fix
 
 
 def _decide_duplicate(events: Sequence[Event], i: int) -> Decision | None:
@@ -175,6 +203,16 @@ def decide(events: Sequence[Event], edit: Edit, seed_length: int = 0, forked: bo
     touched = edit.at + (MOVE_BY if edit.kind is Kind.MOVE else 1 if edit.kind is Kind.SWAP else 0)
     if forked and edit.kind is not Kind.RENUMBER and min(edit.at, touched) < seed_length:
         return FORK_SEED
+    decision = _decide(events, edit, dialect)
+    if decision is not None and min(edit.at, touched) < seed_length and decision.rule not in LOAD_RULES:
+        return None  # a seed is judged where it was written: only the load's and the companion's rules bind it here
+    return decision
+
+
+LOAD_RULES: Final = frozenset({"LOG-1", "LOG-13", "LOG-14", "FMT-11"})
+
+
+def _decide(events: Sequence[Event], edit: Edit, dialect: Dialect) -> Decision | None:
     match edit.kind:
         case Kind.RENUMBER:
             return IMPOSSIBLE_LOG_1

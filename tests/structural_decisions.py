@@ -108,6 +108,8 @@ def _decide_delete(events: Sequence[Event], i: int) -> Decision | None:
             return Decision(False, "DIA-15", "a cancelled stream with visible text/reasoning MUST append assistant/message {interrupted: true}")
         case "assistant/message":
             return Decision(False, "LOOP-11", "a successful stream MUST append assistant/message (a failed one ends the step without chunks after it)")
+        case "tool/result" if e.surface_op != "append":
+            return None  # a prune replacement: whether pressure qualified needs the context window (PRN-1)
         case "tool/call" | "tool/result":
             return Decision(False, "LOOP-12", "for each tool-call block the loop MUST append tool/call, then tool/result")
         case "prompt/blocked":
@@ -175,6 +177,8 @@ def _decide_order(events: Sequence[Event], i: int, j: int, dialect: Dialect) -> 
         return None  # A55 agent.inject() appends at once (LOOP-3 contexts; c-inject-during-composition): either side of step/start
     if any(_plain_prompt(e) for e in pair) and types & STRUCT:
         return None  # a prompt or context crossing a turn or step boundary may be the neighbour's (content decides)
+    if "steering/message" in types and types & STRUCT <= {"step/start", "step/end"}:
+        return None  # LOOP-13: the drain runs before assembly and after the stream and tools: either side of a step boundary
     if all(p.type in FREE_PLUGINS for p in passed) and moved.type in FREE_PLUGINS:
         return Decision(True, "LOG-10", "plugin records are log-only; their order is the plugins' timing")
     if moved.type in STRUCT and any(p.type in LOOP_WRITTEN for p in passed):

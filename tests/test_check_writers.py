@@ -220,3 +220,17 @@ def test_a55_cancelled_stream_without_a_message_read_as_d08_stays_valid() -> Non
     turn (DIA-13), which DIA-15 does not bind."""
     report = check_log(read_path(str(A55_SNAPSHOTS / "cancel" / "session.jsonl")), forced=Dialect.D08)
     assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+def test_the_writers_note_names_seed_and_crash_repair() -> None:
+    """FMT-7 Writers: a fork child's seed (LOG-8: judged where it was written) and a turn the
+    crash repair closed (LOG-14) are named in the report."""
+    from audit_support import events_to_rows, rows_to_events
+    from conftest import GROUNDTRUTH
+
+    from model.repair import repair_closers
+    child = check_log(read_path(str(GROUNDTRUTH / "k-fork-seeded-child" / "session.jsonl")))
+    assert child.verdict is Verdict.VALID and any(n.startswith("writers (FMT-7): seed (copied; judged where it was written): turn 1;") for n in child.notes)
+    rows = B()[:37]
+    rows += events_to_rows(repair_closers(rows_to_events(rows)))
+    assert "A55 loop, closed by crash repair (LOG-14): turn 2" in _valid(rows)

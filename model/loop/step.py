@@ -34,16 +34,25 @@ def open_step(t: Turn) -> tuple[tuple[JsonObject, ...], int]:
     return boundary, step_start_seq
 
 
-@implements("LOOP-7", "PFX-7", "PFX-10", "PFX-16")
+@implements("PFX-7", "PFX-10")
+def request_header(t: Turn, config: JsonObject) -> EpochHeader:
+    """PFX-7: "Once cached, the prefix MUST NOT be recomputed inside the instance.  Every later
+    step, turn and request-error retry reuses the identical value."  PFX-10: "An empty composition
+    MUST leave the ``messagePrefix`` key out of every header of the instance" (``canonical`` drops
+    it).  LOOP-7 (7): the canonical header of this request."""
+    return canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
+                                 message_prefix=cached_prefix(t)))
+
+
+@implements("LOOP-7", "PFX-16")
 def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], step_start_seq: int) -> EpochHeader:
-    """LOOP-7 (1..8): seed the config (LOOP-8), the ``agent/request`` waterfall
-    (an ``inject()`` here joins the NEXT request, LOOP-6), checkpoint, the
-    provider/model check, ``prepareCall``, checkpoint, the canonical header
-    recorded by LOOP-9, then the frozen request (WIRE-1).  PFX-7: the cached
-    prefix is reused as is; PFX-10: an empty prefix is dropped by ``canonical``
-    so the header omits ``messagePrefix``.  PFX-16: the cache may be composed
-    while no header is anchored yet (the first header then follows here).
-    Returns the header of the request."""
+    """LOOP-7: "``runStep`` MUST run in this order: 1. seed the config (LOOP-8); 2. run the
+    ``agent/request`` waterfall over the frozen seed; 3. interruption checkpoint; 4. if ``provider``
+    or ``model`` is empty, raise an error (a turn error); 5. ``prepareCall`` gives the effective
+    config ...; 6. interruption checkpoint; 7. build the canonical header ... and record it" (LOOP-9),
+    then the frozen request (WIRE-1).  An ``inject()`` in ``agent/request`` joins the NEXT request
+    (LOOP-6).  PFX-16: "The cache MAY be composed while no header is anchored yet" (the first
+    header then follows here).  Returns the header of the request."""
     config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
     # The scripted model answers requests in order: this request takes ``reply``.
     t.replies_taken += 1
@@ -53,8 +62,7 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     if not get(config, "provider") or not get(config, "model"):
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", "request lacks provider/model")))
     t.checkpoint(Window.AFTER_PREPARE_CALL)
-    header = canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
-                                   message_prefix=cached_prefix(t)))
+    header = request_header(t, config)
     reason = header_record(t.instance, t.w.header, header)
     if reason is not None and t.instance.prefix_lossy:
         # Q-3 / PFX-13: the append rejects the non-JSON header after step/start;

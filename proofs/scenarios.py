@@ -56,6 +56,7 @@ from spec.loop_properties import (
     prefix_frozen_per_instance,
     requests_rebuild_from_log,
 )
+from spec.probes import HeldObjects
 
 AGENT_ID = "agent"
 
@@ -194,11 +195,13 @@ def play(s: Scenario) -> Played:
     outcomes: list[TurnOutcome] = []
     befores: list[int] = []
     instances: list[int] = []
+    held = HeldObjects()  # contributors that keep their objects edit them after each turn (PFX-6)
     for turn, shape in enumerate((s.t1, s.t2), 1):
         if turn > 1 and (shape.new_instance or instance.disposed):
             instance, number = loop.new_instance(), number + 1
             agent = replace(agent, contributors=tuple(contributor(c, i, number) for i, c in enumerate(shapes, 1)))
-        outcome = loop.run_turn(log, instance, agent, script(shape, turn))
+        outcome = loop.run_turn(log, instance, agent, script(shape, turn), hooks=loop.Hooks(after_composition=held.remember))
+        held.edit()
         if isinstance(outcome, Rejected):
             return Played(log=log, outcomes=tuple(outcomes), befores=tuple(befores), instances=tuple(instances),
                           foreign=foreign, rejected=outcome)

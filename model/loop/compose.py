@@ -26,6 +26,8 @@ def compose_if_needed(t: Turn) -> None:
     fail_if_thrown(t, comp)
     discard_if_interrupted(t)
     write_cache(t, comp)
+    if t.hooks.after_composition is not None:
+        t.hooks.after_composition(comp)  # the contributors' own later edits (PFX-6's probe)
 
 
 @implements("PFX-8")
@@ -72,7 +74,7 @@ def write_cache(t: Turn, comp: Composition) -> None:
     returns no message puts nothing of it into the prefix the header carries."""
     dispatched = [c for c in t.agent.contributors if c.scope is None or c.scope == t.agent.agent_id]
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held),
                          prefix_lossy=any(c.lossy and c.content for c in dispatched))
 
 

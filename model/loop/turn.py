@@ -35,7 +35,6 @@ from model.loop.script import (
 from model.loop.state import APPEND, AppendRejected, Interrupted, SessionLog, StepEnd, Turn, TurnFailed, log_writer
 from model.loop.step import dispatch_request, open_step
 from model.loop.streaming import stream
-from model.prefix import mutate_held
 from model.rejected import FailureKind, Rejected
 from model.rules import implements
 
@@ -73,8 +72,6 @@ def play_turn(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script:
         except AppendRejected as failed:
             return Rejected(rule=failed.rejected.rule, seq=failed.rejected.seq, kind=FailureKind.BUG,
                             reason=f"the loop model wrote an invalid event: {failed.rejected.reason}")
-        # Contributors that keep references edit them after the turn (PFX-6 probe).
-        mutate_held(t.instance.contributor_refs)
         instance, agent = replace(t.instance, disposed=t.aborted is InterruptKind.DISPOSE), t.agent
         queued = still_queued(t, queued)
         if not queued:

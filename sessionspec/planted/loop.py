@@ -133,7 +133,7 @@ def write_cache_into_history(t: Turn, comp: Composition) -> None:
                                 ("source", USER_SOURCE)),
                        surface_op=APPEND))
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=(), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=(),
                          prefix_lossy=any(c.lossy for c in t.agent.contributors))
 
 
@@ -148,7 +148,7 @@ def write_cache_aliasing(t: Turn, comp: Composition) -> None:
     aliased = _Aliased(frozen_copy(comp.held))
     aliased.live = comp.held
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=aliased, contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=aliased,
                          prefix_lossy=any(c.lossy for c in t.agent.contributors))
 
 
@@ -248,7 +248,7 @@ def after_step_stop_check_when_stopping(t: Turn, reply: Reply, pending: list[Ste
 def write_cache_lossy_over_all(t: Turn, comp: Composition) -> None:
     """``write_cache`` whose lossy flag counts undispatched contributors (QF-6 broken)."""
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held),
                          prefix_lossy=any(c.lossy and c.content for c in t.agent.contributors))  # BUG: not only dispatched
 
 
@@ -295,7 +295,7 @@ def write_cache_lossy_without_messages(t: Turn, comp: Composition) -> None:
     """``write_cache`` whose lossy flag ignores whether the contributor returned a message (QF-10 broken)."""
     dispatched = [c for c in t.agent.contributors if c.scope is None or c.scope == t.agent.agent_id]
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held),
                          prefix_lossy=any(c.lossy for c in dispatched))  # BUG: also with no message
 
 

@@ -21,14 +21,14 @@ def take_boundary(t: Turn) -> tuple[JsonObject, ...]:
     """LOOP-6: "The boundary snapshot MUST be ``derive(log)`` taken synchronously,
     immediately before ``step/start`` is appended.  It MUST NOT include anything
     appended later." """
-    return t.w.boundary()
+    return t.session.boundary()
 
 
 def open_step(t: Turn) -> tuple[tuple[JsonObject, ...], int]:
     """LOOP-5 (9) boundary, (10) ``step/start {turn, step}``, (11) checkpoint.
     Returns the boundary and the seq of ``step/start``."""
     boundary = take_boundary(t)
-    step_start_seq = t.append(Draft(type_name="step/start", data=obj(("turn", t.turn), ("step", t.step))))
+    step_start_seq = t.append(Draft(type_name="step/start", data=obj(("turn", t.number), ("step", t.step))))
     t.open_step = t.step
     t.checkpoint(Window.AFTER_STEP_START)
     return boundary, step_start_seq
@@ -53,7 +53,7 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     then the frozen request (WIRE-1).  An ``inject()`` in ``agent/request`` joins the NEXT request
     (LOOP-6).  PFX-16: "The cache MAY be composed while no header is anchored yet" (the first
     header then follows here).  Returns the header of the request."""
-    config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
+    config = apply_request_listener(seed_config(t.instance, t.agent, t.session.header), t.agent.request_config)
     # The scripted model answers requests in order: this request takes ``reply``.
     t.replies_taken += 1
     if reply.request_inject is not None:
@@ -63,7 +63,7 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", "request lacks provider/model")))
     t.checkpoint(Window.AFTER_PREPARE_CALL)
     header = request_header(t, config)
-    reason = header_record(t.instance, t.w.header, header)
+    reason = header_record(t.instance, t.session.header, header)
     if reason is not None and t.instance.prefix_lossy:
         # Q-3 / PFX-13: the append rejects the non-JSON header after step/start;
         # the cache is never cleared, so every later step of the instance fails.
@@ -75,8 +75,8 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     request = build_request(header, boundary)
     if reply.mutation_error is not None:
         mutation_attempt(t, request, reply.mutation_error)
-    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.w.events),
-                                  turn=t.turn, step=t.step))
+    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.session.events),
+                                  turn=t.number, step=t.step))
     return header
 
 

@@ -58,6 +58,8 @@ def test_api_built_step_with_no_chunks_and_no_source_event_seqs_is_valid() -> No
     assert "usage" in message["data"]
     notes = _valid(rows)
     assert "session API or tooling" in notes and "LOOP-10..LOOP-12" in notes
+    writers = check(rows).to_json()["writers"]
+    assert [(w["turn"], w["kind"], w["apiSteps"]) for w in writers] == [(1, "session-api", [2]), (2, "a55-loop", [])]  # type: ignore[union-attr]
 
 
 def test_a_loop_step_missing_its_source_event_seqs_is_still_loop_11() -> None:

@@ -71,7 +71,9 @@ def test_a_loop_step_missing_its_source_event_seqs_is_still_loop_11() -> None:
 
 def test_semantic_checkpoint_snapshot_without_chunks_is_valid() -> None:
     """Tooling that keeps the durable events and drops the chunks (and the citations of them)
-    leaves steps no loop streamed: every such step is attributed to tooling, the log stays valid."""
+    leaves steps no loop streamed: every such step is attributed to tooling, the log stays valid.
+    (Kept citations could not load: renumbered they cite the message itself or later events, SURF-4;
+    not renumbered, the seqs have gaps, LOG-1.)"""
     rows = B()
     rows = _without(rows, {r["seq"] for r in rows if r["type"] == "assistant/chunk"})
     for row in rows:
@@ -236,3 +238,11 @@ def test_the_writers_note_names_seed_and_crash_repair() -> None:
     rows = B()[:37]
     rows += events_to_rows(repair_closers(rows_to_events(rows)))
     assert "A55 loop, closed by crash repair (LOG-14): turn 2" in _valid(rows)
+
+
+def test_a_chunkless_step_citing_an_empty_stream_is_the_loops() -> None:
+    """LOOP-11: an empty stream is cited as []; its message is the loop's, so a usage not taken from
+    a usage chunk is LOOP-11."""
+    rows = _without(B(), set(range(4, 20)))
+    rows[index(rows, "assistant/message")]["sourceEventSeqs"] = []
+    assert "LOOP-11" in _finding_rules(rows)

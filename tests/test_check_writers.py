@@ -246,3 +246,12 @@ def test_a_chunkless_step_citing_an_empty_stream_is_the_loops() -> None:
     rows = _without(B(), set(range(4, 20)))
     rows[index(rows, "assistant/message")]["sourceEventSeqs"] = []
     assert "LOOP-11" in _finding_rules(rows)
+
+
+def test_d08_request_context_inside_a_streaming_attempt_is_dia_12() -> None:
+    """DIA-12: "header / request/context if changed -> dispatch"; the cancel log's request/context
+    (seq 8) moved after the attempt's first chunk (seq 9)."""
+    rows = _d08_cancel()
+    order = [i for i in range(14) if i != 8]
+    order.insert(order.index(9) + 1, 8)
+    assert "DIA-12" in _finding_rules(permute(rows, order))

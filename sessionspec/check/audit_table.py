@@ -111,7 +111,7 @@ AUDITED: Final[dict[str, tuple[str, str]]] = {
     "DIA-10": ("sessionspec.check.audit.check_d08_message_shapes", ""),
     "DIA-11": ("model.surface.fold_surface", ""),
     "DIA-13": ("sessionspec.check.writers.check_turn_dialects", "a legacy event inside a turn the D08 loop wrote; the migration itself is the checker's, model.migrate.migrate_legacy"),
-    "DIA-12": ("sessionspec.check.loop_audit.audit_loop", "no entering user/message before step/start, none after an attempt's first chunk (unless that attempt failed); the request is rebuilt by check_request_points"),
+    "DIA-12": ("sessionspec.check.loop_audit.audit_loop", "no entering user/message before step/start or after an attempt's first chunk (unless it failed); no request/context in or after a streamed attempt; requests by check_request_points"),
     "DIA-14": ("sessionspec.check.audit.check_d08_turn_end", ""),
     "DIA-16": ("sessionspec.check.compaction_audit.audit_compactions", ""),
     "DIA-18": ("sessionspec.check.compaction_audit.audit_compactions", ""),

@@ -268,7 +268,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "DIA-9": RuleStatus(DEFINED, Audited('the request/context shape; header equality is a definition')),
     "DIA-10": RuleStatus(NotDefined(_SHAPE), AUDITED),
     "DIA-11": RuleStatus(DEFINED, Audited(reported_as='SURF-7')),
-    "DIA-12": RuleStatus(OutOfScope('The D08 step order is a property of the later loop; the loop model simulates A55 only (RULES §0.2, `run_turn` refuses D08 with DIA-8). D08 logs are checked by the log rules (surface, derivation, header, compaction), not simulated.'), Audited("no entering user/message before step/start, none after an attempt's first chunk (unless that attempt failed); the request is rebuilt by check_request_points")),
+    "DIA-12": RuleStatus(OutOfScope('The D08 step order is a property of the later loop; the loop model simulates A55 only (RULES §0.2, `run_turn` refuses D08 with DIA-8). D08 logs are checked by the log rules (surface, derivation, header, compaction), not simulated.'), Audited("no entering user/message before step/start or after an attempt's first chunk (unless it failed); no request/context in or after a streamed attempt; requests by check_request_points")),
     "DIA-13": RuleStatus(DEFINED, Audited("a legacy event inside a turn the D08 loop wrote; the migration itself is the checker's, model.migrate.migrate_legacy")),
     "DIA-14": RuleStatus(DEFINED, AUDITED),
     "DIA-15": RuleStatus(OutOfScope('The D08 cancel shapes (`interrupted: true`, `ABORTED_BEFORE_DISPATCH` results) are written by the later loop, which the model does not simulate (see DIA-12).'), Audited("an interrupted message's tool calls and the message a cancelled visible stream records; the ABORTED_BEFORE_DISPATCH results of a cancelled batch are not yet checked")),

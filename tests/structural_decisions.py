@@ -171,6 +171,9 @@ def _decide_order(events: Sequence[Event], i: int, j: int, dialect: Dialect) -> 
     if any(e.type == "user/message" and is_checkpoint_source(get(e.data, "source")) and not _in_bracket(events, events.index(e)) for e in pair):
         return None  # a checkpoint outside a bracket is a fixture's (QF-1), written when the fixture chose
     types = {e.type for e in pair}
+    if types == {"request/context", "assistant/chunk"} and moved.type == "request/context" and dialect is Dialect.D08 and not any(
+            _chunk_kind(p) == "finish" and get(get(get(p.data, "chunk"), "reason"), "kind") in ("error", "aborted") for p in passed):
+        return Decision(False, "DIA-12", "header / request/context if changed, then dispatch: not inside a streaming attempt")
     if types == {"step/start", "user/message"} and all(_plain_prompt(e) or e.type == "step/start" for e in pair):
         if dialect is Dialect.D08:
             return Decision(False, "DIA-12", "step/start, then the entering user/messages, then the header, then dispatch")

@@ -80,7 +80,7 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     assert code == 1
     docs = [json.loads(line) for line in out.splitlines()]
     assert [d["kind"] for d in docs] == ["file", "file", "summary"]
-    assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings", "loader"]
+    assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings", "loader", "writers"]
     assert docs[0]["loader"] == "accepts" and docs[1]["loader"] == "refuses"
     assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
     finding = docs[1]["findings"][0]

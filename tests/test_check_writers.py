@@ -58,6 +58,8 @@ def test_api_built_step_with_no_chunks_and_no_source_event_seqs_is_valid() -> No
     assert "usage" in message["data"]
     notes = _valid(rows)
     assert "session API or tooling" in notes and "LOOP-10..LOOP-12" in notes
+    writers = check(rows).to_json()["writers"]
+    assert [(w["turn"], w["kind"], w["apiSteps"]) for w in writers] == [(1, "session-api", [2]), (2, "a55-loop", [])]  # type: ignore[union-attr]
 
 
 def test_a_loop_step_missing_its_source_event_seqs_is_still_loop_11() -> None:
@@ -69,7 +71,9 @@ def test_a_loop_step_missing_its_source_event_seqs_is_still_loop_11() -> None:
 
 def test_semantic_checkpoint_snapshot_without_chunks_is_valid() -> None:
     """Tooling that keeps the durable events and drops the chunks (and the citations of them)
-    leaves steps no loop streamed: every such step is attributed to tooling, the log stays valid."""
+    leaves steps no loop streamed: every such step is attributed to tooling, the log stays valid.
+    (Kept citations could not load: renumbered they cite the message itself or later events, SURF-4;
+    not renumbered, the seqs have gaps, LOG-1.)"""
     rows = B()
     rows = _without(rows, {r["seq"] for r in rows if r["type"] == "assistant/chunk"})
     for row in rows:
@@ -234,3 +238,20 @@ def test_the_writers_note_names_seed_and_crash_repair() -> None:
     rows = B()[:37]
     rows += events_to_rows(repair_closers(rows_to_events(rows)))
     assert "A55 loop, closed by crash repair (LOG-14): turn 2" in _valid(rows)
+
+
+def test_a_chunkless_step_citing_an_empty_stream_is_the_loops() -> None:
+    """LOOP-11: an empty stream is cited as []; its message is the loop's, so a usage not taken from
+    a usage chunk is LOOP-11."""
+    rows = _without(B(), set(range(4, 20)))
+    rows[index(rows, "assistant/message")]["sourceEventSeqs"] = []
+    assert "LOOP-11" in _finding_rules(rows)
+
+
+def test_d08_request_context_inside_a_streaming_attempt_is_dia_12() -> None:
+    """DIA-12: "header / request/context if changed -> dispatch"; the cancel log's request/context
+    (seq 8) moved after the attempt's first chunk (seq 9)."""
+    rows = _d08_cancel()
+    order = [i for i in range(14) if i != 8]
+    order.insert(order.index(9) + 1, 8)
+    assert "DIA-12" in _finding_rules(permute(rows, order))

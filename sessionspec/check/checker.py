@@ -32,7 +32,7 @@ from sessionspec.check.audit import audit_events, check_end_seed, check_fork_see
 from sessionspec.check.audit_table import LOADER_LEVELS, loader_level
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
 from sessionspec.check.paths import Unlistable, escape_text
-from sessionspec.check.writers import attribute, check_turn_dialects, writer_note
+from sessionspec.check.writers import Attribution, TurnWriter, attribute, check_turn_dialects, writer_note
 
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
 SCHEMA_VERSION: Final = 3
@@ -109,6 +109,8 @@ class FileReport:
     findings: tuple[Finding, ...]
     reason: str | None = None
     notes: tuple[str, ...] = ()
+    # FMT-7 Writers: which writer each turn is attributed to (empty when the dialect is undecided).
+    writers: tuple[TurnWriter, ...] = ()
 
     @staticmethod
     def unreadable(path: str, reason: str) -> FileReport:
@@ -143,6 +145,7 @@ class FileReport:
             "notes": list(self.notes),
             "findings": [f.to_json() for f in self.findings],
             "loader": self.loader(),
+            "writers": [w.to_json() for w in self.writers],
         }
 
     def loader(self) -> str | None:
@@ -224,6 +227,7 @@ class _Judged:
     findings: tuple[Finding, ...]
     notes: tuple[str, ...]
     outside: str | None
+    writers: tuple[TurnWriter, ...] = ()
 
 
 @final
@@ -286,7 +290,8 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
         return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
     audit = audit_events(events, dialect, live)
     # FMT-7 Writers: judged on the events as logged (the D08 migration would hide a legacy event's shape).
-    writer_notes = _writer_notes(logged, dialect, live)
+    attribution = attribute(logged, dialect, live)
+    writer_notes = _writer_notes(attribution)
     found = [*audit.findings, *check_turn_dialects(logged, live)]
     findings, cascade_notes = _collapse_cascades([_audit_finding(log, r, prefix) for r in found])
     complete = prefix.count == len(log.events) and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
@@ -302,13 +307,13 @@ def _judge(log: LogFile, prefix: _Prefix, dialect: Dialect, strict_quirks: bool)
     outside = "; ".join(audit.outside) or None
     notes = writer_notes + audit.notes + fork_notes + cascade_notes
     if strict_quirks:
-        return _Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside)
-    return _Judged(live=live, findings=tuple(findings), notes=notes + _quirk_notes(quirks), outside=outside)
+        return _Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside, writers=attribution.turns)
+    return _Judged(live=live, findings=tuple(findings), notes=notes + _quirk_notes(quirks), outside=outside, writers=attribution.turns)
 
 
-def _writer_notes(events: Sequence[Event], dialect: Dialect, live: int) -> tuple[str, ...]:
+def _writer_notes(attribution: Attribution) -> tuple[str, ...]:
     """The writers of the log's turns (FMT-7 Writers), when not one loop alone."""
-    note = writer_note(attribute(events, dialect, live))
+    note = writer_note(attribution)
     return () if note is None else (note,)
 
 
@@ -394,7 +399,8 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
     dialect, source = chosen
     judged = _judge(log, prefix, dialect, strict_quirks)
     findings = line_findings + list(judged.findings)
-    return _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes, unknown=judged.outside)
+    report = _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes, unknown=judged.outside)
+    return replace(report, writers=judged.writers)
 
 
 def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:

@@ -183,6 +183,7 @@ def _chunk(s: _Loop, event: Event) -> None:
         if not s.anchored:
             s.report("LOOP-9", event, "request of a loop instance that wrote no initial/resume anchor (a new instance starts at the live start and after a crash repair)")
     chunk = get(event.data, "chunk")
+    st.streaming = get(chunk, "type") != "finish"
     match get(chunk, "type"):
         case "usage":
             st.attempt_usage = get(chunk, "usage")
@@ -374,6 +375,12 @@ def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 
                 _tool_result(s, event)
             case "request/header":
                 _header(s, event)
+            case "request/context" if s.step is not None and dialect is Dialect.D08 and (
+                s.step.streaming or (s.step.finish is not ABSENT and s.step.finish not in FAILED_FINISHES)
+            ):
+                # DIA-12: "header / request/context if changed -> dispatch": before an attempt, never inside
+                # one, nor after the step's successful one (only a failed attempt is retried, DIA-7).
+                s.report("DIA-12", event, "request/context inside or after the step's streamed attempt (it is written before dispatch)")
             case _:
                 pass
     return s.found

@@ -31,6 +31,8 @@ class StepState:
     api: bool = False
     # D08: the current attempt streamed visible text or reasoning and has not finished (DIA-15).
     attempt_visible: bool = False
+    # The current attempt has streamed a chunk and not yet its finish.
+    streaming: bool = False
 
 
 @dataclass(slots=True)

@@ -88,8 +88,14 @@ class TurnWriter:
     turn: int | None
     first_seq: int
     last_seq: int
+    kind: str
     writer: str
+    repaired: bool = False
     api_steps: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {"turn": self.turn, "firstSeq": self.first_seq, "lastSeq": self.last_seq, "kind": self.kind,
+                "repaired": self.repaired, "apiSteps": list(self.api_steps)}
 
 
 @final
@@ -126,56 +132,63 @@ def api_built_steps(events: Sequence[Event]) -> frozenset[int]:
     return frozenset(found)
 
 
-def _turn_writer(events: Sequence[Event], dialect: Dialect, first_live_seq: int, api: frozenset[int]) -> str:
-    """FMT-7 Writers for one turn's events (``turn/start`` first)."""
+def _turn_writer(events: Sequence[Event], dialect: Dialect, first_live_seq: int, api: frozenset[int]) -> tuple[str, str]:
+    """FMT-7 Writers for one turn's events (``turn/start`` first): the writer's kind (WRITER_KINDS) and its description."""
     first, last = events[0], events[-1]
     if first.seq < first_live_seq:
-        return "seed (copied; judged where it was written)"
+        return "seed", "seed (copied; judged where it was written)"
     inner = [e for e in events[1:] if e.type != "turn/end"]
     reason = get(get(last.data, "reason"), "kind") if last.type == "turn/end" else ABSENT
     if last.type == "turn/end" and reason == "completed" and len(inner) == 1 and inner[0].surface_op is ABSENT and dialect is Dialect.A55:
-        return "out-of-band append (LOG-16)"
-    loop = "A55 loop" if shape_dialect(first) is Dialect.A55 else "D08 loop"
-    if dialect is Dialect.D08 and loop == "A55 loop":
-        loop = "A55 loop (legacy turn, migrated on load, DIA-13)"
+        return "out-of-band", "out-of-band append (LOG-16)"
+    kind, loop = ("a55-loop", "A55 loop") if shape_dialect(first) is Dialect.A55 else ("d08-loop", "D08 loop")
+    if dialect is Dialect.D08 and kind == "a55-loop":
+        kind, loop = "a55-loop-legacy", "A55 loop (legacy turn, migrated on load, DIA-13)"
     steps = [e.seq for e in events if e.type == "step/start"]
     built = [s for s in steps if s in api]
     if built and len(built) == len(steps):
-        loop = "session API or tooling (no streamed chunks, no sourceEventSeqs)"
+        kind, loop = "session-api", "session API or tooling (no streamed chunks, no sourceEventSeqs)"
     elif built:
         loop += f" and session API or tooling (steps at seq {', '.join(map(str, built))})"
     if reason == "interrupted":
         loop += ", closed by crash repair (LOG-14)"
     elif last.type != "turn/end":
         loop += ", still open at the end of the log"
-    return loop
+    return kind, loop
+
+
+# The writers a turn is attributed to (docs/check.md, "Writers"; JSON ``writers[].kind``).
+WRITER_KINDS: Final = ("a55-loop", "d08-loop", "a55-loop-legacy", "seed", "out-of-band", "session-api")
+
+
+def _turn(events: Sequence[Event], dialect: Dialect, first_live_seq: int, api: frozenset[int]) -> TurnWriter:
+    number = get(events[0].data, "turn")
+    kind, text = _turn_writer(events, dialect, first_live_seq, api)
+    last = events[-1]
+    return TurnWriter(turn=number if isinstance(number, int) and not isinstance(number, bool) else None, first_seq=events[0].seq,
+                      last_seq=last.seq, kind=kind, writer=text,
+                      repaired=last.type == "turn/end" and get(get(last.data, "reason"), "kind") == "interrupted",
+                      api_steps=tuple(e.seq for e in events if e.type == "step/start" and e.seq in api))
 
 
 def attribute(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Attribution:
-    """Per turn, the writer (module docstring)."""
+    """Per turn, the writer (module docstring); events between turns belong to no turn."""
     api = api_built_steps(events)
     turns: list[TurnWriter] = []
     current: list[Event] = []
-    for event in [*events, None]:
-        if event is None or (event.type == "turn/start" and current):
-            if current and current[0].type == "turn/start":
-                number = get(current[0].data, "turn")
-                turns.append(TurnWriter(turn=number if isinstance(number, int) else None, first_seq=current[0].seq, last_seq=current[-1].seq,
-                                        writer=_turn_writer(current, dialect, first_live_seq, api),
-                                        api_steps=tuple(s for s in (e.seq for e in current if e.type == "step/start") if s in api)))
-            current = []
-        if event is None:
-            break
-        if event.type == "turn/start" or current:
+    for event in events:
+        if event.type == "turn/start":
+            if current:
+                turns.append(_turn(current, dialect, first_live_seq, api))
+            current = [event]
+        elif current:
             current.append(event)
-        if event.type == "turn/end" and current:
-            number = get(current[0].data, "turn")
-            turns.append(TurnWriter(turn=number if isinstance(number, int) else None, first_seq=current[0].seq, last_seq=event.seq,
-                                    writer=_turn_writer(current, dialect, first_live_seq, api),
-                                    api_steps=tuple(s for s in (e.seq for e in current if e.type == "step/start") if s in api)))
-            current = []
+            if event.type == "turn/end":
+                turns.append(_turn(current, dialect, first_live_seq, api))
+                current = []
+    if current:
+        turns.append(_turn(current, dialect, first_live_seq, api))
     return Attribution(turns=tuple(turns), api_steps=api)
-
 
 def writer_note(attribution: Attribution) -> str | None:
     """One note naming each writer and the turns it wrote; None when one loop wrote every turn."""

@@ -229,7 +229,33 @@ def _d08_user_message(rows: list[Row]) -> None:
     rows[first_index(rows, "user/message")]["data"].update(role="user", id="m-1")
 
 
+def _swapped_at(type_name: str) -> Callable[[list[Row]], list[Row]]:
+    """The first ``type_name`` event swapped with the event after it."""
+    def change(rows: list[Row]) -> list[Row]:
+        at = first_index(rows, type_name)
+        return _reorder(rows, [*range(at), at + 1, at, *range(at + 2, len(rows))])
+
+    return change
+
+
+def _real_reordered(source: str, change: Callable[[list[Row]], list[Row]]) -> list[str]:
+    """A real log's events reordered by ``change`` (packed rows expanded first), behind its header line."""
+    lines = real_lines(source)
+    header, rows = lines[:1], [json.loads(line) for line in lines[1:]]
+    assert json.loads(header[0])["type"] == "session" and all("seq" in r for r in rows), source
+    return header + row_lines(change(rows))
+
+
+def _seed_with_a_nesting_break() -> list[str]:
+    """The fork child's seed (its sidecar seedLength, behind a header line) with its first turn/end
+    before that turn's step/end: the companion replays the seed (QF-12)."""
+    lines = _gt_check_lines("k-fork-seeded-child")
+    rows = [json.loads(line) for line in lines[1:]]
+    return lines[:1] + row_lines(_swapped_at("step/end")(rows))
+
+
 D08_TEXT: Final = f"611615650f/{SNAPSHOTS}/text-turn/session.jsonl"
+D08_CANCEL: Final = f"611615650f/{SNAPSHOTS}/cancel/session.jsonl"
 # Issue 25: a writer's rule binds only the events that writer wrote (rule book FMT-7, "Writers"); (id, rules, log, the rule broken or None).
 WRITER_CASES: Final[tuple[tuple[str, tuple[str, ...], Callable[[], list[str]], str | None], ...]] = (
     ("api-built-step", ("FMT-7", "LOOP-11"), lambda: _mutated("b-prefix-idioms-tool-roundtrip", _api_built_step), None),
@@ -241,6 +267,8 @@ WRITER_CASES: Final[tuple[tuple[str, tuple[str, ...], Callable[[], list[str]], s
     ("prune-after-a-successful-step-end", ("PRN-6", "CMP-6"), lambda: _mutated("j2-tool-result-prune", _prune_after_step_end), "PRN-6"),
     ("legacy-user-message-in-a-d08-turn", ("DIA-13", "FMT-7"), lambda: _real_changed(D08_TEXT, _legacy_user_message), "DIA-13"),
     ("d08-user-message-in-an-a55-turn", ("LOG-12", "FMT-7"), lambda: _mutated("a-single-turn-no-prefix", _d08_user_message), "LOG-12"),
+    ("d08-entering-message-before-step-start", ("DIA-12",), lambda: _real_reordered(D08_CANCEL, _swapped_at("step/start")), "DIA-12"),
+    ("seed-with-a-nesting-break", ("LOG-13", "LOG-8"), _seed_with_a_nesting_break, "LOG-13"),
 )
 
 

@@ -3,7 +3,7 @@
 :func:`model.jsonval.js_stringify` is the definition of ``JS(v)``: JS
 ``JSON.stringify`` (compact, insertion order, literal non-ASCII, ``\\uXXXX`` for
 lone surrogates, JS number formatting).  It walks the value in Python, one call
-per node, and was the largest single cost of ``sessionspec generate`` (about a
+per node, and was the largest cost of ``sessionspec generate`` after the simulator (about a
 fifth of its CPU on a 100k-event log).  CPython's C JSON encoder, configured
 compactly (``separators=(",", ":")``, ``ensure_ascii=False``), writes the same
 text for every value except two kinds, and both are visible in its output:

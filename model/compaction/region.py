@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from model.compaction.contracts import region_holds  # noqa: F401 - the post: line reads it
-from model.compaction.dialect import rules_of
+from model.compaction.dialect import CompactionRules, rules_of
 from model.compaction.policy import Target, routed_target
-from model.compaction.records import NO_IDS, Ids, Range, RegionOutcome, RegionResult, Summarizer, SummaryCall
+from model.compaction.records import NO_IDS, Ids, Range, RegionOutcome, RegionResult, Summarizer, SummarizerOutput, SummaryCall
 from model.compaction.retention import balanced_cuts
 from model.compaction.summary import check_summary_smaller, frame_summary, summary_text_blocks
 from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event, make_event
-from model.meter import MeterState, measure, measure_state
+from model.meter import Measurement, MeterState, measure, measure_state
 from model.rejected import Rejected
 from model.rules import implements
 from model.surface import fold_surface
 
 
-@implements("CMP-13", "CMP-15", "CMP-19", "CMP-22", "CMP-23", "CMP-24", "CMP-26", "DIA-16")
+@implements("CMP-19", "CMP-24", "CMP-26")
 def compact_region(
     events: Sequence[Event],
     start: int,
@@ -33,19 +34,15 @@ def compact_region(
     time: int = 0,
     meter: MeterState | None = None,
 ) -> RegionOutcome | Rejected:
-    """One region transaction for ``(start, end)``.
-
-    CMP-13: validate without events (both seqs on the surface, order, balanced
-    edges).  CMP-14: lock and owner.  CMP-15: append the start, measure, sum the
-    shadowed tokens.  CMP-16..18: summarize.  CMP-19: the surface is stable
-    (no concurrent appends in a pure run).  CMP-20/21: frame and the shrink
-    gate.  CMP-22: summary, checkpoint replace citing ``[start, summary] ++
-    shadowed``, end.  CMP-23: any failure after the start closes with
-    ``end{error}`` and leaves the surface unchanged.  CMP-24: no header event.
-    CMP-26/Q-2: no abort check before commit.  DIA-16: summary, checkpoint and
-    end adjacent.  The dialect's record shapes come from :func:`rules_of`.
-    ``meter``: the caller's meter folded over exactly ``events`` (MTR-5), read
-    instead of folding the log again (its nodes are the surface, P-MTR-3).
+    """One region transaction for ``(start, end)``: validate (CMP-13), lock and owner (CMP-14), open
+    and price (CMP-15), summarize (CMP-16..18), frame and gate (CMP-20/21), commit (CMP-22, DIA-16)
+    or close with an error (CMP-23).  Of the transaction as a whole: CMP-19 "the measured node list
+    ... MUST be DEEPEQ to the one from CMP-15" (a pure run sees no concurrent append); CMP-24
+    "Compaction MUST NOT write ``request/header``, and MUST NOT change prefix, system, tools or
+    config"; CMP-26 "a summarizer that completes despite a later abort still commits (no abort check
+    before commit, Q-2)".  The dialect's record shapes come from :func:`rules_of`.  ``meter``: the
+    caller's meter folded over exactly ``events`` (MTR-5), read instead of folding the log again
+    (its nodes are the surface, P-MTR-3).
 
     pre: meter is None or (meter.consumed == len(events) and meter.dialect is dialect)
     post: isinstance(__return__, Rejected) or region_holds(events, start, end, __return__, dialect) is None
@@ -58,6 +55,47 @@ def compact_region(
         nodes = fold.state.nodes
     else:
         nodes = tuple(meter.surface.seqs)
+    positions = check_region(events, nodes, start, end, dialect)
+    if isinstance(positions, Rejected):
+        return positions
+    start_idx, end_idx = positions
+    owner = rules.bracket_owner(events, manual)
+    if isinstance(owner, Rejected):
+        return owner
+    shadowed = tuple(nodes[start_idx : end_idx + 1])
+    bracket = _Bracket(events=events, time=time, ids=ids, turn=owner.turn, rules=rules)
+    start_event = bracket.append(rules.event_type("start"), rules.bracket_record(ids, (bracket.turn_pair,)))
+    measured = measure(events, dialect) if meter is None else measure_state(meter)
+    if isinstance(measured, Rejected):
+        return close_with_error(bracket, measured)
+    shadowed_tokens = price_region(measured, start_idx, end_idx, shadowed)
+    if isinstance(shadowed_tokens, Rejected):
+        return close_with_error(bracket, shadowed_tokens)
+    summary_input = rules.summary_input(events, shadowed, measured.header)
+    if isinstance(summary_input, Rejected):
+        return close_with_error(bracket, summary_input)
+    target = summarization_target or routed_target(events, dialect)
+    if target is None:
+        return close_with_error(bracket, Rejected(rule="CMP-17", reason="no provider/model available for summarization"))
+    output = summarizer(SummaryCall(input=summary_input, provider=target.provider, model=target.model, max_tokens=max_tokens))
+    if isinstance(output, Rejected):
+        return close_with_error(bracket, output)
+    summary = summary_text_blocks(output.summary)
+    if isinstance(summary, Rejected):
+        return close_with_error(bracket, summary)
+    framed = frame_summary(summary)
+    smaller = check_summary_smaller(framed, shadowed_tokens)
+    if isinstance(smaller, Rejected):
+        return close_with_error(bracket, smaller)
+    return commit_region(bracket, start_event, output, summary, framed, Range(start=start, end=end), shadowed, shadowed_tokens)
+
+
+@implements("CMP-13")
+def check_region(events: Sequence[Event], nodes: Sequence[int], start: int, end: int,
+                 dialect: Dialect) -> tuple[int, int] | Rejected:
+    """CMP-13: "A region transaction for ``(start, end)`` MUST first validate, without events: both
+    seqs on the surface ..., start position ≤ end position ..., ``balancedBefore(start)`` ...,
+    ``balancedAfter(end)`` ..."  Returns the two surface positions."""
     for name, seq in (("start", start), ("end", end)):
         if seq not in nodes:
             return Rejected(rule="CMP-13", reason=f"compactRegion: {name} seq {seq} not found in surface")
@@ -71,61 +109,73 @@ def compact_region(
         return Rejected(rule="CMP-13", reason=f"compactRegion: start seq {start} is not a balanced boundary (would split a step's tool-call/result pair)")
     if not balanced[end_idx + 1]:
         return Rejected(rule="CMP-13", reason=f"compactRegion: end seq {end} is not a balanced boundary (would split a step, or the step is still open)")
-    owner = rules.bracket_owner(events, manual)
-    if isinstance(owner, Rejected):
-        return owner
-    shadowed = tuple(nodes[start_idx : end_idx + 1])
-    out: list[Event] = []
+    return start_idx, end_idx
 
-    def append(kind: str, data: Json, provenance: Json | Absent = ABSENT, op: Json | Absent = ABSENT) -> Event:
-        event = make_event(
-            kind, seq=len(events) + len(out), time=time, data=data, source_event_seqs=provenance, surface_op=op
-        )
-        out.append(event)
-        return event
 
-    turn_pair: tuple[str, Json] = ("turn", owner.turn)
-    start_event = append(rules.event_type("start"), rules.bracket_record(ids, (turn_pair,)))
-
-    def fail(error: Rejected) -> RegionOutcome:
-        append(rules.event_type("end"), rules.bracket_record(ids, (turn_pair, ("error", error.reason))))
-        return RegionOutcome(events=tuple(out), result=None, error=error)
-
-    measured = measure(events, dialect) if meter is None else measure_state(meter)
-    if isinstance(measured, Rejected):
-        return fail(measured)
+@implements("CMP-15")
+def price_region(measured: Measurement, start_idx: int, end_idx: int, shadowed: tuple[int, ...]) -> int | Rejected:
+    """CMP-15: "the measured nodes at positions ``startIdx..endIdx`` MUST be exactly ``shadowed``
+    (else "selected surface changed before summarization began"); ``shadowedTokenCount = Σ`` their
+    tokens."""
     priced = measured.nodes[start_idx : end_idx + 1]
     if tuple(n.seq for n in priced) != shadowed:
-        return fail(Rejected(rule="CMP-15", reason="selected surface changed before summarization began"))
-    shadowed_tokens = sum(n.tokens for n in priced)
-    summary_input = rules.summary_input(events, shadowed, measured.header)
-    if isinstance(summary_input, Rejected):
-        return fail(summary_input)
-    target = summarization_target or routed_target(events, dialect)
-    if target is None:
-        return fail(Rejected(rule="CMP-17", reason="no provider/model available for summarization"))
-    output = summarizer(SummaryCall(input=summary_input, provider=target.provider, model=target.model, max_tokens=max_tokens))
-    if isinstance(output, Rejected):
-        return fail(output)
-    summary = summary_text_blocks(output.summary)
-    if isinstance(summary, Rejected):
-        return fail(summary)
-    framed = frame_summary(summary)
-    smaller = check_summary_smaller(framed, shadowed_tokens)
-    if isinstance(smaller, Rejected):
-        return fail(smaller)
-    shadowed_range = Range(start=start, end=end)
+        return Rejected(rule="CMP-15", reason="selected surface changed before summarization began")
+    return sum(n.tokens for n in priced)
+
+
+@dataclass(frozen=True, slots=True)
+class _Bracket:
+    """The events one transaction appends, after ``events`` (seq = log length + index)."""
+
+    events: Sequence[Event]
+    time: int
+    ids: Ids
+    turn: Json
+    rules: CompactionRules
+    out: list[Event] = field(default_factory=list)
+
+    @property
+    def turn_pair(self) -> tuple[str, Json]:
+        return ("turn", self.turn)
+
+    def append(self, kind: str, data: Json, provenance: Json | Absent = ABSENT, op: Json | Absent = ABSENT) -> Event:
+        event = make_event(kind, seq=len(self.events) + len(self.out), time=self.time, data=data,
+                           source_event_seqs=provenance, surface_op=op)
+        self.out.append(event)
+        return event
+
+
+@implements("CMP-23")
+def close_with_error(bracket: _Bracket, error: Rejected) -> RegionOutcome:
+    """CMP-23: "Any failure after ``compact/start`` MUST append ``compact/end {turn, error: <error
+    message, or its string form>}`` and re-raise; the surface is unchanged (a prune that landed
+    earlier stays)." """
+    rules = bracket.rules
+    bracket.append(rules.event_type("end"), rules.bracket_record(bracket.ids, (bracket.turn_pair, ("error", error.reason))))
+    return RegionOutcome(events=tuple(bracket.out), result=None, error=error)
+
+
+@implements("CMP-22", "DIA-16")
+def commit_region(bracket: _Bracket, start_event: Event, output: SummarizerOutput, summary: tuple[Json, ...],
+                  framed: tuple[Json, ...], shadowed_range: Range, shadowed: tuple[int, ...],
+                  shadowed_tokens: int) -> RegionOutcome:
+    """CMP-22: "On success the model MUST append, in order: ``compact/summary`` ...; the checkpoint
+    ``user/message {content: framed, source: CHECKPOINT_SOURCE}`` with ``sourceEventSeqs`` =
+    ``[startSeq, summarySeq]`` followed by ``shadowed`` and ``surfaceOp: {op:"replace", start,
+    end}``; ``compact/end`` ..."  DIA-16: "The region transaction MUST keep summary, checkpoint and
+    end adjacent (no re-entrant appends)"."""
+    rules, ids = bracket.rules, bracket.ids
     record = rules.summary_record(output, summary, shadowed_range, shadowed, shadowed_tokens)
-    summary_event = append(rules.event_type("summary"), rules.bracket_record(ids, record))
-    checkpoint = append(
+    summary_event = bracket.append(rules.event_type("summary"), rules.bracket_record(ids, record))
+    checkpoint = bracket.append(
         "user/message",
         rules.checkpoint_message(framed, ids),
         provenance=(start_event.seq, summary_event.seq, *shadowed),
-        op=JsonObject((("op", "replace"), ("start", start), ("end", end))),
+        op=JsonObject((("op", "replace"), ("start", shadowed_range.start), ("end", shadowed_range.end))),
     )
-    end_event = append(rules.event_type("end"), rules.bracket_record(ids, (turn_pair,)))
+    end_event = bracket.append(rules.event_type("end"), rules.bracket_record(ids, (bracket.turn_pair,)))
     return RegionOutcome(
-        events=tuple(out),
+        events=tuple(bracket.out),
         result=RegionResult(
             start_seq=start_event.seq,
             summary_seq=summary_event.seq,

@@ -15,7 +15,7 @@ from model.compaction import (
 from model.header import EpochHeader
 from model.jsonval import freeze
 from model.log import Dialect
-from model.meter import measure, measure_state, meter_state
+from model.meter import measure
 from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.surface import fold_surface
@@ -110,22 +110,6 @@ def test_P_CMP_9_P_CMP_12_pressure_gating_and_bounded_retries(log: Log, window: 
     assert pressure_gated(log.events, run, config, window) is None
     assert bounded_transactions(run, config) is None
     assert audit_clean([*log.events, *run.events], audit=audit_compactions) is None
-
-
-@given(logs(), st.integers(50, 3000), st.sampled_from(list(Trigger)))
-def test_MTR_5_a_callers_running_meter_gives_the_same_run(log: Log, window: int, trigger: Trigger) -> None:
-    """The fast path (the loop's running meter passed in) equals the definition
-    (the run folding ``meter_state(events)`` itself), and leaves the caller's meter unchanged."""
-    config = CompactConfig(threshold_ratio=0.5, retain_tokens=20, compaction_retries=1)
-    prune = PruneConfig(threshold_chars=300, head_chars=40, tail_chars=20)
-    state = meter_state(log.events)
-    assert not isinstance(state, Rejected)
-    before = measure_state(state)
-    plain = compact_if_needed(log.events, short, config=config, context_window=window, prune=prune, trigger=trigger)
-    fast = compact_if_needed(log.events, short, config=config, context_window=window, prune=prune, trigger=trigger,
-                             meter=state)
-    assert fast == plain
-    assert measure_state(state) == before and state.consumed == len(log.events)
 
 
 @given(logs())

@@ -31,15 +31,6 @@ def test_only_model_functions_implement_rules() -> None:
     assert outside == []
 
 
-# Functions that still define more than three rules, each to be split into one named function per
-# rule step (issue 28). They are the compaction and loop drivers that issue 29's contracts are being
-# written on at the same time; the test fails when one of them is split (so the list shrinks) and
-# when any other function claims more than three rules.
-NOT_YET_SPLIT: dict[str, int] = {
-    "model.compaction.run.compact_if_needed": 4,
-}
-
-
 def test_no_function_defines_more_than_three_rules_at_any_length() -> None:
     """One named function per rule step (consensus-specs' process_x -> apply_x): a function that
     claims many rules hides which of its lines is which rule's.  Length does not excuse it."""
@@ -50,7 +41,7 @@ def test_no_function_defines_more_than_three_rules_at_any_length() -> None:
         for f in functions:
             if rule_id in ids:
                 claimed.setdefault(f"{f.__module__}.{f.__qualname__}", set()).add(rule_id)
-    assert {name: len(rule_ids) for name, rule_ids in claimed.items() if len(rule_ids) > 3} == NOT_YET_SPLIT
+    assert {name: len(rule_ids) for name, rule_ids in claimed.items() if len(rule_ids) > 3} == {}
 
 
 def test_every_implementing_function_names_each_rule_it_implements() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import assert_never
 
 from model.compaction.contracts import run_holds  # noqa: F401 - the post: line reads it
 from model.compaction.dialect import rules_of
@@ -35,7 +36,6 @@ from model.rejected import Rejected
 from model.rules import implements
 
 
-@implements("CMP-8", "CMP-9", "PRN-6", "DIA-20")
 def compact_if_needed(
     events: Sequence[Event],
     summarizer: Summarizer,
@@ -47,20 +47,12 @@ def compact_if_needed(
     prune: PruneConfig | None = None,
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
-    meter: MeterState | None = None,
 ) -> CompactionRun | Rejected:
-    """CMP-8 (pressure): target, policy, measure, spec; below threshold -> none;
-    prune and re-measure; then up to ``compactionRetries + 1`` transactions,
-    each followed by a re-measure; still above threshold -> error (committed
-    compactions stay).  CMP-9 (overflow) and DIA-20 (manual): prune (overflow
-    only), select with ``retainTokens = 0``, one transaction.  PRN-6: the prune
-    runs only here.  Configuration errors are returned as Rejected.
+    """``compactIfNeeded(trigger)``, an orchestrator: the configuration checked (CMP-3), no routed
+    header means no compaction (CMP-5, :func:`routed_target`), then the trigger's own steps: pressure
+    (:func:`compact_under_pressure`, CMP-8), context overflow (:func:`compact_after_overflow`, CMP-9)
+    or manual (:func:`compact_manually`, DIA-20).  Configuration errors are returned as Rejected.
 
-    Every measure reads one running meter (MTR-5: a replay fold advanced to the
-    tail on every read), started from ``meter_state(events)`` -- or from
-    ``meter``, a caller's fold over exactly ``events`` (copied, never changed).
-
-    pre: meter is None or (meter.consumed == len(events) and meter.dialect is dialect)
     post: isinstance(__return__, Rejected) or run_holds(events, __return__, dialect) is None
     """
     checked = check_compact_config(config)
@@ -70,114 +62,153 @@ def compact_if_needed(
     if target is None:
         return CompactionRun(events=())
     policy = target_policy(config, target.provider, target.model)
-    summ_target = (
-        Target(provider=policy.summarization_provider, model=policy.summarization_model)
-        if policy.summarization_provider and policy.summarization_model
-        else None
-    )
-    log: list[Event] = list(events)
-    appended: list[Event] = []
-    results: list[RegionResult] = []
-    state: MeterState | Rejected = meter_state(events, dialect) if meter is None else meter.copy()
+    run = _Run(events, summarizer, dialect, policy, prune, ids, time, manual=trigger is Trigger.MANUAL)
+    match trigger:
+        case Trigger.PRESSURE:
+            return compact_under_pressure(run, target, context_window)
+        case Trigger.CONTEXT_OVERFLOW:
+            return compact_after_overflow(run)
+        case Trigger.MANUAL:
+            return compact_manually(run)
+        case unreachable:
+            assert_never(unreachable)
 
-    def extend(new: Sequence[Event]) -> None:
-        nonlocal state
-        for event in new:
-            if not isinstance(state, Rejected):
-                bad = fold_meter_event(state, event, log)
-                state = state if bad is None else bad
-            log.append(event)
-        appended.extend(new)
 
-    def total() -> int | Rejected:
-        return state if isinstance(state, Rejected) else measure_state(state).total_tokens
-
-    def run_prune() -> Rejected | None:
-        if prune is None:
-            return None
-        nodes = None if isinstance(state, Rejected) else tuple(state.surface.seqs)
-        pruned = prune_pass(log, prune, dialect=dialect, time=time, nodes=nodes)
-        if isinstance(pruned, Rejected):
-            return pruned
-        extend(pruned.events)
-        return None
-
-    def transaction(retain: int, attempt: int) -> RegionOutcome | None | Rejected:
-        if isinstance(state, Rejected):
-            return state
-        priced = state.surface
-        chosen = select_range([(n.seq, n.tokens) for n in priced.nodes], priced.seqs, log, retain, dialect)
-        if chosen is None or isinstance(chosen, Rejected):
-            return chosen
-        outcome = compact_region(
-            log,
-            chosen.start,
-            chosen.end,
-            summarizer,
-            dialect=dialect,
-            max_tokens=policy.max_tokens,
-            summarization_target=summ_target,
-            ids=ids(attempt),
-            manual=trigger is Trigger.MANUAL,
-            time=time,
-            meter=state,
-        )
-        if isinstance(outcome, Rejected):
-            return outcome
-        extend(outcome.events)
-        if outcome.result is not None:
-            results.append(outcome.result)
-        return outcome
-
-    def done(error: Rejected | None = None) -> CompactionRun:
-        return CompactionRun(events=tuple(appended), results=tuple(results), error=error)
-
-    if trigger is not Trigger.PRESSURE:
-        if trigger is Trigger.CONTEXT_OVERFLOW:
-            bad = run_prune()
-            if bad is not None:
-                return done(bad)
-        outcome = transaction(0, 0)
-        if isinstance(outcome, Rejected):
-            return done(outcome)
-        return done(None if outcome is None else outcome.error)
-
-    spec = compact_spec(policy, context_window, f"{target.provider}/{target.model}")
+@implements("CMP-8")
+def compact_under_pressure(run: _Run, target: Target, context_window: int | None) -> CompactionRun | Rejected:
+    """CMP-8: "``compactIfNeeded(pressure)`` MUST: ... compute the spec (CMP-4); if ``total <
+    threshold`` return none; if a prune service exists, prune (PRN-5) and re-measure; if ``total <
+    threshold`` return none (the prune stays); then for ``attempt in 0..compactionRetries``: select a
+    range with ``spec.retainTokens`` (CMP-11); if none → return none when nothing was compacted yet,
+    else stop looping; run one region transaction (CMP-13..23); re-measure; ..." and still above the
+    threshold, an error (committed compactions stay)."""
+    spec = compact_spec(run.policy, context_window, f"{target.provider}/{target.model}")
     if isinstance(spec, Rejected):
         return spec
-    now = total()
+    now = run.total()
     if isinstance(now, Rejected) or now < spec.threshold_tokens:
-        return done(now if isinstance(now, Rejected) else None)
-    bad = run_prune()
+        return run.done(now if isinstance(now, Rejected) else None)
+    bad = prune_step(run)
     if bad is not None:
-        return done(bad)
-    now = total()
+        return run.done(bad)
+    now = run.total()
     if isinstance(now, Rejected) or now < spec.threshold_tokens:
-        return done(now if isinstance(now, Rejected) else None)
+        return run.done(now if isinstance(now, Rejected) else None)
     attempts = 0
-    for attempt in range(policy.compaction_retries + 1):
-        outcome = transaction(spec.retain_tokens, attempt)
+    for attempt in range(run.policy.compaction_retries + 1):
+        outcome = run.transaction(spec.retain_tokens, attempt)
         if isinstance(outcome, Rejected):
-            return done(outcome)
+            return run.done(outcome)
         if outcome is None:
-            if not results:
-                return done()
+            if not run.results:
+                return run.done()
             break
         if outcome.error is not None:
-            return done(outcome.error)
+            return run.done(outcome.error)
         attempts += 1
-        now = total()
+        now = run.total()
         if isinstance(now, Rejected):
-            return done(now)
+            return run.done(now)
         if now < spec.threshold_tokens:
-            return done()
-    now = total()
-    return done(
+            return run.done()
+    now = run.total()
+    return run.done(
         Rejected(
             rule="CMP-8",
             reason=f"compaction still above threshold after {attempts} compaction attempts ({now} estimated tokens >= threshold {spec.threshold_tokens})",
         )
     )
+
+
+@implements("CMP-9")
+def compact_after_overflow(run: _Run) -> CompactionRun:
+    """CMP-9: "``compactIfNeeded(context-overflow)`` MUST: prune and re-measure if a prune service
+    exists; select a range with ``retainTokens = 0``; none → return none; else run exactly one region
+    transaction.  No context window or threshold is needed." """
+    bad = prune_step(run)
+    if bad is not None:
+        return run.done(bad)
+    return one_transaction(run)
+
+
+@implements("DIA-20")
+def compact_manually(run: _Run) -> CompactionRun:
+    """DIA-20: "Manual compaction MUST select with ``retainTokens = 0``, run under
+    ``runMaintenance`` (idle only) ..."  One transaction, no prune, no threshold."""
+    return one_transaction(run)
+
+
+def one_transaction(run: _Run) -> CompactionRun:
+    outcome = run.transaction(0, 0)
+    if isinstance(outcome, Rejected):
+        return run.done(outcome)
+    return run.done(None if outcome is None else outcome.error)
+
+
+@implements("PRN-6")
+def prune_step(run: _Run) -> Rejected | None:
+    """PRN-6: "A prune MUST run only from ``compactIfNeeded`` (pressure after the threshold qualifies,
+    or overflow) ...; each replacement increments ``replaceGeneration`` and stays durable even if
+    later summarization fails ... The service is optional."  Its events join the run's log."""
+    if run.prune is None:
+        return None
+    meter = run.meter
+    nodes = None if isinstance(meter, Rejected) else tuple(meter.surface.seqs)
+    pruned = prune_pass(run.log, run.prune, dialect=run.dialect, time=run.time, nodes=nodes)
+    if isinstance(pruned, Rejected):
+        return pruned
+    run.extend(pruned.events)
+    return None
+
+
+class _Run:
+    """The working record of one ``compactIfNeeded`` call (it never leaves it): the log as it grows,
+    what the run appended and committed, and one running meter over the log (MTR-5: every measure
+    reads it, folded to the tail), so each event is folded once."""
+
+    def __init__(self, events: Sequence[Event], summarizer: Summarizer, dialect: Dialect, policy: CompactConfig,
+                 prune: PruneConfig | None, ids: Callable[[int], Ids], time: int, *, manual: bool) -> None:
+        self.log: list[Event] = list(events)
+        self.summarizer, self.dialect, self.policy, self.prune = summarizer, dialect, policy, prune
+        self.ids, self.time, self.manual = ids, time, manual
+        self.appended: list[Event] = []
+        self.results: list[RegionResult] = []
+        self.meter: MeterState | Rejected = meter_state(events, dialect)
+
+    def extend(self, new: Sequence[Event]) -> None:
+        for event in new:
+            if not isinstance(self.meter, Rejected):
+                bad = fold_meter_event(self.meter, event, self.log)
+                self.meter = self.meter if bad is None else bad
+            self.log.append(event)
+        self.appended.extend(new)
+
+    def total(self) -> int | Rejected:
+        return self.meter if isinstance(self.meter, Rejected) else measure_state(self.meter).total_tokens
+
+    def transaction(self, retain: int, attempt: int) -> RegionOutcome | None | Rejected:
+        """Select a range keeping ``retain`` tokens (CMP-11) and run one region transaction on it."""
+        if isinstance(self.meter, Rejected):
+            return self.meter
+        priced = self.meter.surface
+        chosen = select_range([(n.seq, n.tokens) for n in priced.nodes], priced.seqs, self.log, retain, self.dialect)
+        if chosen is None or isinstance(chosen, Rejected):
+            return chosen
+        policy = self.policy
+        summarization_target = (Target(provider=policy.summarization_provider, model=policy.summarization_model)
+                                if policy.summarization_provider and policy.summarization_model else None)
+        outcome = compact_region(self.log, chosen.start, chosen.end, self.summarizer, dialect=self.dialect,
+                                 max_tokens=policy.max_tokens, summarization_target=summarization_target,
+                                 ids=self.ids(attempt), manual=self.manual, time=self.time, meter=self.meter)
+        if isinstance(outcome, Rejected):
+            return outcome
+        self.extend(outcome.events)
+        if outcome.result is not None:
+            self.results.append(outcome.result)
+        return outcome
+
+    def done(self, error: Rejected | None = None) -> CompactionRun:
+        return CompactionRun(events=tuple(self.appended), results=tuple(self.results), error=error)
 
 
 @implements("CMP-6")
@@ -192,7 +223,6 @@ def pressure_compaction(
     prune: PruneConfig | None = None,
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
-    meter: MeterState | None = None,
 ) -> CompactionRun | Rejected:
     """The automatic pressure trigger.  CMP-6 (A55): on ``agent/post-step``,
     inside the step (after its results, before ``step/end``); DIA-6 (D08): in
@@ -215,7 +245,6 @@ def pressure_compaction(
         prune=prune,
         ids=ids,
         time=time,
-        meter=meter,
     )
 
 
@@ -233,7 +262,6 @@ def recover_overflow(
     prune: PruneConfig | None = None,
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
-    meter: MeterState | None = None,
 ) -> OverflowDecision:
     """CMP-7: only for ``CONTEXT_WINDOW_EXCEEDED``, not aborted, with a routed
     target and fewer than ``maxOverflowRetries`` earlier overflows; run
@@ -253,7 +281,7 @@ def recover_overflow(
         return OverflowDecision(events=(), retry=False)
     run = compact_if_needed(
         events, summarizer, dialect=dialect, trigger=Trigger.CONTEXT_OVERFLOW, config=config, prune=prune, ids=ids,
-        time=time, meter=meter,
+        time=time,
     )
     if isinstance(run, Rejected):
         return OverflowDecision(events=(), retry=False, error=run)

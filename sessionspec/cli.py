@@ -31,7 +31,7 @@ COMMANDS: Final = {
     "spec": "sessionspec.spec_render",
     "vectors": "sessionspec.conformance.vectors",
     "conform": "sessionspec.conformance.conform",
-    "serve-model": "sessionspec.conformance.serve_model",
+    "serve-model": "sessionspec.conformance.adapter.serve_model",
     "mutants": "sessionspec.conformance.mutants",
     "generate": "sessionspec.generate",
     "economics": "sessionspec.economics_cmd",

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 if TYPE_CHECKING:
-    from sessionspec.conformance.driver import ProcessAdapter
+    from sessionspec.conformance.adapter.driver import ProcessAdapter
     from sessionspec.conformance.expectations import Expectations
 
 # The model and the kit are imported only when --sessionspec-adapter is given:
@@ -101,7 +101,7 @@ class _State:
     def connection(self) -> ProcessAdapter:
         """This process's adapter (one per pytest process, so one per xdist worker)."""
         if self.adapter is None:
-            from sessionspec.conformance.driver import ProcessAdapter
+            from sessionspec.conformance.adapter.driver import ProcessAdapter
 
             adapter = ProcessAdapter(self.command, timeout=self.timeout)
             try:
@@ -248,7 +248,7 @@ class VectorItem(pytest.Item):
             self.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=Failed))
 
     def runtest(self) -> None:
-        from sessionspec.conformance.protocol import AdapterError
+        from sessionspec.conformance.adapter.protocol import AdapterError
         from sessionspec.conformance.vector_format import FORMAT
         from sessionspec.conformance.vector_runner import failure_lines, run_vector
 
@@ -297,8 +297,8 @@ class ConformItem(pytest.Item):
         self.add_marker(pytest.mark.sessionspec_conform)
 
     def runtest(self) -> None:
+        from sessionspec.conformance.adapter.protocol import AdapterError
         from sessionspec.conformance.conform import divergence_lines, run_conform
-        from sessionspec.conformance.protocol import AdapterError
         from sessionspec.conformance.vector_format import FORMAT
         from sessionspec.hypothesis_home import scratch_hypothesis_home
 

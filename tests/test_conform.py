@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from sessionspec.cli import main
+from sessionspec.conformance.adapter.driver import InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.conform import compare_trace, divergence_rule, run_conform
-from sessionspec.conformance.driver import InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.mutants import adapter_command
 from sessionspec.conformance.vectors import load_dir, run_vectors
 
-SERVE = f"{sys.executable} -m sessionspec.conformance.serve_model"
+SERVE = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
 
 
 def _text(t: str) -> list[dict[str, str]]:

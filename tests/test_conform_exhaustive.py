@@ -70,7 +70,7 @@ def test_a_mutant_is_caught_at_depth_1_with_the_first_diverging_trace(jobs: int)
 
 
 def test_conform_exhaustive_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    serve = f"{sys.executable} -m sessionspec.conformance.serve_model"
+    serve = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
     assert main(["conform", "--exhaustive", "--depth", "1", "--jobs", "2", "--no-progress", "--adapter", serve]) == 0
     out = capsys.readouterr().out
     assert "depth 1: 360" in out and "no divergence in any trace of up to 1 operations" in out

@@ -17,7 +17,7 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
 PARTIAL = f"{NODE} {ROOT / 'tests' / 'partial_adapter' / 'adapter.mjs'}"
-MUTANT = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+MUTANT = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
 SELECT = "a-single-turn-no-prefix or compose-once or keep-empty-assistant"
 
 

@@ -20,7 +20,7 @@ from sessionspec.conformance.vectors import VECTORS_DIR, load_dir
 
 pytest_plugins = ["pytester"]
 
-MODEL = f"{sys.executable} -m sessionspec.conformance.serve_model"
+MODEL = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
 
 
 def _mutant(name: str) -> str:
@@ -55,7 +55,8 @@ def test_a_filtered_run_counts_collected_deselected_and_selected(pytester: pytes
 
 def test_the_defaults_are_the_command_lines(pytester: pytest.Pytester) -> None:
     """The same knob has the same default in `sessionspec conform` and the plugin."""
-    from sessionspec.conformance import conform, driver
+    from sessionspec.conformance import conform
+    from sessionspec.conformance.adapter import driver
     from sessionspec.pytest_plugin import DEFAULT_EXAMPLES, DEFAULT_TIMEOUT
 
     assert (DEFAULT_EXAMPLES, DEFAULT_TIMEOUT) == (conform.DEFAULT_EXAMPLES, driver.DEFAULT_TIMEOUT)

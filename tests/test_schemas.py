@@ -140,7 +140,7 @@ def test_conform_json(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.skip("not wired: `conform` has no --format json yet (docs/schemas/conform.v1.schema.json is the proposal)")
     import sys
 
-    code, out = _run(capsys, "conform", "--adapter", f"{sys.executable} -m sessionspec.conformance.serve_model",
+    code, out = _run(capsys, "conform", "--adapter", f"{sys.executable} -m sessionspec.conformance.adapter.serve_model",
                      "--examples", "3", "--format", "json")
     assert code == 0 and _errors(_validator("conform.v2.schema.json"), json.loads(out)) == []
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.capabilities import Capabilities, from_hello, unlock_ranking, vector_needs
+from sessionspec.conformance.adapter.capabilities import Capabilities, from_hello, unlock_ranking, vector_needs
+from sessionspec.conformance.adapter.protocol import AdapterError
 from sessionspec.conformance.expectations import ExpectationsError, parse_expectations
-from sessionspec.conformance.protocol import AdapterError
 from sessionspec.conformance.vector_diff import diff
 from sessionspec.conformance.vector_files import load_dir
 from sessionspec.conformance.vectors import VECTORS_DIR
@@ -159,7 +159,7 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureF
 def test_expect_turns_a_failure_into_xfail_and_a_pass_into_xpass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The mutant keep-empty-tools fails shrunk/keep-empty-tools (its own regression vector, HDR-2) and passes
     check/valid/a-single-turn-no-prefix (the log checker is not the loop: the mutant leaves it alone)."""
-    adapter = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+    adapter = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
     expect = tmp_path / "expected.txt"
     expect.write_text("shrunk/keep-empty-tools  empty tools kept (HDR-2)\ncheck/valid/a-single-turn-no-prefix  not yet\n", encoding="utf-8")
     common = ("vectors", "run", str(VECTORS_DIR), "--adapter", adapter, "--id", "shrunk/keep-empty-tools",
@@ -245,7 +245,7 @@ def test_the_printed_replay_line_runs_as_printed(tmp_path: Path) -> None:
     """``conform --out`` creates the missing directories; the ``replay with:`` line is a shell command that
     reproduces the divergence (exit 1) exactly as printed, even with a space in the path."""
     out = tmp_path / "new dir" / "deeper" / "divergence.json"
-    adapter = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+    adapter = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
     bin_dir = Path(sys.executable).parent
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run([str(bin_dir / "sessionspec"), "conform", "--adapter", adapter, "--examples", "20",

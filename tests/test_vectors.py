@@ -12,7 +12,7 @@ import pytest
 from conftest import GROUNDTRUTH
 
 from sessionspec.cli import main
-from sessionspec.conformance.driver import InProcessAdapter
+from sessionspec.conformance.adapter.driver import InProcessAdapter
 from sessionspec.conformance.vector_format import (
     FORMAT,
     FormatError,
@@ -257,7 +257,7 @@ def test_cli_vectors_run_against_serve_model(tmp_path: Path, capsys: pytest.Capt
     document = json.loads((VECTORS_DIR / "groundtruth.json").read_text(encoding="utf-8"))
     document["vectors"] = document["vectors"][:3]
     (tmp_path / "some.json").write_text(json.dumps(document), encoding="utf-8")
-    assert main(["vectors", "run", str(tmp_path), "--adapter", f"{sys.executable} -m sessionspec.conformance.serve_model"]) == 0
+    assert main(["vectors", "run", str(tmp_path), "--adapter", f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"]) == 0
     assert "3/3 vectors passed" in capsys.readouterr().out
 
 
@@ -323,7 +323,7 @@ def test_LOG_14_repair_vectors_follow_the_rule(committed: list[dict[str, Any]]) 
 
 
 def _run_broken(committed: list[dict[str, Any]], vector_id: str, rewrite: Any) -> bool:
-    from sessionspec.conformance.adapter import ModelSession
+    from sessionspec.conformance.adapter.session import ModelSession
 
     class Session(ModelSession):
         def handle(self, op: Any) -> Any:

@@ -2,7 +2,7 @@
 
 Hypothesis generates operation traces (an initial agent, then ``send``,
 ``configure``, ``resume``, ``dispose``, ``fork`` operations in the adapter
-protocol's language, sessionspec/conformance/adapter.py); each trace runs against the model
+protocol's language, sessionspec/conformance/adapter/session.py); each trace runs against the model
 in-process (the oracle) and against the implementation behind ``CMD``.  Every
 answer of the implementation must match the model's, compared as the vectors
 compare (sessionspec/conformance/vectors.py ``recorded_expectation``: exact canonical JSON except
@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, TextIO, final
 
-from sessionspec.conformance.adapter import ModelSession
-from sessionspec.conformance.capabilities import OPERATIONS, Capabilities, restrict_trace
+from sessionspec.conformance.adapter.capabilities import OPERATIONS, Capabilities, restrict_trace
+from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.adapter.protocol import AdapterError, OperationRefused, Response
+from sessionspec.conformance.adapter.session import ModelSession
 from sessionspec.conformance.conform_coverage import Coverage
 from sessionspec.conformance.conform_rules import divergence_rule
 from sessionspec.conformance.conform_traces import strategies as all_traces
-from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
-from sessionspec.conformance.protocol import AdapterError, OperationRefused, Response
 from sessionspec.conformance.vector_build import Step, Vector, recorded_expectation
 from sessionspec.conformance.vector_format import match, verdict_only
 from sessionspec.conformance.vector_runner import start_adapter

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from sessionspec.conformance.adapter.protocol import AdapterError
 from sessionspec.conformance.conform import DEFAULT_EXAMPLES, Divergence, divergence_lines, run_conform
 from sessionspec.conformance.conform_coverage import Coverage
 from sessionspec.conformance.expectations import Expectations, ExpectationsError, load_expectations
-from sessionspec.conformance.protocol import AdapterError
 from sessionspec.conformance.vector_build import recorded_expectation
 from sessionspec.conformance.vector_diff import diff
 from sessionspec.conformance.vector_format import FORMAT, PlainJson, file_text

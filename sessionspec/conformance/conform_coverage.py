@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from sessionspec.conformance.adapter.protocol import Response
 from sessionspec.conformance.conform_traces import KINDS, WINDOWS
-from sessionspec.conformance.protocol import Response
 
 # Event types of the model's answers -> the rule that writes them.
 EVENT_RULES: Final = {

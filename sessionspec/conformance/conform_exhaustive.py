@@ -44,12 +44,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO, final
 
-from sessionspec.conformance.adapter import ModelSession
-from sessionspec.conformance.capabilities import EVERYTHING, Capabilities, operation_needs
+from sessionspec.conformance.adapter.capabilities import EVERYTHING, Capabilities, operation_needs
+from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.adapter.protocol import AdapterError, Response
+from sessionspec.conformance.adapter.session import ModelSession
 from sessionspec.conformance.conform import Divergence, compare_trace
 from sessionspec.conformance.conform_traces import WINDOWS, WORK_TOOL
-from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
-from sessionspec.conformance.protocol import AdapterError, Response
 from sessionspec.conformance.vector_build import ECHO_TOOL, message, reply, text
 from sessionspec.conformance.vector_runner import start_adapter
 

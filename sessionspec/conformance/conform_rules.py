@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from sessionspec.conformance.protocol import Response
+from sessionspec.conformance.adapter.protocol import Response
 from sessionspec.conformance.vector_format import rejection_rules
 
 _EVENT_RULES: Final = {

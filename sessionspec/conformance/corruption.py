@@ -171,7 +171,7 @@ RECORDED_CORRUPTIONS: Final[tuple[tuple[str, str, str, int], ...]] = (
 
 
 def recorded_check_vectors() -> list[Vector]:
-    from sessionspec.conformance.driver import InProcessAdapter as Model
+    from sessionspec.conformance.adapter.driver import InProcessAdapter as Model
 
     out: list[Vector] = []
     model = Model()

@@ -2,7 +2,7 @@
 
 Each mutant is served by ``sessionspec serve-model --mutant NAME``: the adapter
 process either runs the loop with one of the planted variants of
-:mod:`sessionspec.planted.loop`, sets one of :class:`~sessionspec.conformance.adapter.ModelSession`'s mutant switches, or
+:mod:`sessionspec.planted.loop`, sets one of :class:`~sessionspec.conformance.adapter.session.ModelSession`'s mutant switches, or
 replaces ONE model function *in that adapter process only* (never in the
 oracle's process).  ``sessionspec mutants`` runs the committed vectors and a
 small ``conform`` budget against every mutant and prints the kill table: the
@@ -21,7 +21,7 @@ from typing import Final, TextIO, final
 from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event
 from model.rejected import Rejected
-from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.adapter.session import ModelSession
 from sessionspec.planted.loop import Planted
 
 HELP: Final = "run the vectors and conform against every mutant adapter and print the kill table"
@@ -211,7 +211,7 @@ class Kill:
 
 
 def adapter_command(name: str) -> str:
-    return f"{sys.executable} -m sessionspec.conformance.serve_model --mutant {name}"
+    return f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant {name}"
 
 
 def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None,

@@ -82,7 +82,7 @@ def manifest(files: Mapping[str, bytes], registry: str, pack_version: str) -> di
 def vector_index(files: Mapping[str, bytes]) -> list[dict[str, object]]:
     """Every vector of the pack: id, group, rules, the operations and features it needs, its file (in file
     order, then vector order), so an implementer can see what a capability unlocks without running."""
-    from sessionspec.conformance.capabilities import vector_needs
+    from sessionspec.conformance.adapter.capabilities import vector_needs
 
     index: list[dict[str, object]] = []
     for name, body in sorted(files.items()):

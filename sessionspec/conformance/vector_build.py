@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, final
 
-from sessionspec.conformance.driver import InProcessAdapter
-from sessionspec.conformance.protocol import Response
+from sessionspec.conformance.adapter.driver import InProcessAdapter
+from sessionspec.conformance.adapter.protocol import Response
 from sessionspec.conformance.vector_format import (
     PlainJson,
     any_value,

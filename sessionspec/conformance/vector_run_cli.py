@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from sessionspec.conformance.capabilities import Capabilities, unlock_ranking, unlock_summary
+from sessionspec.conformance.adapter.capabilities import Capabilities, unlock_ranking, unlock_summary
+from sessionspec.conformance.adapter.protocol import AdapterError
 from sessionspec.conformance.expectations import Expectations, ExpectationsError, load_expectations
-from sessionspec.conformance.protocol import AdapterError
 from sessionspec.conformance.vector_files import load_path
 from sessionspec.conformance.vector_format import FormatError
 from sessionspec.conformance.vector_runner import STATUSES, VectorResult, failure_lines, run_on, start_adapter

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
-from sessionspec.conformance.capabilities import vector_needs
-from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.adapter.capabilities import vector_needs
+from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.adapter.protocol import AdapterError, OperationRefused
 from sessionspec.conformance.expectations import Expectations
-from sessionspec.conformance.protocol import AdapterError, OperationRefused
 from sessionspec.conformance.vector_diff import Diff, diff
 from sessionspec.conformance.vector_format import match, verdict_only
 

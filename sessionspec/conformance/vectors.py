@@ -2,7 +2,7 @@
 
 A vector is a language-neutral script: an initial state (seed log lines, agent
 options with contributors), then ``steps``, each an adapter operation
-(sessionspec/conformance/adapter.py) with an optional expectation *pattern* over its answer
+(sessionspec/conformance/adapter/session.py) with an optional expectation *pattern* over its answer
 (sessionspec/conformance/vector_format.py).  Files group vectors and carry the format name and the
 rule-registry digest; they are canonical JSON, so ``generate`` is byte-stable
 and a test fails when the committed ``vectors/`` differ from a fresh generation.
@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from sessionspec.conformance.driver import DEFAULT_TIMEOUT, MAX_ANSWER
+from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER
 from sessionspec.conformance.vector_build import (
     ECHO_TOOL,
     GROUNDTRUTH,

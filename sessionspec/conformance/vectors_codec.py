@@ -8,7 +8,7 @@ import json
 from typing import Any, Final
 
 from model.codec import serialize_event
-from sessionspec.conformance.driver import InProcessAdapter
+from sessionspec.conformance.adapter.driver import InProcessAdapter
 from sessionspec.conformance.vector_build import Op, Step, Vector, events_pattern, message, record, text
 from sessionspec.conformance.vector_data import SNAPSHOTS, Row, first_index, gt_lines, gt_rows, real_lines, row_lines
 from sessionspec.conformance.vector_format import (

@@ -8,8 +8,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from sessionspec.conformance.driver import InProcessAdapter
-from sessionspec.conformance.protocol import Response
+from sessionspec.conformance.adapter.driver import InProcessAdapter
+from sessionspec.conformance.adapter.protocol import Response
 from sessionspec.conformance.vector_build import (
     ECHO_TOOL,
     GROUNDTRUTH,

@@ -8,7 +8,7 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from sessionspec.conformance.driver import InProcessAdapter
+from sessionspec.conformance.adapter.driver import InProcessAdapter
 from sessionspec.conformance.vector_build import Op, Step, Vector, message, text
 from sessionspec.conformance.vector_data import SNAPSHOTS, Row, first_index, gt_rows, real_rows, row_lines
 from sessionspec.conformance.vector_format import (

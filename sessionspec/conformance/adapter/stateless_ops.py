@@ -30,7 +30,7 @@ from model.repair import repair_closers
 from model.session import out_of_band_events
 from sessionspec.check.checker import Verdict, check_log
 from sessionspec.check.logfile import read_stream
-from sessionspec.conformance.decode import (
+from sessionspec.conformance.adapter.decode import (
     as_list,
     as_object,
     decode_compaction,
@@ -40,7 +40,7 @@ from sessionspec.conformance.decode import (
     opt_str,
     typed_field,
 )
-from sessionspec.conformance.protocol import OperationError, Response
+from sessionspec.conformance.adapter.protocol import OperationError, Response
 from sessionspec.conformance.vector_format import PlainJson, to_model, to_plain
 from sessionspec.replay import LoadError, load_log_text, replay
 

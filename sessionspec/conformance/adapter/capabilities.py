@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from sessionspec.conformance.protocol import AdapterError, is_unsupported
+from sessionspec.conformance.adapter.protocol import AdapterError, is_unsupported
 
 __all__ = ["EVERYTHING", "FEATURES", "OPERATIONS", "Capabilities", "from_hello", "is_unsupported", "operation_needs", "restrict_trace",
            "unlock_ranking", "unlock_summary", "vector_needs"]

@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final, TextIO
 
-from sessionspec.conformance.adapter import ModelSession
-from sessionspec.conformance.capabilities import Capabilities, from_hello
-from sessionspec.conformance.protocol import (
+from sessionspec.conformance.adapter.capabilities import Capabilities, from_hello
+from sessionspec.conformance.adapter.protocol import (
     PROTOCOL,
     PROTOCOL_V1,
     READABLE,
@@ -29,6 +28,7 @@ from sessionspec.conformance.protocol import (
     Response,
     is_unsupported,
 )
+from sessionspec.conformance.adapter.session import ModelSession
 from sessionspec.conformance.vector_format import FormatError, PlainJson
 
 Handler = Callable[[Mapping[str, object]], Response]

@@ -1,7 +1,7 @@
 """``sessionspec serve-model``: the model itself behind the adapter protocol.
 
 The reference adapter: it reads ``sessionspec-adapter/1`` operations from stdin
-and answers on stdout (sessionspec/conformance/adapter.py, docs/conformance.md), so it passes every
+and answers on stdout (sessionspec/conformance/adapter/session.py, docs/conformance.md), so it passes every
 vector and never diverges in ``conform``.  ``--mutant NAME`` serves one of the
 deliberately broken variants of sessionspec/conformance/mutants.py instead (the patch lives only
 in this process).
@@ -13,8 +13,8 @@ import argparse
 import sys
 from typing import Final
 
-from sessionspec.conformance.adapter import ModelSession
-from sessionspec.conformance.driver import serve_stdio
+from sessionspec.conformance.adapter.driver import serve_stdio
+from sessionspec.conformance.adapter.session import ModelSession
 
 HELP: Final = "serve the model over the JSON-lines adapter protocol on stdin/stdout (the reference adapter)"
 

@@ -38,9 +38,16 @@ from model.loop import (
 )
 from model.rejected import Rejected
 from model.wire import request_to_json
-from sessionspec.conformance.decode import CompactionSetup, as_object, decode_agent, decode_compaction, decode_script, log_text
-from sessionspec.conformance.protocol import PROTOCOL, OperationError, Response
-from sessionspec.conformance.stateless_ops import (
+from sessionspec.conformance.adapter.decode import (
+    CompactionSetup,
+    as_object,
+    decode_agent,
+    decode_compaction,
+    decode_script,
+    log_text,
+)
+from sessionspec.conformance.adapter.protocol import PROTOCOL, OperationError, Response
+from sessionspec.conformance.adapter.stateless_ops import (
     ScriptedSummarizer,
     append_out_of_band_op,
     check_op,

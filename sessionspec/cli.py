@@ -29,7 +29,7 @@ COMMANDS: Final = {
     "replay": "sessionspec.replay_cmd",
     "rules": "sessionspec.rules_cmd",
     "spec": "sessionspec.spec_render",
-    "vectors": "sessionspec.conformance.vectors",
+    "vectors": "sessionspec.conformance.vectors.command",
     "conform": "sessionspec.conformance.conform",
     "serve-model": "sessionspec.conformance.adapter.serve_model",
     "mutants": "sessionspec.conformance.mutants",

@@ -38,7 +38,7 @@ import pytest
 
 if TYPE_CHECKING:
     from sessionspec.conformance.adapter.driver import ProcessAdapter
-    from sessionspec.conformance.expectations import Expectations
+    from sessionspec.conformance.vectors.expectations import Expectations
 
 # The model and the kit are imported only when --sessionspec-adapter is given:
 # the plugin loads in every pytest run of an environment that has sessionspec.
@@ -127,8 +127,8 @@ def pytest_configure(config: pytest.Config) -> None:
     command = config.getoption("--sessionspec-adapter")
     if command is None:
         return
-    from sessionspec.conformance.vector_format import FormatError
-    from sessionspec.conformance.vectors import load_dir
+    from sessionspec.conformance.vectors.command import load_dir
+    from sessionspec.conformance.vectors.format import FormatError
 
     if not shlex.split(command):
         raise pytest.UsageError("--sessionspec-adapter: the adapter command is empty")
@@ -150,7 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--sessionspec-timeout must be a positive number of seconds")
     failures = Path(config.getoption("--sessionspec-failures"))
     expect = config.getoption("--sessionspec-expect")
-    from sessionspec.conformance.expectations import ExpectationsError, load_expectations
+    from sessionspec.conformance.vectors.expectations import ExpectationsError, load_expectations
 
     try:
         expectations = load_expectations(expect) if expect else None
@@ -220,7 +220,7 @@ def replay_command(state: _State, directory: Path) -> str:
 
 def write_replay(state: _State, name: str, document: Mapping[str, Any]) -> Path:
     """Write ``document`` as ``<failures>/<name>/<group>.json``; the directory."""
-    from sessionspec.conformance.vector_format import file_text
+    from sessionspec.conformance.vectors.format import file_text
 
     directory = state.failures / marker_name(name)
     directory.mkdir(parents=True, exist_ok=True)
@@ -249,8 +249,8 @@ class VectorItem(pytest.Item):
 
     def runtest(self) -> None:
         from sessionspec.conformance.adapter.protocol import AdapterError
-        from sessionspec.conformance.vector_format import FORMAT
-        from sessionspec.conformance.vector_runner import failure_lines, run_vector
+        from sessionspec.conformance.vectors.format import FORMAT
+        from sessionspec.conformance.vectors.runner import failure_lines, run_vector
 
         state = self.config.stash[STATE]
         try:
@@ -299,7 +299,7 @@ class ConformItem(pytest.Item):
     def runtest(self) -> None:
         from sessionspec.conformance.adapter.protocol import AdapterError
         from sessionspec.conformance.conform import divergence_lines, run_conform
-        from sessionspec.conformance.vector_format import FORMAT
+        from sessionspec.conformance.vectors.format import FORMAT
         from sessionspec.hypothesis_home import scratch_hypothesis_home
 
         state = self.config.stash[STATE]

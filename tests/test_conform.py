@@ -14,7 +14,7 @@ from sessionspec.cli import main
 from sessionspec.conformance.adapter.driver import InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.conform import compare_trace, divergence_rule, run_conform
 from sessionspec.conformance.mutants import adapter_command
-from sessionspec.conformance.vectors import load_dir, run_vectors
+from sessionspec.conformance.vectors.command import load_dir, run_vectors
 
 SERVE = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
 

@@ -14,8 +14,8 @@ import pytest
 import sessionspec.rules_cmd
 from sessionspec.check.checker import EXIT_CODES as CHECK_EXIT_CODES
 from sessionspec.cli import main
-from sessionspec.conformance.vector_format import file_text
-from sessionspec.conformance.vectors import VECTORS_DIR, load_dir
+from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir
+from sessionspec.conformance.vectors.format import file_text
 from sessionspec.options import EXIT_CODES
 from tests.conftest import GROUNDTRUTH
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from sessionspec.cli import main
 from sessionspec.conformance.adapter.driver import ProcessAdapter
 from sessionspec.conformance.adapter.protocol import PROTOCOL, PROTOCOL_V1, AdapterError
-from sessionspec.conformance.vectors import VECTORS_DIR
+from sessionspec.conformance.vectors.command import VECTORS_DIR
 
 HOSTILE = Path(__file__).with_name("hostile_adapter.py")
 # The timeout covers the adapter's start-up too (hello is its first answer, and the hostile adapter imports the

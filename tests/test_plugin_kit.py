@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.vectors import VECTORS_DIR
+from sessionspec.conformance.vectors.command import VECTORS_DIR
 
 pytest_plugins = ["pytester"]
 

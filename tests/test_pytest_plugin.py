@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionspec.conformance.vectors import VECTORS_DIR, load_dir
+from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir
 
 pytest_plugins = ["pytester"]
 

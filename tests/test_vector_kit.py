@@ -20,10 +20,10 @@ import pytest
 from sessionspec.cli import main
 from sessionspec.conformance.adapter.capabilities import Capabilities, from_hello, unlock_ranking, vector_needs
 from sessionspec.conformance.adapter.protocol import AdapterError
-from sessionspec.conformance.expectations import ExpectationsError, parse_expectations
-from sessionspec.conformance.vector_diff import diff
-from sessionspec.conformance.vector_files import load_dir
-from sessionspec.conformance.vectors import VECTORS_DIR
+from sessionspec.conformance.vectors.command import VECTORS_DIR
+from sessionspec.conformance.vectors.diff import diff
+from sessionspec.conformance.vectors.expectations import ExpectationsError, parse_expectations
+from sessionspec.conformance.vectors.files import load_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
@@ -85,7 +85,7 @@ def _event(seq: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _events_pattern(events: list[dict[str, Any]]) -> dict[str, Any]:
-    from sessionspec.conformance.vector_build import recorded_expectation
+    from sessionspec.conformance.vectors.build import recorded_expectation
 
     pattern = recorded_expectation({"appended": json.loads(json.dumps(events))})
     assert isinstance(pattern, dict)
@@ -264,7 +264,7 @@ def test_the_pack_manifest_indexes_every_vector(tmp_path: Path) -> None:
     import io
     import tarfile
 
-    from sessionspec.conformance.pack import build_pack
+    from sessionspec.conformance.vectors.pack import build_pack
 
     with tarfile.open(fileobj=io.BytesIO(build_pack(VECTORS_DIR, pack_version="0"))) as tar:
         member = next(m for m in tar.getmembers() if m.name.endswith("/MANIFEST.json"))

@@ -13,7 +13,8 @@ from conftest import GROUNDTRUTH
 
 from sessionspec.cli import main
 from sessionspec.conformance.adapter.driver import InProcessAdapter
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.command import VECTORS_DIR, generate, load_dir, rules_with_vectors, run_vector, run_vectors
+from sessionspec.conformance.vectors.format import (
     FORMAT,
     FormatError,
     any_value,
@@ -29,8 +30,7 @@ from sessionspec.conformance.vector_format import (
     to_model,
     to_plain,
 )
-from sessionspec.conformance.vector_schema import SCHEMA, validate
-from sessionspec.conformance.vectors import VECTORS_DIR, generate, load_dir, rules_with_vectors, run_vector, run_vectors
+from sessionspec.conformance.vectors.schema import SCHEMA, validate
 from spec.registry import registry_digest, rule_ids, rules
 
 
@@ -92,7 +92,7 @@ def test_vectors_name_only_registered_rules(committed: list[dict[str, Any]]) -> 
 
 
 def test_vectors_by_rule_lists_the_declaring_vectors(committed: list[dict[str, Any]]) -> None:
-    from sessionspec.conformance.vectors import vectors_by_rule
+    from sessionspec.conformance.vectors.command import vectors_by_rule
 
     by_rule = vectors_by_rule()
     assert "gt/a-single-turn-no-prefix" in by_rule["PFX-10"]

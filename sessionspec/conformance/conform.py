@@ -5,7 +5,7 @@ Hypothesis generates operation traces (an initial agent, then ``send``,
 protocol's language, sessionspec/conformance/adapter/session.py); each trace runs against the model
 in-process (the oracle) and against the implementation behind ``CMD``.  Every
 answer of the implementation must match the model's, compared as the vectors
-compare (sessionspec/conformance/vectors.py ``recorded_expectation``: exact canonical JSON except
+compare (sessionspec/conformance/vectors/command.py ``recorded_expectation``: exact canonical JSON except
 event times and the wording of errors).  The first divergence is shrunk by
 Hypothesis and reported as a replayable trace (a one-vector ``sessionspec-vectors/1``
 file: ``sessionspec vectors run``) with the rule ID the divergence maps to.
@@ -28,9 +28,9 @@ from sessionspec.conformance.adapter.session import ModelSession
 from sessionspec.conformance.conform_coverage import Coverage
 from sessionspec.conformance.conform_rules import divergence_rule
 from sessionspec.conformance.conform_traces import strategies as all_traces
-from sessionspec.conformance.vector_build import Step, Vector, recorded_expectation
-from sessionspec.conformance.vector_format import match, verdict_only
-from sessionspec.conformance.vector_runner import start_adapter
+from sessionspec.conformance.vectors.build import Step, Vector, recorded_expectation
+from sessionspec.conformance.vectors.format import match, verdict_only
+from sessionspec.conformance.vectors.runner import start_adapter
 
 __all__ = ["Divergence", "compare_trace", "divergence_rule", "model_answers", "run_conform", "trace_operations"]
 
@@ -299,7 +299,7 @@ def divergence_lines(divergence: Divergence, limit: int | None = 8) -> list[str]
     """The readable report of a divergence, the same in the CLI and the pytest plugin: the operation sent,
     its differences from the model's answer (aligned lists, vector_diff.py), at most ``limit`` of them then
     ``… N more`` (``None``: all)."""
-    from sessionspec.conformance.vector_diff import diff
+    from sessionspec.conformance.vectors.diff import diff
 
     sent = divergence.trace[-1] if divergence.trace else {"op": "init", **divergence.initial}
     text = json.dumps(sent, sort_keys=True, ensure_ascii=False)

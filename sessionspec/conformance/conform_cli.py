@@ -16,11 +16,11 @@ from typing import Any, Final
 from sessionspec.conformance.adapter.protocol import AdapterError
 from sessionspec.conformance.conform import DEFAULT_EXAMPLES, Divergence, divergence_lines, run_conform
 from sessionspec.conformance.conform_coverage import Coverage
-from sessionspec.conformance.expectations import Expectations, ExpectationsError, load_expectations
-from sessionspec.conformance.vector_build import recorded_expectation
-from sessionspec.conformance.vector_diff import diff
-from sessionspec.conformance.vector_format import FORMAT, PlainJson, file_text
-from sessionspec.conformance.vectors import add_driver_arguments, driver_usage_error
+from sessionspec.conformance.vectors.build import recorded_expectation
+from sessionspec.conformance.vectors.command import add_driver_arguments, driver_usage_error
+from sessionspec.conformance.vectors.diff import diff
+from sessionspec.conformance.vectors.expectations import Expectations, ExpectationsError, load_expectations
+from sessionspec.conformance.vectors.format import FORMAT, PlainJson, file_text
 
 CONFORM_FORMAT: Final = "sessionspec-conform/2"
 

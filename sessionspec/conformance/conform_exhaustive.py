@@ -50,8 +50,8 @@ from sessionspec.conformance.adapter.protocol import AdapterError, Response
 from sessionspec.conformance.adapter.session import ModelSession
 from sessionspec.conformance.conform import Divergence, compare_trace
 from sessionspec.conformance.conform_traces import WINDOWS, WORK_TOOL
-from sessionspec.conformance.vector_build import ECHO_TOOL, message, reply, text
-from sessionspec.conformance.vector_runner import start_adapter
+from sessionspec.conformance.vectors.build import ECHO_TOOL, message, reply, text
+from sessionspec.conformance.vectors.runner import start_adapter
 
 Op = dict[str, Any]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from sessionspec.conformance.adapter.protocol import Response
-from sessionspec.conformance.vector_format import rejection_rules
+from sessionspec.conformance.vectors.format import rejection_rules
 
 _EVENT_RULES: Final = {
     "request/header": "LOOP-9",

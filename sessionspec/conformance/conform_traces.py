@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from sessionspec.conformance.vector_build import ECHO_TOOL, reply, text
+from sessionspec.conformance.vectors.build import ECHO_TOOL, reply, text
 
 Op = dict[str, Any]
 

@@ -217,7 +217,7 @@ def adapter_command(name: str) -> str:
 def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None,
                progress: TextIO | None = None) -> tuple[Kill, ...]:
     from sessionspec.conformance.conform import run_conform
-    from sessionspec.conformance.vectors import load_dir, run_vectors
+    from sessionspec.conformance.vectors.command import load_dir, run_vectors
 
     files = load_dir(vectors_dir)
     out: list[Kill] = []
@@ -274,7 +274,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.vectors import VECTORS_DIR
+    from sessionspec.conformance.vectors.command import VECTORS_DIR
 
     if args.list:
         for m in MUTANTS:

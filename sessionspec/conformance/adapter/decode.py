@@ -29,7 +29,7 @@ from model.prefix import Contributor, Idiom
 from model.prune import PruneConfig, resolve_prune_config
 from model.rejected import Rejected
 from sessionspec.conformance.adapter.protocol import OperationError
-from sessionspec.conformance.vector_format import to_model
+from sessionspec.conformance.vectors.format import to_model
 from sessionspec.replay import DEFAULT_INSTRUCTION
 
 # --------------------------------------------------------------------------- decoding the operation language

@@ -29,7 +29,7 @@ from sessionspec.conformance.adapter.protocol import (
     is_unsupported,
 )
 from sessionspec.conformance.adapter.session import ModelSession
-from sessionspec.conformance.vector_format import FormatError, PlainJson
+from sessionspec.conformance.vectors.format import FormatError, PlainJson
 
 Handler = Callable[[Mapping[str, object]], Response]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from sessionspec.conformance.vector_format import PlainJson
+from sessionspec.conformance.vectors.format import PlainJson
 
 PROTOCOL_V1: Final = "sessionspec-adapter/1"
 # /2: a rejection may name no rule ("rejects, rule unknown"); the model speaks /2.

@@ -5,7 +5,7 @@ The oracle writes one operation per line to the implementation's stdin,
 stdout: ``{"id": N, "ok": RESULT}``, ``{"id": N, "reject": {"rules": [IDs],
 "reason": TEXT}}`` (the implementation refuses the operation, naming the rule
 IDs), or ``{"id": N, "error": TEXT}`` (the adapter did not understand the
-operation: a protocol failure).  All JSON is canonical (sessionspec/conformance/vector_format.py):
+operation: a protocol failure).  All JSON is canonical (sessionspec/conformance/vectors/format.py):
 a non-integer number travels as ``{"$number": "0.7"}``.
 
 The operations and their results are specified in docs/conformance.md.  The
@@ -59,7 +59,7 @@ from sessionspec.conformance.adapter.stateless_ops import (
     repair_op,
     replay_op,
 )
-from sessionspec.conformance.vector_format import to_plain
+from sessionspec.conformance.vectors.format import to_plain
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.replay import LoadError, load_log_text
 

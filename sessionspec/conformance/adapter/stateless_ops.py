@@ -41,7 +41,7 @@ from sessionspec.conformance.adapter.decode import (
     typed_field,
 )
 from sessionspec.conformance.adapter.protocol import OperationError, Response
-from sessionspec.conformance.vector_format import PlainJson, to_model, to_plain
+from sessionspec.conformance.vectors.format import PlainJson, to_model, to_plain
 from sessionspec.replay import LoadError, load_log_text, replay
 
 # --------------------------------------------------------------------------- the model's side

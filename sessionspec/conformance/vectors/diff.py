@@ -1,6 +1,6 @@
 """Readable failure diffs: an answer against its expectation pattern, lists compared by alignment.
 
-:func:`sessionspec.conformance.vector_format.match` decides whether an answer matches (its mismatch lines
+:func:`sessionspec.conformance.vectors.format.match` decides whether an answer matches (its mismatch lines
 are what ``conform`` maps to rules); this module only *explains* a mismatch to a person, so its output is
 shaped for reading (issue 27, part 3):
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from model.jsonval import ABSENT, Absent
-from sessionspec.conformance.vector_format import canonical_text, match
+from sessionspec.conformance.vectors.format import canonical_text, match
 
 _SHIFTED: Final = (".seq", ".sourceEventSeqs")
 
@@ -102,7 +102,7 @@ def expected_value(pattern: object) -> object | Absent:
 
 def diff(pattern: object, actual: object | Absent, path: str = "$") -> list[Diff]:
     """Every difference of ``actual`` from ``pattern``, for reading; empty exactly when
-    :func:`~sessionspec.conformance.vector_format.match` finds none."""
+    :func:`~sessionspec.conformance.vectors.format.match` finds none."""
     if not match(pattern, actual, path):
         return []
     assert isinstance(pattern, dict)

@@ -9,9 +9,8 @@ from typing import Any, Final
 
 from model.codec import serialize_event
 from sessionspec.conformance.adapter.driver import InProcessAdapter
-from sessionspec.conformance.vector_build import Op, Step, Vector, events_pattern, message, record, text
-from sessionspec.conformance.vector_data import SNAPSHOTS, Row, first_index, gt_lines, gt_rows, real_lines, row_lines
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.build import Op, Step, Vector, events_pattern, message, record, text
+from sessionspec.conformance.vectors.format import (
     FormatError,
     eq,
     exact_object,
@@ -19,7 +18,8 @@ from sessionspec.conformance.vector_format import (
     rejection_rules,
     to_plain,
 )
-from sessionspec.conformance.vectors_rules import d08_compaction_rows
+from sessionspec.conformance.vectors.groups.data import SNAPSHOTS, Row, first_index, gt_lines, gt_rows, real_lines, row_lines
+from sessionspec.conformance.vectors.groups.rules import d08_compaction_rows
 from sessionspec.replay import LoadError, load_log_text
 
 # --------------------------------------------------------------------------- codec and session operations

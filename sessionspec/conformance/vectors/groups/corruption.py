@@ -9,14 +9,14 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from sessionspec.conformance.vector_build import ROOT, Step, Vector
-from sessionspec.conformance.vector_data import dump_row
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.build import ROOT, Step, Vector
+from sessionspec.conformance.vectors.format import (
     FormatError,
     PlainJson,
     reject,
     rejection_rules,
 )
+from sessionspec.conformance.vectors.groups.data import dump_row
 
 # --------------------------------------------------------------------------- recorded corruptions
 

@@ -1,13 +1,13 @@
 """Hand-written loop scenarios for ``vectors/loop.json``: one behaviour each,
 named by the rule it exercises.  The expected answers are recorded from the
-model when the vectors are generated (sessionspec/conformance/vectors.py ``record``)."""
+model when the vectors are generated (sessionspec/conformance/vectors/command.py ``record``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from sessionspec.conformance.vectors import ECHO_TOOL, Op, contributor, echo, message, reply, send, text
+from sessionspec.conformance.vectors.command import ECHO_TOOL, Op, contributor, echo, message, reply, send, text
 
 
 @final

@@ -9,19 +9,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from sessionspec.conformance.corruption import recorded_check_vectors
-from sessionspec.conformance.vector_build import SCHEMA_FILE, VECTORS_DIR, Vector
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.build import SCHEMA_FILE, VECTORS_DIR, Vector
+from sessionspec.conformance.vectors.format import (
     FORMAT,
     FormatError,
     file_text,
 )
-from sessionspec.conformance.vector_schema import SCHEMA, validate
-from sessionspec.conformance.vectors_check import check_vectors
-from sessionspec.conformance.vectors_codec import codec_vectors
-from sessionspec.conformance.vectors_groundtruth import compaction_groundtruth_vectors, groundtruth_vectors, replay_vectors
-from sessionspec.conformance.vectors_recorded import loop_vectors, random_vectors, shrunk_vectors
-from sessionspec.conformance.vectors_rules import rule_check_vectors
+from sessionspec.conformance.vectors.groups.check import check_vectors
+from sessionspec.conformance.vectors.groups.codec import codec_vectors
+from sessionspec.conformance.vectors.groups.corruption import recorded_check_vectors
+from sessionspec.conformance.vectors.groups.groundtruth import compaction_groundtruth_vectors, groundtruth_vectors, replay_vectors
+from sessionspec.conformance.vectors.groups.recorded import loop_vectors, random_vectors, shrunk_vectors
+from sessionspec.conformance.vectors.groups.rules import rule_check_vectors
+from sessionspec.conformance.vectors.schema import SCHEMA, validate
 from spec.registry import registry_digest, rule_ids
 
 # --------------------------------------------------------------------------- files

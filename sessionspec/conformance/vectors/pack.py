@@ -30,10 +30,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Final
 
-from sessionspec.conformance.vector_format import FORMAT
+from sessionspec.conformance.vectors.format import FORMAT
 
 PACK_FORMAT: Final = "sessionspec-vectors-pack/2"  # /2: the vector index
-ROOT: Final = Path(__file__).resolve().parents[2]
+ROOT: Final = Path(__file__).resolve().parents[3]
 PROTOCOL_DOC: Final = ROOT / "docs" / "conformance.md"
 
 
@@ -157,7 +157,7 @@ def add_pack_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_pack(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.vectors import VECTORS_DIR
+    from sessionspec.conformance.vectors.command import VECTORS_DIR
 
     directory = Path(args.vectors) if args.vectors else VECTORS_DIR
     out = Path(args.out) if args.out else Path(default_name())

@@ -9,9 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from sessionspec.conformance.adapter.driver import InProcessAdapter
-from sessionspec.conformance.vector_build import Op, Step, Vector, message, text
-from sessionspec.conformance.vector_data import SNAPSHOTS, Row, first_index, gt_rows, real_rows, row_lines
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.build import Op, Step, Vector, message, text
+from sessionspec.conformance.vectors.format import (
     FormatError,
     eq,
     exact_object,
@@ -19,7 +18,8 @@ from sessionspec.conformance.vector_format import (
     one_of,
     reject,
 )
-from sessionspec.conformance.vectors_check import drop_type
+from sessionspec.conformance.vectors.groups.check import drop_type
+from sessionspec.conformance.vectors.groups.data import SNAPSHOTS, Row, first_index, gt_rows, real_rows, row_lines
 
 # --------------------------------------------------------------------------- one vector per remaining rule
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from sessionspec.conformance.vector_format import FORMAT
+from sessionspec.conformance.vectors.format import FORMAT
 
 # --------------------------------------------------------------------------- a small JSON Schema validator
 

@@ -16,9 +16,9 @@ from typing import Any, Final, final
 from sessionspec.conformance.adapter.capabilities import vector_needs
 from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.adapter.protocol import AdapterError, OperationRefused
-from sessionspec.conformance.expectations import Expectations
-from sessionspec.conformance.vector_diff import Diff, diff
-from sessionspec.conformance.vector_format import match, verdict_only
+from sessionspec.conformance.vectors.diff import Diff, diff
+from sessionspec.conformance.vectors.expectations import Expectations
+from sessionspec.conformance.vectors.format import match, verdict_only
 
 STATUSES: Final = ("pass", "fail", "skip", "xfail", "xpass", "error")
 

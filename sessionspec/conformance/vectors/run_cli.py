@@ -22,10 +22,10 @@ from typing import Any, Final
 
 from sessionspec.conformance.adapter.capabilities import Capabilities, unlock_ranking, unlock_summary
 from sessionspec.conformance.adapter.protocol import AdapterError
-from sessionspec.conformance.expectations import Expectations, ExpectationsError, load_expectations
-from sessionspec.conformance.vector_files import load_path
-from sessionspec.conformance.vector_format import FormatError
-from sessionspec.conformance.vector_runner import STATUSES, VectorResult, failure_lines, run_on, start_adapter
+from sessionspec.conformance.vectors.expectations import Expectations, ExpectationsError, load_expectations
+from sessionspec.conformance.vectors.files import load_path
+from sessionspec.conformance.vectors.format import FormatError
+from sessionspec.conformance.vectors.runner import STATUSES, VectorResult, failure_lines, run_on, start_adapter
 
 RUN_FORMAT: Final = "sessionspec-vectors-run/2"
 

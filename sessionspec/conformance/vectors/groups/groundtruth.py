@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from sessionspec.conformance.adapter.driver import InProcessAdapter
 from sessionspec.conformance.adapter.protocol import Response
-from sessionspec.conformance.vector_build import (
+from sessionspec.conformance.vectors.build import (
     ECHO_TOOL,
     GROUNDTRUTH,
     Op,
@@ -24,8 +24,7 @@ from sessionspec.conformance.vector_build import (
     send,
     text,
 )
-from sessionspec.conformance.vector_data import Row, gt_lines, gt_rows
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.format import (
     FormatError,
     PlainJson,
     any_value,
@@ -34,6 +33,7 @@ from sessionspec.conformance.vector_format import (
     exact_object,
     some_fields,
 )
+from sessionspec.conformance.vectors.groups.data import Row, gt_lines, gt_rows
 
 # --------------------------------------------------------------------------- ground truth (real data)
 

@@ -9,12 +9,21 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from sessionspec.conformance.vector_build import GROUNDTRUTH, Step, Vector
-from sessionspec.conformance.vector_data import SNAPSHOTS, Row, dump_row, first_index, gt_lines, gt_rows, real_lines, row_lines
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.build import GROUNDTRUTH, Step, Vector
+from sessionspec.conformance.vectors.format import (
     eq,
     exact_object,
     reject,
+)
+from sessionspec.conformance.vectors.groups.data import (
+    SNAPSHOTS,
+    Row,
+    dump_row,
+    first_index,
+    gt_lines,
+    gt_rows,
+    real_lines,
+    row_lines,
 )
 
 # --------------------------------------------------------------------------- log verdicts

@@ -1,4 +1,4 @@
-"""``sessionspec-vectors/1``: canonical JSON and expectation patterns (the schema: vector_schema.py).
+"""``sessionspec-vectors/1``: canonical JSON and expectation patterns (the schema: schema.py).
 
 A vector file is language-neutral JSON.  *Canonical* here means: object keys
 sorted, UTF-8 text (non-ASCII written literally), integers only.  A JSON number

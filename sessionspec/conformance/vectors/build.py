@@ -12,7 +12,7 @@ from typing import Any, Final, final
 
 from sessionspec.conformance.adapter.driver import InProcessAdapter
 from sessionspec.conformance.adapter.protocol import Response
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.vectors.format import (
     PlainJson,
     any_value,
     array,
@@ -23,7 +23,7 @@ from sessionspec.conformance.vector_format import (
     to_plain,
 )
 
-ROOT: Final = Path(__file__).resolve().parents[2]
+ROOT: Final = Path(__file__).resolve().parents[3]
 VECTORS_DIR: Final = ROOT / "vectors"
 GROUNDTRUTH: Final = ROOT / "tests" / "data" / "groundtruth"
 SCHEMA_FILE: Final = "schema.json"

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-from sessionspec.conformance.vector_build import ECHO_TOOL, Op, Vector, contributor, record, reply, text
+from sessionspec.conformance.vectors.build import ECHO_TOOL, Op, Vector, contributor, record, reply, text
 
 # --------------------------------------------------------------------------- hand-written loop scenarios
 
 
 def loop_vectors() -> list[Vector]:
-    from sessionspec.conformance.vector_scenarios import scenarios
+    from sessionspec.conformance.vectors.groups.scenarios import scenarios
 
     return [record(s.id, s.rules, s.description, s.initial, s.ops) for s in scenarios()]
 

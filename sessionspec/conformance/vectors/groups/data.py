@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from sessionspec.conformance.vector_build import GROUNDTRUTH, ROOT
+from sessionspec.conformance.vectors.build import GROUNDTRUTH, ROOT
 
 Row = dict[str, Any]
 

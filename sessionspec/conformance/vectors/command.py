@@ -3,7 +3,7 @@
 A vector is a language-neutral script: an initial state (seed log lines, agent
 options with contributors), then ``steps``, each an adapter operation
 (sessionspec/conformance/adapter/session.py) with an optional expectation *pattern* over its answer
-(sessionspec/conformance/vector_format.py).  Files group vectors and carry the format name and the
+(sessionspec/conformance/vectors/format.py).  Files group vectors and carry the format name and the
 rule-registry digest; they are canonical JSON, so ``generate`` is byte-stable
 and a test fails when the committed ``vectors/`` differ from a fresh generation.
 
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Final
 
 from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER
-from sessionspec.conformance.vector_build import (
+from sessionspec.conformance.vectors.build import (
     ECHO_TOOL,
     GROUNDTRUTH,
     VECTORS_DIR,
@@ -57,8 +57,8 @@ from sessionspec.conformance.vector_build import (
     send,
     text,
 )
-from sessionspec.conformance.vector_files import generate, load_dir, rules_with_vectors, vectors_by_rule
-from sessionspec.conformance.vector_runner import VectorResult, run_vector, run_vectors
+from sessionspec.conformance.vectors.files import generate, load_dir, rules_with_vectors, vectors_by_rule
+from sessionspec.conformance.vectors.runner import VectorResult, run_vector, run_vectors
 
 # The names other modules and projects import from here (the module was split; issue 14).
 __all__ = ["ECHO_TOOL", "VECTORS_DIR", "Op", "Step", "Vector", "VectorResult", "contributor", "echo", "generate",
@@ -84,13 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list every vector (passes, skips), and every difference of a failure")
     runner.add_argument("--format", choices=("text", "json"), default="text",
                         help="text (default) or json (one object, docs/schemas/vectors-run.v2.schema.json)")
-    from sessionspec.conformance.vector_run_cli import add_selection_arguments
+    from sessionspec.conformance.vectors.run_cli import add_selection_arguments
 
     add_selection_arguments(runner)
     add_driver_arguments(runner)
     runner.add_argument("--verdicts-only", action="store_true",
                         help="exit 0 when every verdict agrees, even if rejections name no rule (sessionspec-adapter/2)")
-    from sessionspec.conformance.pack import add_pack_parser  # issue 20: the release artifact
+    from sessionspec.conformance.vectors.pack import add_pack_parser  # issue 20: the release artifact
 
     add_pack_parser(sub)
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         case "run":
             return _run(Path(args.directory), args.adapter, args)
         case "pack":
-            from sessionspec.conformance.pack import run_pack
+            from sessionspec.conformance.vectors.pack import run_pack
 
             return run_pack(args)
         case _:
@@ -150,6 +150,6 @@ def _run(path: Path, command: str | None, args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"sessionspec vectors: {problem}", file=sys.stderr)
         return 2
-    from sessionspec.conformance.vector_run_cli import run as run_selected
+    from sessionspec.conformance.vectors.run_cli import run as run_selected
 
     return run_selected(path, command, args)

@@ -30,7 +30,7 @@ COMMANDS: Final = {
     "rules": "sessionspec.rules_cmd",
     "spec": "sessionspec.spec_render",
     "vectors": "sessionspec.conformance.vectors.command",
-    "conform": "sessionspec.conformance.conform",
+    "conform": "sessionspec.conformance.conform.cli",
     "serve-model": "sessionspec.conformance.adapter.serve_model",
     "mutants": "sessionspec.conformance.mutants",
     "generate": "sessionspec.generate",

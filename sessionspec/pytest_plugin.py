@@ -7,7 +7,7 @@ item whose id is the vector id, marked ``sessionspec``, ``sessionspec_<group>``
 and ``sessionspec_rule_<RULE>`` (``-`` spelled ``_``) and matched by ``-k`` on
 its group and rule IDs (node id ``sessionspec/<group>::<vector id>``, so JUnit XML
 shows the group as the class and the vector id as the name); ``conform`` (differential random testing,
-sessionspec/conformance/conform.py) runs as one more item,
+sessionspec/conformance/conform/search.py) runs as one more item,
 ``conform``, with ``--sessionspec-examples N`` traces and
 ``--sessionspec-seed S``.  The items are collected like any test (the session's
 collection yields the kit's collector), so ``collected N items``,
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 # the plugin loads in every pytest run of an environment that has sessionspec.
 
 # The command line's defaults, spelled here so that loading the plugin imports nothing of the kit;
-# tests/test_pytest_plugin.py checks they equal sessionspec.conformance's (conform.DEFAULT_EXAMPLES,
+# tests/test_pytest_plugin.py checks they equal sessionspec.conformance's (conform.search.DEFAULT_EXAMPLES,
 # driver.DEFAULT_TIMEOUT).
 DEFAULT_EXAMPLES: Final = 200
 DEFAULT_TIMEOUT: Final = 30.0
@@ -298,7 +298,7 @@ class ConformItem(pytest.Item):
 
     def runtest(self) -> None:
         from sessionspec.conformance.adapter.protocol import AdapterError
-        from sessionspec.conformance.conform import divergence_lines, run_conform
+        from sessionspec.conformance.conform.search import divergence_lines, run_conform
         from sessionspec.conformance.vectors.format import FORMAT
         from sessionspec.hypothesis_home import scratch_hypothesis_home
 

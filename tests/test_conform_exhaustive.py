@@ -1,5 +1,5 @@
 """``conform --exhaustive``: every trace of the small scope, in a fixed order, against the model's answers
-(sessionspec/conformance/conform_exhaustive.py; docs/conformance.md section 4.1)."""
+(sessionspec/conformance/conform/exhaustive.py; docs/conformance.md section 4.1)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.conform_exhaustive import ALPHABET, INITIAL_AGENTS, extensions, leaves, run_exhaustive, trace_counts
+from sessionspec.conformance.conform.exhaustive import ALPHABET, INITIAL_AGENTS, extensions, leaves, run_exhaustive, trace_counts
 from sessionspec.conformance.mutants import adapter_command
 
 

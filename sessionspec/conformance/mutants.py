@@ -216,7 +216,7 @@ def adapter_command(name: str) -> str:
 
 def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None,
                progress: TextIO | None = None) -> tuple[Kill, ...]:
-    from sessionspec.conformance.conform import run_conform
+    from sessionspec.conformance.conform.search import run_conform
     from sessionspec.conformance.vectors.command import load_dir, run_vectors
 
     files = load_dir(vectors_dir)

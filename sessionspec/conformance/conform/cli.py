@@ -1,5 +1,5 @@
 """``sessionspec conform``'s command line: random or exhaustive traces against an adapter, the divergence
-printed readably (conform.divergence_lines), as text or ``--format json``
+printed readably (search.divergence_lines), as text or ``--format json``
 (docs/schemas/conform.v2.schema.json), with ``--expect`` for divergences known to happen.
 """
 
@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from sessionspec.conformance.adapter.protocol import AdapterError
-from sessionspec.conformance.conform import DEFAULT_EXAMPLES, Divergence, divergence_lines, run_conform
-from sessionspec.conformance.conform_coverage import Coverage
+from sessionspec.conformance.conform.coverage import Coverage
+from sessionspec.conformance.conform.search import DEFAULT_EXAMPLES, Divergence, divergence_lines, run_conform
 from sessionspec.conformance.vectors.build import recorded_expectation
 from sessionspec.conformance.vectors.command import add_driver_arguments, driver_usage_error
 from sessionspec.conformance.vectors.diff import diff
 from sessionspec.conformance.vectors.expectations import Expectations, ExpectationsError, load_expectations
 from sessionspec.conformance.vectors.format import FORMAT, PlainJson, file_text
 
+HELP: Final = "drive an adapter with generated operation traces and report the first divergence from the model"
 CONFORM_FORMAT: Final = "sessionspec-conform/2"
 
 
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_exhaustive(args: argparse.Namespace, expectations: Expectations | None) -> int:
     import os
 
-    from sessionspec.conformance.conform_exhaustive import report, run_exhaustive
+    from sessionspec.conformance.conform.exhaustive import report, run_exhaustive
 
     if not 1 <= args.depth <= 6:
         print("sessionspec conform: --depth must be between 1 and 6", file=sys.stderr)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from sessionspec.conformance.adapter.protocol import Response
-from sessionspec.conformance.conform_traces import KINDS, WINDOWS
+from sessionspec.conformance.conform.traces import KINDS, WINDOWS
 
 # Event types of the model's answers -> the rule that writes them.
 EVENT_RULES: Final = {

@@ -7,7 +7,7 @@ throwing prompts with steering queued; continuation; reasoning; max-tokens; step
 errors with deferred context; system/tool changes between steps; scoped, throwing and lossy (also
 empty) contributors; request configs; compact-basic with and without a tool-result prune; resume, fork
 and dispose.  The weights are chosen so a 1,000-trace run visits every window and abort kind (the run
-prints what it visited, sessionspec/conformance/conform_coverage.py), while the kinds the older
+prints what it visited, sessionspec/conformance/conform/coverage.py), while the kinds the older
 generator drew (composition cancels, tool rounds under compaction) keep their share: the mutant kill
 table must stay all-killed with the default budget.
 

@@ -48,8 +48,8 @@ from sessionspec.conformance.adapter.capabilities import EVERYTHING, Capabilitie
 from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.adapter.protocol import AdapterError, Response
 from sessionspec.conformance.adapter.session import ModelSession
-from sessionspec.conformance.conform import Divergence, compare_trace
-from sessionspec.conformance.conform_traces import WINDOWS, WORK_TOOL
+from sessionspec.conformance.conform.search import Divergence, compare_trace
+from sessionspec.conformance.conform.traces import WINDOWS, WORK_TOOL
 from sessionspec.conformance.vectors.build import ECHO_TOOL, message, reply, text
 from sessionspec.conformance.vectors.runner import start_adapter
 

@@ -5,7 +5,7 @@ Hypothesis generates operation traces (an initial agent, then ``send``,
 protocol's language, sessionspec/conformance/adapter/session.py); each trace runs against the model
 in-process (the oracle) and against the implementation behind ``CMD``.  Every
 answer of the implementation must match the model's, compared as the vectors
-compare (sessionspec/conformance/vectors/command.py ``recorded_expectation``: exact canonical JSON except
+compare (sessionspec/conformance/vectors/build.py ``recorded_expectation``: exact canonical JSON except
 event times and the wording of errors).  The first divergence is shrunk by
 Hypothesis and reported as a replayable trace (a one-vector ``sessionspec-vectors/1``
 file: ``sessionspec vectors run``) with the rule ID the divergence maps to.
@@ -13,7 +13,6 @@ file: ``sessionspec vectors run``) with the rule ID the divergence maps to.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -25,16 +24,14 @@ from sessionspec.conformance.adapter.capabilities import OPERATIONS, Capabilitie
 from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.adapter.protocol import AdapterError, OperationRefused, Response
 from sessionspec.conformance.adapter.session import ModelSession
-from sessionspec.conformance.conform_coverage import Coverage
-from sessionspec.conformance.conform_rules import divergence_rule
-from sessionspec.conformance.conform_traces import strategies as all_traces
+from sessionspec.conformance.conform.coverage import Coverage
+from sessionspec.conformance.conform.rules import divergence_rule
+from sessionspec.conformance.conform.traces import strategies as all_traces
 from sessionspec.conformance.vectors.build import Step, Vector, recorded_expectation
 from sessionspec.conformance.vectors.format import match, verdict_only
 from sessionspec.conformance.vectors.runner import start_adapter
 
 __all__ = ["Divergence", "compare_trace", "divergence_rule", "model_answers", "run_conform", "trace_operations"]
-
-HELP: Final = "drive an adapter with generated operation traces and report the first divergence from the model"
 
 Op = dict[str, Any]
 
@@ -277,27 +274,15 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     return min(found, key=lambda d: len(d.trace)) if found else None
 
 
-# --------------------------------------------------------------------------- CLI (conform_cli.py)
+# --------------------------------------------------------------------------- what the CLI (cli.py) shows
 
 
 DEFAULT_EXAMPLES: Final = 200  # also the pytest plugin's --sessionspec-examples default
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sessionspec.conformance.conform_cli import add_arguments as add
-
-    add(parser)
-
-
-def run(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.conform_cli import run as run_command
-
-    return run_command(args)
-
-
 def divergence_lines(divergence: Divergence, limit: int | None = 8) -> list[str]:
     """The readable report of a divergence, the same in the CLI and the pytest plugin: the operation sent,
-    its differences from the model's answer (aligned lists, vector_diff.py), at most ``limit`` of them then
+    its differences from the model's answer (aligned lists, vectors/diff.py), at most ``limit`` of them then
     ``… N more`` (``None``: all)."""
     from sessionspec.conformance.vectors.diff import diff
 

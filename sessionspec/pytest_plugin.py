@@ -274,7 +274,7 @@ class VectorItem(pytest.Item):
             "format": FORMAT, "registry": self.document["registry"], "group": self.document["group"], "vectors": [self.vector]})
         lines = [f"vector {self.vector['id']} failed (rules: {', '.join(self.vector['rules']) or '-'})",
                  f"  {self.vector['description']}"]
-        # The same text as `sessionspec vectors run` (vector_runner.failure_lines); -v shows every difference.
+        # The same text as `sessionspec vectors run` (vectors.runner.failure_lines); -v shows every difference.
         lines += [f"  {line}" for line in failure_lines(result, None if self.config.get_verbosity() > 0 else 8)]
         lines.append(f"replay: {replay_command(state, directory)}")
         raise Failed("\n".join(lines))

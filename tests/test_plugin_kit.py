@@ -1,5 +1,5 @@
 """Issue 27 in the pytest plugin: capabilities skip, ``--sessionspec-expect`` maps to xfail/xpass, and a
-failure reads as ``sessionspec vectors run`` prints it (the same lines, vector_runner.failure_lines)."""
+failure reads as ``sessionspec vectors run`` prints it (the same lines, vectors.runner.failure_lines)."""
 
 from __future__ import annotations
 

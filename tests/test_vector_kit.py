@@ -9,6 +9,7 @@ clean run: its passes, its skips by capability and its real failures, each shown
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import pytest
 from sessionspec.cli import main
 from sessionspec.conformance.adapter.capabilities import Capabilities, from_hello, unlock_ranking, vector_needs
 from sessionspec.conformance.adapter.protocol import AdapterError
+from sessionspec.conformance.conform.exhaustive import ALPHABET, INITIAL_AGENTS
+from sessionspec.conformance.conform.search import Tally, run_conform
 from sessionspec.conformance.vectors.command import VECTORS_DIR
 from sessionspec.conformance.vectors.diff import diff
 from sessionspec.conformance.vectors.expectations import ExpectationsError, parse_expectations
@@ -302,6 +305,15 @@ def test_an_adapter_that_declares_nothing_is_learned_from_its_unsupported_answer
     code, out, err = _cli(capsys, "conform", "--adapter", undeclared, "--examples", "50", "--no-progress")
     assert code in (0, 1) and "adapter failure" not in err
     assert "the adapter does not support 'configure'" in err
+    # The summary line, as the vectors run's: a trace that used a refused operation is skipped (and the
+    # operation dropped), the others passed, or failed (the first divergence, exit 1).
+    summary = re.search(r"^(\d+)/(\d+) traces passed, ([01]) failed, (\d+) skipped$", out, re.MULTILINE)
+    assert summary is not None, out
+    passed, total, failed, skipped = map(int, summary.groups())
+    assert passed + failed + skipped == total and failed == (code == 1) and skipped >= 1
+    assert re.search(r"^dropped as unsupported \(their traces skipped, not failed\): (op [a-z-]+, )*op configure\b", out,
+                     re.MULTILINE), out
+    assert "restricted to what the adapter declares" not in out  # it declared nothing
 
 
 @needs_node
@@ -313,6 +325,22 @@ def test_exhaustive_conform_covers_only_the_declared_scope(capsys: pytest.Captur
                           "--no-progress")
     assert "scope: 1 initial agents x 4 operations" in out and "traces depth 1: 4 " in out, out + err
     assert code == 0 and "no divergence in any trace of up to 1 operations" in out
+    assert "4/4 traces passed, 0 failed, 0 skipped" in out
+    assert (f"restricted to what the adapter declares: 1 of {len(INITIAL_AGENTS)} initial agents, 4 of {len(ALPHABET)} "
+            "operations") in out
+
+
+def test_conform_counts_its_traces_as_the_vectors_run_does() -> None:
+    """The model in-process declares nothing and agrees with itself: every generated trace passes, none is
+    skipped, nothing restricted or dropped."""
+    tally = Tally()
+    assert run_conform(None, examples=12, tally=tally) is None
+    assert (tally.passed, tally.failed, tally.skipped, tally.declared, tally.dropped) == (12, 0, 0, None, [])
+    assert tally.lines() == ["12/12 traces passed, 0 failed, 0 skipped"]
+    shown = Tally(passed=3, failed=1, skipped=2, declared="operations init, send", dropped=["fork", "configure"])
+    assert shown.lines() == ["3/6 traces passed, 1 failed, 2 skipped",
+                             "restricted to what the adapter declares: operations init, send",
+                             "dropped as unsupported (their traces skipped, not failed): op fork, op configure"]
 
 
 @needs_node

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from sessionspec.conformance.adapter.protocol import AdapterError
 from sessionspec.conformance.conform.coverage import Coverage
-from sessionspec.conformance.conform.search import DEFAULT_EXAMPLES, Divergence, divergence_lines, run_conform
+from sessionspec.conformance.conform.search import DEFAULT_EXAMPLES, Divergence, Tally, divergence_lines, run_conform
 from sessionspec.conformance.vectors.build import recorded_expectation
 from sessionspec.conformance.vectors.command import add_driver_arguments, driver_usage_error
 from sessionspec.conformance.vectors.diff import diff
@@ -66,10 +66,11 @@ def run(args: argparse.Namespace) -> int:
     if args.exhaustive:
         return _run_exhaustive(args, expectations)
     coverage = Coverage()
+    tally = Tally()
     try:
         divergence = run_conform(args.adapter, examples=args.examples, seed=args.seed, timeout=args.timeout,
                                  max_answer=args.max_answer, coverage=coverage,
-                                 progress=None if args.no_progress else sys.stderr)
+                                 progress=None if args.no_progress else sys.stderr, tally=tally)
     except ModuleNotFoundError as missing:
         print(f"sessionspec conform: needs the {missing.name} package (pip install hypothesis)", file=sys.stderr)
         return 2
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sessionspec conform: adapter failure: {failed}", file=sys.stderr)
         return 2
     return _finish(args, divergence, expectations, coverage=coverage, agent=None,
-                   scope={"mode": "random", "examples": args.examples, "seed": args.seed})
+                   scope={"mode": "random", "examples": args.examples, "seed": args.seed}, tally=tally)
 
 
 def _run_exhaustive(args: argparse.Namespace, expectations: Expectations | None) -> int:
@@ -105,7 +106,7 @@ def _run_exhaustive(args: argparse.Namespace, expectations: Expectations | None)
 
 
 def _finish(args: argparse.Namespace, divergence: Divergence | None, expectations: Expectations | None, *,
-            coverage: Coverage | None, agent: str | None, scope: dict[str, Any]) -> int:
+            coverage: Coverage | None, agent: str | None, scope: dict[str, Any], tally: Tally | None = None) -> int:
     """Print (text or JSON), write ``--out``; exit 0 (no divergence, or one ``--expect`` lists), 1 (a
     divergence), 2 (``--out`` not writable)."""
     ident = None if divergence is None else f"conform/{divergence.rule}"
@@ -141,6 +142,8 @@ def _finish(args: argparse.Namespace, divergence: Divergence | None, expectation
         print("    " + json.dumps({"op": "init", **divergence.initial}, sort_keys=True, ensure_ascii=False))
         for op in divergence.trace:
             print("    " + json.dumps(op, sort_keys=True, ensure_ascii=False))
+    for line in tally.lines() if tally is not None else []:
+        print(line)
     if coverage is not None:
         print(coverage.report())
     if replay is not None:

@@ -218,6 +218,7 @@ class ExhaustiveResult:
     agent: str | None  # the initial agent of the divergence
     agents: int = len(INITIAL_AGENTS)  # the initial agents and symbols in scope (the adapter's capabilities)
     symbols: int = len(ALPHABET)
+    failed: int = 0  # of the traces run, those that diverged (parallel workers may see more than one)
 
 
 @dataclass(slots=True)
@@ -226,6 +227,7 @@ class _Shared:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     done: int = 0
+    diverged: int = 0
     found: tuple[int, Divergence, str] | None = None
     failure: AdapterError | None = None
 
@@ -247,6 +249,8 @@ def _worker(adapter: ProcessAdapter | InProcessAdapter, work: queue.Queue[Leaf |
             continue
         with shared.lock:
             shared.done += 1
+            if divergence is not None:
+                shared.diverged += 1
             if divergence is not None and (shared.found is None or leaf.index < shared.found[0]):
                 shared.found = (leaf.index, divergence, leaf.agent)
 
@@ -290,7 +294,8 @@ def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: f
     found = shared.found
     return ExhaustiveResult(depth=depth, counts=counts, run=shared.done, seconds=time.monotonic() - started,
                             divergence=None if found is None else found[1], agent=None if found is None else found[2],
-                            agents=len(_agents(capabilities)), symbols=sum(1 for s in ALPHABET if _allowed(capabilities)(s)))
+                            agents=len(_agents(capabilities)), symbols=sum(1 for s in ALPHABET if _allowed(capabilities)(s)),
+                            failed=shared.diverged)
 
 
 def _allowed(capabilities: Capabilities) -> Callable[[Symbol], bool]:
@@ -338,6 +343,10 @@ def report(result: ExhaustiveResult, out: TextIO | None = None) -> None:
           f"{result.seconds:.0f} s)", file=out)
     if result.divergence is None:
         print(f"no divergence in any trace of up to {result.depth} operations", file=out)
+    print(f"{result.run - result.failed}/{result.run} traces passed, {result.failed} failed, 0 skipped", file=out)
+    if (result.agents, result.symbols) != (len(INITIAL_AGENTS), len(ALPHABET)):
+        print(f"restricted to what the adapter declares: {result.agents} of {len(INITIAL_AGENTS)} initial agents, "
+              f"{result.symbols} of {len(ALPHABET)} operations", file=out)
 
 
 __all__ = ["ALPHABET", "INITIAL_AGENTS", "ExhaustiveResult", "Leaf", "Symbol", "extensions", "leaves", "report",

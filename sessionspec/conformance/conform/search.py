@@ -31,7 +31,7 @@ from sessionspec.conformance.vectors.build import Step, Vector, recorded_expecta
 from sessionspec.conformance.vectors.format import match, verdict_only
 from sessionspec.conformance.vectors.runner import start_adapter
 
-__all__ = ["Divergence", "compare_trace", "divergence_rule", "model_answers", "run_conform", "trace_operations"]
+__all__ = ["Divergence", "Tally", "compare_trace", "divergence_rule", "model_answers", "run_conform", "trace_operations"]
 
 Op = dict[str, Any]
 
@@ -127,12 +127,39 @@ def _last_header(response: Response, header: dict[str, Any] | None) -> dict[str,
 
 
 @dataclass(slots=True)
+class Tally:
+    """What a run did with its traces, for the summary line the vectors run has (issue 27): ``passed``
+    agreed with the model, ``failed`` diverged (the search stops at the first), ``skipped`` used an operation
+    the adapter answered ``unsupported`` to; ``declared``: the scope the adapter's ``hello`` restricted the
+    traces to (None: it declared nothing, so every operation), ``dropped``: the operations left out of the
+    traces once refused.  Traces replayed while shrinking are not counted."""
+
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    declared: str | None = None
+    dropped: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """``38/41 traces passed, 1 failed, 2 skipped``, then what restricted or dropped operations."""
+        total = self.passed + self.failed + self.skipped
+        lines = [f"{self.passed}/{total} traces passed, {self.failed} failed, {self.skipped} skipped"]
+        if self.declared is not None:
+            lines.append(f"restricted to what the adapter declares: {self.declared}")
+        if self.dropped:
+            lines.append("dropped as unsupported (their traces skipped, not failed): "
+                         + ", ".join(f"op {name}" for name in self.dropped))
+        return lines
+
+
+@dataclass(slots=True)
 class _Scope:
     """What the generated traces may use: the adapter's declared capabilities, narrowed as it answers
     ``unsupported`` to an operation it did not declare (issue 27: a partial adapter can use conform)."""
 
     capabilities: Capabilities
     progress: TextIO | None
+    tally: Tally = field(default_factory=Tally)
 
     def declares(self, op: str) -> bool:
         return self.capabilities.operations is None or op in self.capabilities.operations
@@ -144,6 +171,7 @@ class _Scope:
             return False
         known = self.capabilities.operations if self.capabilities.operations is not None else frozenset(OPERATIONS)
         self.capabilities = replace(self.capabilities, operations=known - {name})
+        self.tally.dropped.append(name)
         print(f"conform: the adapter does not support {name!r}: the traces leave it out from now on",
               file=self.progress or sys.stderr, flush=True)
         return True
@@ -203,18 +231,22 @@ class _Progress:
 
 def run_conform(command: str | None, *, examples: int = 40, seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
                 max_answer: int = MAX_ANSWER, coverage: Coverage | None = None, progress: TextIO | None = None,
-                progress_every: float = 2.0) -> Divergence | None:
+                progress_every: float = 2.0, tally: Tally | None = None) -> Divergence | None:
     """Drive ``command`` (None: the model in-process) with ``examples`` traces;
-    the shrunk first divergence, or None when every trace agreed.  An adapter failure (no answer in
-    time, too large, not UTF-8 JSON, died, a hello without a protocol) raises :class:`AdapterError`."""
+    the shrunk first divergence, or None when every trace agreed (``tally``, when given, counts the traces
+    and the scope).  An adapter failure (no answer in time, too large, not UTF-8 JSON, died, a hello
+    without a protocol) raises :class:`AdapterError`."""
     from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis.errors import Flaky
+    from hypothesis.errors import Flaky, UnsatisfiedAssumption
 
     # Fail fast, before any search, on an adapter that does not speak the protocol.
     target = start_adapter(command, timeout=timeout, max_answer=max_answer)
     found: list[Divergence] = []
     ticker = _Progress(examples=examples, every=progress_every)
-    scope = _Scope(target.capabilities, progress)
+    counts = tally if tally is not None else Tally()
+    scope = _Scope(target.capabilities, progress, counts)
+    if target.capabilities != Capabilities():
+        counts.declared = target.capabilities.describe()
     if progress is not None and target.capabilities != Capabilities():
         print(f"conform: the adapter declares {target.capabilities.describe()}: the traces use only those",
               file=progress, flush=True)
@@ -223,13 +255,24 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     # function_digest), so its text stays as it was before issue 27: every committed result (the mutants
     # each killed within 200 traces, the shrunk vectors) stays reproducible.  The scope (issue 27) lives in
     # these two local stand-ins instead: the traces cut to the declared capabilities, and an ``unsupported``
-    # answer dropping its operation from the traces to come.
+    # answer dropping its operation from the traces to come; they also count the traces (not while shrinking).
     def strategies() -> Any:
         return all_traces().map(lambda case: restrict_trace(case[0], case[1], scope.capabilities))
 
     def compare_trace(target: ProcessAdapter | InProcessAdapter, initial: Op, trace: Sequence[Op],
                       coverage: Coverage | None = None) -> Divergence | None:
-        return _compare_in_scope(target, initial, trace, coverage, scope)
+        counting = not found
+        try:
+            divergence = _compare_in_scope(target, initial, trace, coverage, scope)
+        except UnsatisfiedAssumption:  # reject(): the trace used an operation the adapter does not support
+            if counting:
+                counts.skipped += 1
+            raise
+        if counting and divergence is None:
+            counts.passed += 1
+        elif counting:
+            counts.failed += 1
+        return divergence
 
     @settings(max_examples=examples, database=None, deadline=None, derandomize=seed is None, print_blob=False,
               suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink))

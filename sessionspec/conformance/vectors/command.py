@@ -25,11 +25,10 @@ Sources of the expectations:
   recorded from the model (the oracle) and the scenario says which rule it exercises.
 
 This module is the command line and re-exports the names other code imports;
-the pieces live in one module each: ``vector_build`` (types, builders,
-recorded expectations), ``vector_data`` (the bundled real data),
-``vectors_groundtruth``, ``vectors_check``, ``corruption``, ``vectors_rules``,
-``vectors_codec``, ``vectors_recorded`` (the groups), ``vector_files``
-(generation and loading), ``vector_runner`` (running against an adapter).
+the pieces live in one module each of this package: ``build`` (types, builders,
+recorded expectations), ``groups`` (``data``: the bundled real data; ``groundtruth``,
+``check``, ``corruption``, ``rules``, ``codec``, ``recorded``: the groups), ``files``
+(generation and loading), ``runner`` (running against an adapter).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, json_eq
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify, json_eq
 from model.log import Dialect, Event
 from model.placeholder import holds_placeholder
 from model.rejected import Rejected
@@ -155,6 +155,7 @@ def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) ->
 
     post: __return__ == header_eq(b, a, dialect)
     post: not __return__ or config_eq(a.config, b.config)
+    post: __return__ == all(hdr4_clauses(a, b, dialect))
     """
     if header_holds_placeholder(a) or header_holds_placeholder(b):
         return json_eq(header_to_json(a), header_to_json(b))
@@ -181,6 +182,37 @@ def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) ->
     if dialect is Dialect.D08 and not json_eq(a.adapter_defaults, b.adapter_defaults):
         return False
     return True
+
+
+def hdr4_clauses(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) -> tuple[bool, ...]:
+    """HDR-4 restated clause by clause for :func:`header_eq`'s contract (the definition, not the code):
+    ``configEq``; ``system`` strictly equal, absent only to absent; ``JSONEQ(prefix or [])``; the tool lists
+    (absent = ``[]``) of equal length and pairwise JSONEQ in order; D08 also ``adapterDefaults`` (DIA-9).
+    A header holding a placeholder: JSON identity of the whole header (Q-15, FMT-6).  Strict equality of
+    two primitives is equality of their JS texts (JS ``===``); an array or object is never ``===``."""
+    if header_holds_placeholder(a) or header_holds_placeholder(b):
+        return (js_stringify(header_to_json(a)) == js_stringify(header_to_json(b)),)
+
+    def primitive(v: Json) -> bool:
+        return not isinstance(v, (tuple, JsonObject))
+
+    def as_list(v: Json | Absent) -> Json:
+        return () if v is ABSENT else v
+
+    sa, sb = a.system, b.system
+    tools_a, tools_b = as_list(a.tools), as_list(b.tools)
+    if isinstance(tools_a, tuple) and isinstance(tools_b, tuple):
+        tools = len(tools_a) == len(tools_b) and all(js_stringify(x) == js_stringify(y) for x, y in zip(tools_a, tools_b))
+    else:
+        tools = js_stringify(tools_a) == js_stringify(tools_b)
+    return (
+        config_eq(a.config, b.config),
+        (sa is ABSENT and sb is ABSENT) or (sa is not ABSENT and sb is not ABSENT and primitive(sa) and primitive(sb)
+                                            and js_stringify(sa) == js_stringify(sb)),
+        js_stringify(as_list(a.message_prefix)) == js_stringify(as_list(b.message_prefix)),
+        tools,
+        dialect is not Dialect.D08 or json_eq(a.adapter_defaults, b.adapter_defaults),
+    )
 
 
 @implements("MTR-11")

@@ -148,21 +148,6 @@ def frozen_copy(held: Sequence[object]) -> tuple[Json, ...]:
     return tuple(freeze(m) for m in held)
 
 
-MUTATION_MARK: Final = "<mutated after composition>"
-
-
-def mutate_held(owned: Sequence[list[object]]) -> None:
-    """Each contributor with ``mutate_after`` edits the message objects it
-    returned (``Composition.mutators_own``): it appends a text block to their
-    content (the PFX-6 probe).  Only an aliasing (broken) cache can observe this."""
-    for mine in owned:
-        for message in mine:
-            if isinstance(message, dict):
-                content = message.get("content")
-                if isinstance(content, list):
-                    content.append({"type": "text", "text": MUTATION_MARK})
-
-
 def prefix_message(text: str, role: str = "user") -> JsonObject:
     """A prefix message ``{role, content:[{type:"text", text}]}``."""
     block = JsonObject((("type", "text"), ("text", text)))

@@ -234,7 +234,11 @@ def prune_pass(
     ``[seq]`` and ``estimateMessage(original)`` immediately before it.  PRN-5:
     pruned content is within the threshold, so a second pass prunes nothing.
     ``nodes``: the surface of ``events`` when the caller already folded it
-    (every seq of it is a seq of ``events``)."""
+    (every seq of it is a seq of ``events``).
+
+    post: isinstance(__return__, Rejected) or only_surface_results(events, __return__, dialect) is None
+    post: isinstance(__return__, Rejected) or prune_again_is_empty(events, __return__, config, dialect)
+    """
     if nodes is None:
         fold = fold_surface(events, dialect)
         if isinstance(fold, Rejected):
@@ -276,6 +280,40 @@ def prune_pass(
             )
         )
     return PruneOutcome(events=tuple(out), pruned=tuple(pruned), chars_removed=removed)
+
+
+def only_surface_results(events: Sequence[Event], outcome: PruneOutcome, dialect: Dialect) -> str | None:
+    """PRN-4 for :func:`prune_pass`'s contract: appends only; each replacement replaces exactly one
+    ``tool/result`` node of the surface, once, cites it alone and keeps its keys; nothing else is written
+    but the dialect's record (D08 ``compaction/prune``, DIA-18)."""
+    fold = fold_surface(events, dialect)
+    if isinstance(fold, Rejected):
+        return f"the log does not fold: {fold}"
+    seen: set[Json] = set()
+    for offset, event in enumerate(outcome.events):
+        if event.seq != len(events) + offset:
+            return f"PRN-4: appended event {offset} has seq {event.seq}"
+        if event.type == "compaction/prune" and dialect is Dialect.D08:
+            continue
+        op = event.surface_op
+        target = get(op, "start")
+        if event.type != "tool/result" or not isinstance(op, JsonObject) or get(op, "end") != target:
+            return f"PRN-4: the prune wrote a {event.type} that is not a one-node replace"
+        if target not in fold.state.nodes or target in seen or events[target].type != "tool/result":  # type: ignore[index]
+            return f"PRN-4: the prune replaces seq {target}, not a tool result of the surface (or twice)"
+        seen.add(target)
+        if event.source_event_seqs != (target,):
+            return f"PRN-4: the prune of seq {target} cites {event.source_event_seqs}"
+        if isinstance(event.data, JsonObject) and isinstance(events[target].data, JsonObject):  # type: ignore[index]
+            if list(event.data.keys()) != list(events[target].data.keys()):  # type: ignore[index, union-attr]
+                return f"PRN-4: the prune of seq {target} changes more than the content"
+    return None
+
+
+def prune_again_is_empty(events: Sequence[Event], outcome: PruneOutcome, config: PruneConfig, dialect: Dialect) -> bool:
+    """PRN-5: a second pass over the pruned log prunes nothing (idempotent)."""
+    again = prune_pass((*events, *outcome.events), config, dialect=dialect)
+    return not isinstance(again, Rejected) and not again.events
 
 
 def prune_session(

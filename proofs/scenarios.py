@@ -22,7 +22,7 @@ Planted loop faults for these contracts live in ``proofs/planted/``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import model.loop as loop
@@ -56,6 +56,7 @@ from spec.loop_properties import (
     prefix_frozen_per_instance,
     requests_rebuild_from_log,
 )
+from spec.probes import HeldObjects
 
 AGENT_ID = "agent"
 
@@ -83,6 +84,9 @@ class ContributorShape:
     mutate_after: bool
     throws: bool
     scope: Scope
+    # What the contributor contributes on a later loop instance (a resumed process composes anew;
+    # None: the same as before).  Makes "recomposed on resume" observable (issue 29).
+    resumed: Text | None = None
 
 
 class ReplyChoice(Enum):
@@ -130,14 +134,16 @@ class Played:
     rejected: Rejected | None
 
 
-def contributor(shape: ContributorShape, index: int) -> Contributor:
+def contributor(shape: ContributorShape, index: int, instance: int = 0) -> Contributor:
+    """The contributor of ``shape`` as loop instance ``instance`` sees it (its ``resumed`` text after the first)."""
+    text = shape.text if instance == 0 or shape.resumed is None else shape.resumed
     scope = {Scope.GLOBAL: None, Scope.OWN: AGENT_ID, Scope.OTHER: "other-agent"}[shape.scope]
     inject = None
     if shape.inject:
         inject = JsonObject((("content", text_content(f"inject {index}")), ("source", JsonObject((("kind", "user"),)))))
     return Contributor(
         idiom=shape.idiom,
-        content=(prefix_message(f"{shape.text.value} {index}"),),
+        content=(prefix_message(f"{text.value} {index}"),),
         throws=f"contributor {index} failed" if shape.throws else None,
         inject=inject,
         mutate_after=shape.mutate_after,
@@ -179,7 +185,9 @@ def play(s: Scenario) -> Played:
     """Materialise the scenario and run it through the real loop (``model.loop.run_turn``), two turns."""
     shapes = [c for c in (s.c1, s.c2) if c is not None]
     contributors = tuple(contributor(c, i) for i, c in enumerate(shapes, 1))
-    foreign = tuple(m for c, shape in zip(contributors, shapes) if shape.scope is Scope.OTHER for m in c.content)
+    # Another agent's contributions, on the first instance and on any later one.
+    foreign = tuple(m for i, shape in enumerate(shapes, 1) if shape.scope is Scope.OTHER
+                    for n in (0, 1) for m in contributor(shape, i, n).content)
     agent = AgentConfig(system="system", tools=(), contributors=contributors, agent_id=AGENT_ID)
     log: tuple[Event, ...] = ()
     instance = loop.new_instance()
@@ -187,10 +195,13 @@ def play(s: Scenario) -> Played:
     outcomes: list[TurnOutcome] = []
     befores: list[int] = []
     instances: list[int] = []
+    held = HeldObjects()  # contributors that keep their objects edit them after each turn (PFX-6)
     for turn, shape in enumerate((s.t1, s.t2), 1):
         if turn > 1 and (shape.new_instance or instance.disposed):
             instance, number = loop.new_instance(), number + 1
-        outcome = loop.run_turn(log, instance, agent, script(shape, turn))
+            agent = replace(agent, contributors=tuple(contributor(c, i, number) for i, c in enumerate(shapes, 1)))
+        outcome = loop.run_turn(log, instance, agent, script(shape, turn), hooks=loop.Hooks(after_composition=held.remember))
+        held.edit()
         if isinstance(outcome, Rejected):
             return Played(log=log, outcomes=tuple(outcomes), befores=tuple(befores), instances=tuple(instances),
                           foreign=foreign, rejected=outcome)

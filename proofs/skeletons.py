@@ -30,6 +30,9 @@ from model.rejected import Rejected
 from model.wire import request_to_json
 from spec.strategies import LogBuilder
 
+# The padding of a long step: about 500 tokens (MTR-1), over a 1,000-character prune threshold.
+LONG = " " + "lorem ipsum " * 160
+
 
 class HeaderChoice(Enum):
     SAME = "same header"
@@ -51,6 +54,8 @@ class StepSkel:
     prune: bool  # prune the latest tool result after the step (a content-only replace)
     compact: bool  # compact the oldest node (a range replace with a checkpoint)
     steering: bool  # a steering message before the step
+    # A long tool result (or answer): enough tokens for a compaction to shrink, over the prune threshold.
+    long: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,14 +110,15 @@ def build(sk: Skeleton) -> Built:
             b.request_header(current, "change")
         match step.end:
             case StepEnd.TEXT:
-                seqs = b.chunks([f"answer {index}"])
-                b.assistant_message((JsonObject((("type", "text"), ("text", f"answer {index}"))),), seqs)
+                answer = f"answer {index}" + (LONG if step.long else "")
+                seqs = b.chunks([answer])
+                b.assistant_message((JsonObject((("type", "text"), ("text", answer))),), seqs)
             case StepEnd.TOOL_CALL:
                 call_id = f"call-{index}"
                 seqs = b.chunks(["{}"])
                 block = JsonObject((("type", "tool-call"), ("id", call_id), ("name", "read"), ("arguments", "{}")))
                 b.assistant_message((block,), seqs)
-                b.tool_result(call_id, b.tool_call(call_id, "read"), f"result {index}")
+                b.tool_result(call_id, b.tool_call(call_id, "read"), f"result {index}" + (LONG if step.long else ""))
             case StepEnd.REQUEST_ERROR | StepEnd.INTERRUPTED:
                 pass
         if step.prune and b.tool_result_nodes():

@@ -106,6 +106,7 @@ from spec.loop_properties import (
     steps_closed_before_turn_end,
     turn_numbers_continue,
 )
+from spec.probes import HeldObjects
 
 
 class Check(Enum):
@@ -239,6 +240,7 @@ def loop_machine(under_test: UnderTest = MODEL_ALONE, checks: frozenset[Check] =
         def __init__(self) -> None:
             super().__init__()
             self.session = _Session()
+            self.held = HeldObjects()
             self.agent = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,))
             self.sources: list[_Source] = []
             self.next_ident = 0
@@ -272,14 +274,15 @@ def loop_machine(under_test: UnderTest = MODEL_ALONE, checks: frozenset[Check] =
                 # Disposal ended the instance: the next send is a new instance.
                 self._new_instance()
             before = len(s.log)
-            hooks = Hooks()
+            hooks = Hooks(after_composition=self.held.remember)
             if self.plugin is not None:
                 if s.pressure is None:
                     s.pressure = under_test.pressure(self.plugin)
                 hooks = Hooks(post_step=manual_listener(self.plugin) if manual else s.pressure,
-                              request_error=overflow_listener(self.plugin))
+                              request_error=overflow_listener(self.plugin), after_composition=self.held.remember)
             with under_test.around_turn():
                 outcome = run_turn(s.log, s.instance, self._agent(extra), script, hooks=hooks)
+            self.held.edit()  # contributors that keep their objects edit them after the turn (PFX-6)
             assert not isinstance(outcome, Rejected), f"the loop model rejected its own turn: {outcome}"
             self._absorb(outcome, before)
 

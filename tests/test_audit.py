@@ -206,11 +206,13 @@ def test_LOG_13_event_outside_turn() -> None:
     assert any("outside an open turn" in f.reason for f in check_nesting(_events(rows), Dialect.A55))
 
 
-def test_LOG_13_seed_events_are_not_audited() -> None:
+def test_LOG_13_seed_events_are_audited_too() -> None:
+    """The companion replays the seed through the same validation on session/created
+    (core/session/src/invariant.ts lines 196-210 at a55f148516, seedSession; QF-12)."""
     rows = [{"type": "todo/write", "data": {"todos": []}}] + _turn(1, _header("initial"))
     events = _events(rows)
     assert check_nesting(events, Dialect.A55, first_live_seq=0) != []
-    assert check_nesting(events, Dialect.A55, first_live_seq=1) == []
+    assert [f.reason for f in check_nesting(events, Dialect.A55, first_live_seq=1)] == ["todo/write outside an open turn (in the seed)"]
 
 
 def test_LOG_13_d08_plugin_records_may_lie_between_turns() -> None:

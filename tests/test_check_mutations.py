@@ -87,11 +87,13 @@ def _assert_valid(rows: list[Row]) -> None:
 # --------------------------------------------------------------------------- LOG
 
 
-def test_LOG_13_drop_a_tool_result() -> None:
+def test_LOOP_12_drop_a_tool_result() -> None:
+    """The companion's step/end clears the pending calls (invariant.ts lines 107-112 at a55f148516):
+    an unanswered call is the loop's pairing (LOOP-12), which the loader accepts."""
     rows = _gt("b-prefix-idioms-tool-roundtrip")
     _assert_valid(rows)
     report = _check(_drop(rows, _index(rows, "tool/result")))
-    assert report.verdict is Verdict.INVALID and "LOG-13" in _rules(report)
+    assert report.verdict is Verdict.INVALID and "LOOP-12" in _rules(report) and report.loader() == "accepts"
 
 
 def test_LOG_13_drop_a_tool_call() -> None:
@@ -294,7 +296,7 @@ def test_D08_drop_a_tool_result() -> None:
     _assert_valid(rows)
     report = _check(_drop(rows, _index(rows, "tool/result")))
     assert report.dialect is not None and report.dialect.name == "D08"
-    assert "LOG-13" in _rules(report)
+    assert "LOOP-12" in _rules(report)
 
 
 def test_D08_duplicate_a_seq() -> None:

@@ -16,9 +16,11 @@ import copy
 from typing import Any
 
 import pytest
-from audit_support import D08_SNAPSHOTS, Row, check, gt, index, load, permute, renumber_insert, rules
+from audit_support import A55_SNAPSHOTS, D08_SNAPSHOTS, Row, check, gt, index, load, permute, renumber_insert, rules
 
-from sessionspec.check.checker import Verdict
+from model.log import Dialect
+from sessionspec.check.checker import Verdict, check_log
+from sessionspec.check.logfile import read_path
 
 
 def B() -> list[Row]:
@@ -27,7 +29,8 @@ def B() -> list[Row]:
 
 def _without(rows: list[Row], drop: set[int]) -> list[Row]:
     """``rows`` without the events at the seqs ``drop``, renumbered (references follow)."""
-    return permute(rows, [i for i, r in enumerate(rows) if r["seq"] not in drop])
+    events = [r for r in rows if r.get("type") != "session"]
+    return permute(rows, [i for i, r in enumerate(events) if r["seq"] not in drop])
 
 
 def _valid(rows: list[Row]) -> str:
@@ -177,3 +180,57 @@ def test_d08_error_turn_end_in_an_a55_log_is_log_11() -> None:
     rows = B()
     rows[22]["data"]["reason"] = {"kind": "error", "error": {"message": "boom", "code": "UNKNOWN"}}
     assert _finding_rules(rows) == {"LOG-11"}
+
+
+# --------------------------------------------------------------------------- found by the structural sweep
+
+
+def _d08_cancel() -> list[Row]:
+    """D08 cancel: splice 2, step/start 3, entering messages 4-5, header 7, chunks 9-10 (text
+    "partial"), interrupted message 11, step/end 12, turn/end aborted 13 (after the header line)."""
+    return load(D08_SNAPSHOTS / "cancel" / "session.jsonl")
+
+
+def test_d08_entering_message_before_step_start_is_dia_12() -> None:
+    """DIA-12: "turn/start -> inbox claim -> ... -> step/start -> the entering user/messages"."""
+    rows = _d08_cancel()
+    order = list(range(14))
+    order[3], order[4] = order[4], order[3]
+    assert "DIA-12" in _finding_rules(permute(rows, order))
+
+
+def test_d08_header_inside_a_streaming_attempt_is_fmt_9() -> None:
+    """DIA-12: the header (if changed) comes before dispatch; a retry after a finish may write
+    another (DIA-7), a header between an attempt's chunks no writer writes."""
+    rows = _d08_cancel()
+    order = [i for i in range(14) if i != 7]
+    order.insert(order.index(9) + 1, 7)
+    assert "FMT-9" in _finding_rules(permute(rows, order))
+
+
+def test_d08_cancelled_visible_stream_without_its_message_is_dia_15() -> None:
+    """DIA-15: "A cancelled stream with visible text/reasoning MUST append assistant/message {..., interrupted: true}"."""
+    rows = _d08_cancel()
+    assert rows[12]["seq"] == 11 and rows[12]["data"]["interrupted"] is True
+    assert "DIA-15" in _finding_rules(_without(rows, {11}))
+
+
+def test_a55_cancelled_stream_without_a_message_read_as_d08_stays_valid() -> None:
+    """The A55 loop records no message on a cancel (LOOP-10); its turn, read as D08, is a legacy
+    turn (DIA-13), which DIA-15 does not bind."""
+    report = check_log(read_path(str(A55_SNAPSHOTS / "cancel" / "session.jsonl")), forced=Dialect.D08)
+    assert report.verdict is Verdict.VALID, [f.text("x") for f in report.findings]
+
+
+def test_the_writers_note_names_seed_and_crash_repair() -> None:
+    """FMT-7 Writers: a fork child's seed (LOG-8: judged where it was written) and a turn the
+    crash repair closed (LOG-14) are named in the report."""
+    from audit_support import events_to_rows, rows_to_events
+    from conftest import GROUNDTRUTH
+
+    from model.repair import repair_closers
+    child = check_log(read_path(str(GROUNDTRUTH / "k-fork-seeded-child" / "session.jsonl")))
+    assert child.verdict is Verdict.VALID and any(n.startswith("writers (FMT-7): seed (copied; judged where it was written): turn 1;") for n in child.notes)
+    rows = B()[:37]
+    rows += events_to_rows(repair_closers(rows_to_events(rows)))
+    assert "A55 loop, closed by crash repair (LOG-14): turn 2" in _valid(rows)

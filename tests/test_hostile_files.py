@@ -345,17 +345,18 @@ def test_a_damaged_line_inside_a_fork_seed_does_not_cascade_into_fmt_11(tmp_path
 def test_a_trailing_end_seed_never_hides_the_findings_of_an_a55_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """session/end-seed is a D08 marker and messagePrefix an A55 one: mixed,
     so the dialect is undecided (FMT-10).  As A55 the log breaks LOG-13; as
-    D08 every event is seed.  The finding is shown, marked, and the verdict
-    is unknown (not a pass: exit 4)."""
+    D08 every event is seed, and the companion replays the seed through the
+    same checks (QF-12): the finding holds in both dialects, so the file is
+    invalid whichever wrote it (exit 1), the mixed markers a note."""
     bad = GOOD.read_bytes().replace(b'"step":1,"chunk"', b'"step":7,"chunk"', 1)
     path = tmp_path / "endseed.jsonl"
     path.write_bytes(bad + b'{"type":"session/end-seed","seq":56,"time":1796222150099,"data":{}}\n')
     code, docs = _json_reports(capsys, str(path))
     report = docs[0]
-    assert code == 4 and report["verdict"] == "unknown" and str(report["reason"]).startswith("mixed dialect markers (FMT-10)")
-    assert ("LOG-13", 5, "a55f148516") in [(f["rule"], f["line"], f["onlyIf"]) for f in report["findings"]]
+    assert code == 1 and report["verdict"] == "invalid" and any(str(n).startswith("mixed dialect markers (FMT-10)") for n in report["notes"])
+    assert ("LOG-13", 5, None) in [(f["rule"], f["line"], f["onlyIf"]) for f in report["findings"]]
     code, out, _ = _run(capsys, str(path))
-    assert f"{path}:5: LOG-13 seq 4: (only if A55) assistant/chunk names turn 1 step 7" in out
+    assert f"{path}:5: LOG-13 seq 4: assistant/chunk names turn 1 step 7" in out
 
 
 def test_an_a55_log_concatenated_with_a_d08_log_is_invalid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

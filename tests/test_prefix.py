@@ -7,14 +7,13 @@ from hypothesis import strategies as st
 
 from model.jsonval import JsonObject, js_stringify
 from model.prefix import (
-    MUTATION_MARK,
     Contributor,
     Idiom,
     compose,
     frozen_copy,
-    mutate_held,
     prefix_message,
 )
+from spec.probes import MUTATION_MARK, HeldObjects
 
 
 def _c(text: str, idiom: Idiom = Idiom.PREPEND, *, inject: JsonObject | None = None, throws: str | None = None,
@@ -81,7 +80,9 @@ def test_PFX_6_the_frozen_copy_ignores_a_contributor_mutating_its_reference() ->
     result = compose((_c("mine", mutate_after=True), _c("other")))
     cached = frozen_copy(result.held)
     before = js_stringify(cached)
-    mutate_held(result.mutators_own)
+    held = HeldObjects()
+    held.remember(result)
+    held.edit()
     assert js_stringify(cached) == before
     # The contributor's own object did change: an aliasing cache would see it.
     assert MUTATION_MARK in js_stringify(frozen_copy(result.held))

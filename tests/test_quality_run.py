@@ -97,3 +97,25 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert Q.main(["--sample-total", "0"]) == 2
     assert Q.main(["--sample-total", "5", "--sample", "3"]) == 2
     assert "--sample-total" in capsys.readouterr().err
+
+
+def test_the_population_is_every_module_of_model_packages_included() -> None:
+    """Issue 29: a whole-model sample draws from model/compaction/ and model/loop/ too."""
+    root = SCRIPT.parents[1]
+    modules = Q.model_modules(root)
+    assert {"surface", "compaction/region", "loop/turn", "economics"} <= set(modules)
+    assert not any(m.endswith("__init__") for m in modules)
+    assert len(modules) == sum(1 for p in (root / "model").rglob("*.py") if p.name != "__init__.py")
+
+
+def test_the_mutation_profile_is_registered_before_the_conftest_loads_a_profile(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    original = (SCRIPT.parents[1] / "tests" / "conftest.py").read_text(encoding="utf-8")
+    (tests / "conftest.py").write_text(original, encoding="utf-8")
+    Q.install_mutation_profile(tmp_path, 5)
+    Q.install_mutation_profile(tmp_path, 8)  # idempotent: one registration, the latest size
+    text = (tests / "conftest.py").read_text(encoding="utf-8")
+    assert text.count("register_profile('mutation'") == 1 and "max_examples=8" in text
+    assert text.index("register_profile('mutation'") < text.index("settings.load_profile(")
+    assert text.replace(Q.MUTATION_PROFILE.replace("MAX", "8"), "") == original

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from model.compaction.contracts import region_holds  # noqa: F401 - the post: line reads it
 from model.compaction.dialect import rules_of
 from model.compaction.policy import Target, routed_target
 from model.compaction.records import NO_IDS, Ids, Range, RegionOutcome, RegionResult, Summarizer, SummaryCall
@@ -47,6 +48,7 @@ def compact_region(
     instead of folding the log again (its nodes are the surface, P-MTR-3).
 
     pre: meter is None or (meter.consumed == len(events) and meter.dialect is dialect)
+    post: isinstance(__return__, Rejected) or region_holds(events, start, end, __return__, dialect) is None
     """
     rules = rules_of(dialect)
     if meter is None:

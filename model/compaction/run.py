@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from model.compaction.contracts import run_holds  # noqa: F401 - the post: line reads it
 from model.compaction.dialect import rules_of
 from model.compaction.policy import (
     DEFAULT_COMPACT_CONFIG,
@@ -60,6 +61,7 @@ def compact_if_needed(
     ``meter``, a caller's fold over exactly ``events`` (copied, never changed).
 
     pre: meter is None or (meter.consumed == len(events) and meter.dialect is dialect)
+    post: isinstance(__return__, Rejected) or run_holds(events, __return__, dialect) is None
     """
     checked = check_compact_config(config)
     if isinstance(checked, Rejected):

@@ -1,5 +1,6 @@
-"""LOOP-5 stage 6: compose the session prefix once per instance (PFX-2, PFX-5,
-PFX-6, PFX-8, PFX-9, PFX-12, PFX-13)."""
+"""LOOP-5 stage 6: compose the session prefix once per instance (PFX-2), one function per step
+of it: injects (PFX-8), a throw (PFX-12), the interruption check (PFX-5), the cache write
+(PFX-6, PFX-9, PFX-13)."""
 
 from __future__ import annotations
 
@@ -13,29 +14,52 @@ from model.prefix import Composition, NotComposed, compose, frozen_copy
 from model.rules import implements
 
 
-@implements("PFX-2", "PFX-5", "PFX-8", "PFX-12")
+@implements("PFX-2")
 def compose_if_needed(t: Turn) -> None:
-    """PFX-2: compose "only while the cache is ``NOT_COMPOSED``".  PFX-8: a
-    contributor's ``inject()`` joins the history at once (the current boundary).
-    PFX-5: the interruption checkpoint sits between the waterfall and the cache
-    write, so an interrupted composition is discarded (the next turn recomposes).
-    PFX-12: a contributor that throws fails the turn with its message; the
-    waterfall never reached its innermost point, where the in-composition
-    interruption fires, so that interruption does not fire (docs/conformance.md)."""
+    """PFX-2: "Composition MUST run only while the cache is ``NOT_COMPOSED``, at this point of a
+    step" (LOOP-5 stage 6).  The waterfall, then its injects (PFX-8), a throw (PFX-12), the
+    interruption check (PFX-5) and the cache write (PFX-6), in that order."""
     if not isinstance(t.instance.prefix, NotComposed):
         return
     comp = compose(t.agent.contributors, t.agent.agent_id)
+    append_injects(t, comp)
+    fail_if_thrown(t, comp)
+    discard_if_interrupted(t)
+    write_cache(t, comp)
+    if t.hooks.after_composition is not None:
+        t.hooks.after_composition(comp)  # the contributors' own later edits (PFX-6's probe)
+
+
+@implements("PFX-8")
+def append_injects(t: Turn, comp: Composition) -> None:
+    """PFX-8: "Session appends made while composition runs (for example a contributor calling
+    ``agent.inject()``) MUST become part of the **current** step's boundary snapshot, because
+    composition comes before the snapshot."  They are appended at once, also when the
+    composition then throws or is interrupted."""
     for inject in comp.injects:
         t.append(Draft(type_name="user/message", data=inject, surface_op=APPEND))
+
+
+@implements("PFX-12")
+def fail_if_thrown(t: Turn, comp: Composition) -> None:
+    """PFX-12: "A contributor that throws (not an interruption) MUST fail the turn.  The turn ends
+    with ``turn/end {kind:"error", step: <pending step number>, message, code?}``. ... The cache
+    stays ``NOT_COMPOSED``, and the next turn recomposes."  The throw ended the waterfall before
+    its innermost point, so the in-composition interruption window is never passed
+    (docs/conformance.md)."""
     if comp.failure is not None:
-        # The throw ended the waterfall before its innermost point: the
-        # in-composition window is never passed, so its interruption does not fire.
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", comp.failure.message)))
+
+
+@implements("PFX-5")
+def discard_if_interrupted(t: Turn) -> None:
+    """PFX-5: "If the turn signal is aborted (cancel or dispose) at any point before the cache is
+    written, the composition MUST be discarded.  The interruption check sits between the end of
+    the waterfall and the cache write." """
     t.signal(Window.IN_COMPOSITION)
     if t.aborted is not None:
         t.interrupted_composition = True
         raise Interrupted(t.aborted)
-    write_cache(t, comp)
 
 
 @implements("PFX-6")
@@ -50,7 +74,7 @@ def write_cache(t: Turn, comp: Composition) -> None:
     returns no message puts nothing of it into the prefix the header carries."""
     dispatched = [c for c in t.agent.contributors if c.scope is None or c.scope == t.agent.agent_id]
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held),
                          prefix_lossy=any(c.lossy and c.content for c in dispatched))
 
 

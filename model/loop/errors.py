@@ -23,15 +23,15 @@ def request_error(t: Turn, reply: Reply, prior_failures: list[JsonObject]) -> St
     (settles Q-30): "interrupted" means an agent interrupt (cancel or dispose);
     the path ignores a foreign abort reason, so the turn ends with the provider
     failure, or a retry meets the abort at the next step's first checkpoint."""
-    t.append(Draft(type_name="step/end", data=obj(("turn", t.turn), ("step", t.step))))
+    t.append(Draft(type_name="step/end", data=obj(("turn", t.number), ("step", t.step))))
     t.open_step = None
     end_if_agent_interrupted(t)
     failure = failure_of(reply)
     default = ErrorAction.RETRY if reply.retry else ErrorAction.FAIL
     decision = ErrorDecision(action=default)
     if t.hooks.request_error is not None:
-        decision = t.hooks.request_error(t.w.events, RequestErrorContext(
-            turn=t.turn, step=t.step, failure=failure, prior_failures=tuple(prior_failures), default=default,
+        decision = t.hooks.request_error(t.session.events, RequestErrorContext(
+            turn=t.number, step=t.step, failure=failure, prior_failures=tuple(prior_failures), default=default,
             aborted=t.aborted is not None))
     for draft in decision.drafts:
         t.append(draft)

@@ -14,6 +14,7 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Event
 from model.loop.instance import LoopInstance
 from model.loop.script import AgentConfig
+from model.prefix import Composition
 from model.rules import implements
 from model.wire import Request
 
@@ -88,16 +89,21 @@ class ErrorDecision:
 
 PostStepHook = Callable[[Sequence[Event], StepContext], PostStepResult]
 RequestErrorHook = Callable[[Sequence[Event], RequestErrorContext], ErrorDecision]
+CompositionHook = Callable[[Composition], None]
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hooks:
     """Pure seams for ``agent/post-step`` (compaction plugs in here, CMP-6) and
-    ``agent/request-error`` (overflow compaction + retry, CMP-7)."""
+    ``agent/request-error`` (overflow compaction + retry, CMP-7), and the environment's seam after
+    a composition: a contributor keeps the objects it returned and may edit them later (PFX-6).
+    The model never edits them itself; a test script that plays such a contributor supplies the
+    edit here (``spec.probes.edit_held_objects``), called once the cache is written."""
 
     post_step: PostStepHook | None = None
     request_error: RequestErrorHook | None = None
+    after_composition: CompositionHook | None = None
 
 
 @final

@@ -31,9 +31,6 @@ class LoopInstance:
     # the cached prefix holds a clonable value that is not lossless JSON
     # (the JSON part is in ``prefix``); every later header append fails.
     prefix_lossy: bool = False
-    # Not loop state: the objects mutating contributors still hold after the
-    # composition (they edit them after every turn, the PFX-6 probe).
-    contributor_refs: tuple[list[object], ...] = ()
 
 
 @implements("LOOP-1", "PFX-1")

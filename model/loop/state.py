@@ -140,12 +140,12 @@ def log_writer(log: Sequence[Event], dialect: Dialect = Dialect.A55) -> LogWrite
 class Turn:
     """Mutable state of one running turn (never escapes :func:`~model.loop.turn.run_turn`)."""
 
-    w: SessionLog
+    session: SessionLog
     instance: LoopInstance
     agent: AgentConfig
     script: TurnScript
     hooks: Hooks
-    turn: int
+    number: int  # the turn number (turn/start {turn})
     step: int = 0
     open_step: int | None = None
     aborted: InterruptKind | None = None
@@ -177,4 +177,4 @@ class Turn:
             raise Interrupted(self.aborted)
 
     def append(self, draft: Draft) -> int:
-        return self.w.append(draft)
+        return self.session.append(draft)

@@ -21,30 +21,39 @@ def take_boundary(t: Turn) -> tuple[JsonObject, ...]:
     """LOOP-6: "The boundary snapshot MUST be ``derive(log)`` taken synchronously,
     immediately before ``step/start`` is appended.  It MUST NOT include anything
     appended later." """
-    return t.w.boundary()
+    return t.session.boundary()
 
 
 def open_step(t: Turn) -> tuple[tuple[JsonObject, ...], int]:
     """LOOP-5 (9) boundary, (10) ``step/start {turn, step}``, (11) checkpoint.
     Returns the boundary and the seq of ``step/start``."""
     boundary = take_boundary(t)
-    step_start_seq = t.append(Draft(type_name="step/start", data=obj(("turn", t.turn), ("step", t.step))))
+    step_start_seq = t.append(Draft(type_name="step/start", data=obj(("turn", t.number), ("step", t.step))))
     t.open_step = t.step
     t.checkpoint(Window.AFTER_STEP_START)
     return boundary, step_start_seq
 
 
-@implements("LOOP-7", "PFX-7", "PFX-10", "PFX-16")
+@implements("PFX-7", "PFX-10")
+def request_header(t: Turn, config: JsonObject) -> EpochHeader:
+    """PFX-7: "Once cached, the prefix MUST NOT be recomputed inside the instance.  Every later
+    step, turn and request-error retry reuses the identical value."  PFX-10: "An empty composition
+    MUST leave the ``messagePrefix`` key out of every header of the instance" (``canonical`` drops
+    it).  LOOP-7 (7): the canonical header of this request."""
+    return canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
+                                 message_prefix=cached_prefix(t)))
+
+
+@implements("LOOP-7", "PFX-16")
 def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], step_start_seq: int) -> EpochHeader:
-    """LOOP-7 (1..8): seed the config (LOOP-8), the ``agent/request`` waterfall
-    (an ``inject()`` here joins the NEXT request, LOOP-6), checkpoint, the
-    provider/model check, ``prepareCall``, checkpoint, the canonical header
-    recorded by LOOP-9, then the frozen request (WIRE-1).  PFX-7: the cached
-    prefix is reused as is; PFX-10: an empty prefix is dropped by ``canonical``
-    so the header omits ``messagePrefix``.  PFX-16: the cache may be composed
-    while no header is anchored yet (the first header then follows here).
-    Returns the header of the request."""
-    config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
+    """LOOP-7: "``runStep`` MUST run in this order: 1. seed the config (LOOP-8); 2. run the
+    ``agent/request`` waterfall over the frozen seed; 3. interruption checkpoint; 4. if ``provider``
+    or ``model`` is empty, raise an error (a turn error); 5. ``prepareCall`` gives the effective
+    config ...; 6. interruption checkpoint; 7. build the canonical header ... and record it" (LOOP-9),
+    then the frozen request (WIRE-1).  An ``inject()`` in ``agent/request`` joins the NEXT request
+    (LOOP-6).  PFX-16: "The cache MAY be composed while no header is anchored yet" (the first
+    header then follows here).  Returns the header of the request."""
+    config = apply_request_listener(seed_config(t.instance, t.agent, t.session.header), t.agent.request_config)
     # The scripted model answers requests in order: this request takes ``reply``.
     t.replies_taken += 1
     if reply.request_inject is not None:
@@ -53,9 +62,8 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     if not get(config, "provider") or not get(config, "model"):
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", "request lacks provider/model")))
     t.checkpoint(Window.AFTER_PREPARE_CALL)
-    header = canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
-                                   message_prefix=cached_prefix(t)))
-    reason = header_record(t.instance, t.w.header, header)
+    header = request_header(t, config)
+    reason = header_record(t.instance, t.session.header, header)
     if reason is not None and t.instance.prefix_lossy:
         # Q-3 / PFX-13: the append rejects the non-JSON header after step/start;
         # the cache is never cleared, so every later step of the instance fails.
@@ -67,22 +75,18 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     request = build_request(header, boundary)
     if reply.mutation_error is not None:
         mutation_attempt(t, request, reply.mutation_error)
-    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.w.events),
-                                  turn=t.turn, step=t.step))
+    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.session.events),
+                                  turn=t.number, step=t.step))
     return header
 
 
 @implements("WIRE-3")
 def mutation_attempt(t: Turn, request: Request, message: str) -> None:
-    """WIRE-3: "The request MUST be deeply immutable, except for signal.  Any
-    attempt to mutate it (for example by a stream listener) raises into the
-    step, which becomes a turn error."  The attempt is made for real on the
-    model's value (a frozen dataclass of tuples and :class:`JsonObject`), so a
-    mutable request would let it pass and this step would go on."""
-    for value in request.messages:
-        if isinstance(value, JsonObject):
-            try:
-                value["content"] = ()  # the immutability under test
-            except TypeError:
-                raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", message))) from None
-            return
+    """WIRE-3: "The request MUST be deeply immutable, except for signal.  Any attempt to mutate it
+    (for example by a stream listener) raises into the step, which becomes a turn error."  The
+    script's stream listener edits the first message's content when the request has a message (as
+    the harness adapter's listener does); the model's request is a frozen value (a frozen dataclass
+    of tuples and ``JsonObject``: ``tests/test_wire.py`` tries every way in), so the edit raises and
+    the step ends as a turn error with the listener's message."""
+    if request.messages:
+        raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", message)))

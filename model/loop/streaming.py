@@ -28,7 +28,7 @@ def stream(t: Turn, reply: Reply, header: EpochHeader, prior_failures: list[Json
     for index, chunk in enumerate(chunks):
         t.checkpoint(Window.BEFORE_CHUNK, index)
         chunk_seqs.append(t.append(Draft(type_name="assistant/chunk",
-                                         data=obj(("turn", t.turn), ("step", t.step), ("chunk", chunk)))))
+                                         data=obj(("turn", t.number), ("step", t.step), ("chunk", chunk)))))
     after_stream(t, reply)
     if reply.kind in (ReplyKind.ERROR_THROWN, ReplyKind.ERROR_IN_BAND):
         return request_error(t, reply, prior_failures)
@@ -79,7 +79,7 @@ def record_assistant(t: Turn, header: EpochHeader, reply: Reply, content: tuple[
     provenance = obj(("provider", get(config, "provider")), ("model", get(config, "model")))
     usage: Json | Absent = ABSENT if reply.usage is None or reply.kind is ReplyKind.EMPTY else usage_json(reply.usage)
     t.append(Draft(type_name="assistant/message",
-                   data=obj(("turn", t.turn), ("step", t.step), ("content", content),
+                   data=obj(("turn", t.number), ("step", t.step), ("content", content),
                             ("provenance", provenance), ("usage", usage)),
                    source_event_seqs=tuple(chunk_seqs), surface_op=APPEND))
 
@@ -94,10 +94,10 @@ def run_tools(t: Turn, reply: Reply) -> None:
     batch."  A tool may change the system prompt or the tools for the next step."""
     for call in reply.executed_calls:
         call_seq = t.append(Draft(type_name="tool/call",
-                                  data=obj(("turn", t.turn), ("step", t.step), ("callId", call.call_id),
+                                  data=obj(("turn", t.number), ("step", t.step), ("callId", call.call_id),
                                            ("name", call.name), ("arguments", call.arguments))))
         t.append(Draft(type_name="tool/result",
-                       data=obj(("turn", t.turn), ("step", t.step), ("callId", call.call_id),
+                       data=obj(("turn", t.number), ("step", t.step), ("callId", call.call_id),
                                 ("content", text_content(call.result)), ("isError", call.is_error)),
                        source_event_seqs=(call_seq,), surface_op=APPEND))
     for call in reply.executed_calls:

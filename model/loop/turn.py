@@ -35,7 +35,6 @@ from model.loop.script import (
 from model.loop.state import APPEND, AppendRejected, Interrupted, SessionLog, StepEnd, Turn, TurnFailed, log_writer
 from model.loop.step import dispatch_request, open_step
 from model.loop.streaming import stream
-from model.prefix import mutate_held
 from model.rejected import FailureKind, Rejected
 from model.rules import implements
 
@@ -48,15 +47,15 @@ def run_turn(log: Sequence[Event], instance: LoopInstance, agent: AgentConfig, s
     built by WIRE-1 from the boundary taken just before ``step/start``."""
     if dialect is not Dialect.A55:
         return Rejected(rule="DIA-8", reason="the loop model covers the A55 dialect only")
-    w = log_writer(log, dialect)
-    if isinstance(w, Rejected):
-        return w
-    return play_turn(w, instance, agent, script, hooks)
+    session = log_writer(log, dialect)
+    if isinstance(session, Rejected):
+        return session
+    return play_turn(session, instance, agent, script, hooks)
 
 
-def play_turn(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript,
+def play_turn(session: SessionLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript,
               hooks: Hooks) -> TurnOutcome | Rejected:
-    """The turn on a session ``w`` (grown in place), then the turns of any
+    """The turn on ``session`` (grown in place), then the turns of any
     steering it put back on the queue (QF-4), one at a time; the outcome as
     values (requests, compositions and side calls of all of them, the end of
     the last).  The scripted replies answer the send's requests in order,
@@ -67,24 +66,22 @@ def play_turn(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script:
     played: list[tuple[Turn, JsonObject]] = []
     queued: list[Steering] = []
     while True:
-        t = Turn(w=w, instance=instance, agent=agent, script=script, hooks=hooks, turn=next_turn_number(w.events))
+        t = Turn(session=session, instance=instance, agent=agent, script=script, hooks=hooks, number=next_turn_number(session.events))
         try:
             played.append((t, end_turn(t)))
         except AppendRejected as failed:
             return Rejected(rule=failed.rejected.rule, seq=failed.rejected.seq, kind=FailureKind.BUG,
                             reason=f"the loop model wrote an invalid event: {failed.rejected.reason}")
-        # Contributors that keep references edit them after the turn (PFX-6 probe).
-        mutate_held(t.instance.contributor_refs)
         instance, agent = replace(t.instance, disposed=t.aborted is InterruptKind.DISPOSE), t.agent
         queued = still_queued(t, queued)
         if not queued:
             break
         script = requeued_turn(t, queued.pop(0))
     last, reason = played[-1]
-    return TurnOutcome(log=tuple(w.events), instance=instance, agent=agent,
+    return TurnOutcome(log=tuple(session.events), instance=instance, agent=agent,
                        requests=tuple(r for t, _ in played for r in t.requests),
                        compositions=sum(t.compositions for t, _ in played),
-                       interrupted_composition=any(t.interrupted_composition for t, _ in played), turn=last.turn,
+                       interrupted_composition=any(t.interrupted_composition for t, _ in played), turn=last.number,
                        end_reason=reason, side_calls=tuple(c for t, _ in played for c in t.side_calls))
 
 
@@ -126,7 +123,7 @@ def end_turn(t: Turn) -> JsonObject:
     aborted / disposed (LOOP-15), or an error (LOOP-16)."""
     source = t.script.prompt.source
     t.append(Draft(type_name="turn/start",
-                   data=obj(("turn", t.turn), ("trigger", obj(("kind", "message"), ("source", source))))))
+                   data=obj(("turn", t.number), ("trigger", obj(("kind", "message"), ("source", source))))))
     try:
         reason = turn_body(t)
     except Interrupted as interrupted:
@@ -134,9 +131,9 @@ def end_turn(t: Turn) -> JsonObject:
     except TurnFailed as failed:
         reason = failed.reason
     if t.open_step is not None:
-        t.append(Draft(type_name="step/end", data=obj(("turn", t.turn), ("step", t.open_step))))
+        t.append(Draft(type_name="step/end", data=obj(("turn", t.number), ("step", t.open_step))))
         t.open_step = None
-    t.append(Draft(type_name="turn/end", data=obj(("turn", t.turn), ("reason", reason))))
+    t.append(Draft(type_name="turn/end", data=obj(("turn", t.number), ("reason", reason))))
     return reason
 
 
@@ -236,7 +233,7 @@ def drain_steering(t: Turn, pending: list[Steering]) -> None:
     while pending:
         item = pending.pop(0)
         t.append(Draft(type_name="steering/message",
-                       data=obj(("turn", t.turn), ("content", item.content), ("source", item.source)),
+                       data=obj(("turn", t.number), ("content", item.content), ("source", item.source)),
                        surface_op=APPEND))
 
 
@@ -255,17 +252,17 @@ def after_step(t: Turn, reply: Reply, pending: list[Steering], prior_failures: l
     # post-step then ends the turn.
     t.signal(Window.AFTER_POST_STEP)
     if t.hooks.post_step is not None:
-        header = t.w.header
+        header = t.session.header
         assert isinstance(header, EpochHeader)
         # The live log is passed read-only (no copy per step: the simulator runs long logs).
-        listened = t.hooks.post_step(t.w.events, StepContext(
-            turn=t.turn, step=t.step, header=header, had_tool_calls=bool(reply.executed_calls),
+        listened = t.hooks.post_step(t.session.events, StepContext(
+            turn=t.number, step=t.step, header=header, had_tool_calls=bool(reply.executed_calls),
             aborted=t.aborted is not None))
         for draft in listened.drafts:
             t.append(draft)
         t.side_calls.extend(listened.side_calls)
     t.checkpoint(Window.AFTER_POST_STEP)
-    t.append(Draft(type_name="step/end", data=obj(("turn", t.turn), ("step", t.step))))
+    t.append(Draft(type_name="step/end", data=obj(("turn", t.number), ("step", t.step))))
     t.open_step = None
     prior_failures.clear()
     if reply.continue_with is not None:

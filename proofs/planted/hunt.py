@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proofs.limits import REPORT_ENV, Budget
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "proofs" / "plugin.py"
 
@@ -67,6 +69,21 @@ PLANTED: tuple[Planted, ...] = (
             "the rebuild's derivation duplicates a replacement message (DER)", "full"),
     Planted("proofs.planted.skeleton_faults.prune_uncounted", "proofs.skeletons.surface_folds",
             "fold_surface does not count a prune in replaceGeneration (SURF-10)", "full"),
+    # Issue 29: faults of kinds the issue-18 contracts could not see (each keeps the log self-consistent).
+    Planted("proofs.planted.whole_faults.reuse_logged_prefix", "proofs.whole.freeze_across_instances",
+            "loop: a new instance reuses the logged messagePrefix instead of recomposing (PFX-1, PFX-2)", "full"),
+    Planted("proofs.planted.whole_faults.cache_disposed", "proofs.whole.discard_every_kind",
+            "loop: a dispose-interrupted composition is cached and counted (PFX-5)", "full"),
+    Planted("proofs.planted.whole_faults.deferred_injects_lost", "proofs.whole.injects_durable",
+            "loop: composition-time injects lost on a throw or an interruption (PFX-8)", "full"),
+    Planted("proofs.planted.model_faults.header_eq", "model.header.header_eq",
+            "headerEq compares the whole config (strictly stronger than HDR-3/HDR-4)", "full"),
+    Planted("proofs.planted.compaction_faults.cites_short", "proofs.compaction_shapes.compaction_keeps_one_range",
+            "compaction: the checkpoint cites one node fewer than it replaces (CMP-22)", "full"),
+    Planted("proofs.planted.compaction_faults.split_tail", "proofs.compaction_shapes.compaction_keeps_one_range",
+            "compaction: the tool-pair counter is never read, the tail splits a call from its result (CMP-10)", "full"),
+    Planted("proofs.planted.compaction_faults.prune_shadowed", "proofs.compaction_shapes.prune_keeps_surface",
+            "prune: walks every tool result of the log, prunes one already replaced (PRN-4)", "full"),
 )
 
 
@@ -109,25 +126,33 @@ def call_text(message: str, name: str) -> str | None:
     return None
 
 
-def hunt(planted: Planted, budget: float, *, strict: bool = True) -> Hunt:
-    """Run CrossHair on one planted target; the wall time includes CrossHair's start-up (about 1-2 s)."""
+def hunt(planted: Planted, budget: float | Budget, *, strict: bool = True) -> Hunt:
+    """Run CrossHair on one planted target; the wall time includes CrossHair's start-up (about 1-2 s).
+
+    ``budget``: seconds of CPU per condition (a report), or a :class:`~proofs.limits.Budget` (the tests
+    bound the search by iterations, so that the verdict does not depend on the machine)."""
+    if not isinstance(budget, Budget):
+        budget = Budget(seconds=budget)
     command = [sys.executable, "-m", "crosshair", "check", "--analysis_kind=PEP316",
-               f"--per_condition_timeout={budget:g}", planted.target, "--extra_plugin", str(PLUGIN)]
-    env = dict(os.environ, PYTHONHASHSEED="0", SESSIONSPEC_CH_STRICT_CALLEES="1" if strict else "0")
+               *budget.args(), planted.target, "--extra_plugin", str(PLUGIN)]
+    env = dict(budget.env(), SESSIONSPEC_CH_STRICT_CALLEES="1" if strict else "0")
     started, cpu_before = time.monotonic(), _children_cpu()
     try:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120 + budget * 8)
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=budget.wall_guard())
         stdout, stderr = done.stdout, done.stderr
     except subprocess.TimeoutExpired:
         stdout, stderr = "", "wall-clock budget exceeded"
     seconds, cpu = time.monotonic() - started, _children_cpu() - cpu_before
+    if os.environ.get(REPORT_ENV) == "1":  # calibrating the tests' iteration bounds
+        print(planted.target, *(line for line in stderr.splitlines() if line.startswith("proofs: iterations")),
+              file=sys.stderr)
     name = planted.target.rpartition(".")[2]
     for line in stdout.splitlines():
         match = _ERROR.match(line)
         if match:
             return Hunt(planted, True, seconds, cpu, call_text(match.group("message"), name), match.group("message"))
     last = (stderr.strip().splitlines() or ["no counterexample"])[-1]
-    return Hunt(planted, False, seconds, cpu, None, f"not found within {budget:g} s ({last[:200]})")
+    return Hunt(planted, False, seconds, cpu, None, f"not found within {budget.describe()} ({last[:200]})")
 
 
 def _children_cpu() -> float:
@@ -143,15 +168,19 @@ def resolve(dotted: str) -> Callable[..., Any]:
 
 def _namespace(fn: Callable[..., Any]) -> dict[str, Any]:
     """Names a CrossHair repr may use: the function's globals plus the model's value types."""
+    import model.compaction.records
+    import model.header
     import model.jsonval
     import model.log
     import model.loop
     import model.prefix
+    import proofs.compaction_shapes
     import proofs.scenarios
     import proofs.skeletons
 
     names: dict[str, Any] = {}
-    for module in (model.jsonval, model.log, model.prefix, model.loop, proofs.scenarios, proofs.skeletons):
+    for module in (model.jsonval, model.log, model.prefix, model.loop, model.header, model.compaction.records,
+                   proofs.scenarios, proofs.skeletons, proofs.compaction_shapes):
         names.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
     names.update(fn.__globals__)
     return names

@@ -6,11 +6,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 
+import model.header
 import model.prefix
 import model.wire
 import proofs.scenarios as scenarios
-from model.header import EpochHeader, prefix_messages
-from model.jsonval import ABSENT, Json, JsonObject, get, thaw  # noqa: F401 - ABSENT: used by the contracts
+from model.header import EpochHeader, config_eq, hdr4_clauses, prefix_messages  # noqa: F401 - used by the contracts
+from model.jsonval import ABSENT, Json, JsonObject, get, json_eq, thaw  # noqa: F401 - ABSENT: used by the contracts
+from model.log import Dialect
 from model.prefix import Composition, Contributor, ContributorFailure, Idiom
 from model.wire import Request
 
@@ -113,3 +115,15 @@ def request_of_shape(prefix: Size, history: Size, system: bool, tools: bool, tem
     """
     with _swap(model.wire, "build_request", build_request):
         return scenarios.request_of_shape(prefix, history, system, tools, temperature)
+
+
+def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) -> bool:
+    """``model.header.header_eq`` comparing the whole config by JSONEQ: strictly stronger than HDR-3/HDR-4 (a
+    config key HDR-3 ignores makes two headers unequal, so the loop would log a needless ``change`` header).
+    Symmetric and implying ``configEq``: the contract of issue 18 could not see it.
+
+    post: __return__ == header_eq(b, a, dialect)
+    post: not __return__ or config_eq(a.config, b.config)
+    post: __return__ == all(hdr4_clauses(a, b, dialect))
+    """
+    return model.header.header_eq(a, b, dialect) and json_eq(a.config, b.config)

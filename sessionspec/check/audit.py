@@ -56,6 +56,7 @@ from sessionspec.fast.request_points import request_points
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
+UNANSWERED: Final = "step/end leaves tool call"
 D08_TURN_BOUND_TYPES: Final = frozenset({"user/message", "prompt/blocked", "todo/write", "request/header", "request/context"})
 
 
@@ -388,8 +389,10 @@ class _Nesting:
 
 @audits("LOG-13", "LOOP-2", "LOOP-15", "LOOP-17", "MTR-6", "DIA-3", "P-LOOP-4", "P-LOOP-7", "P-PRN-3")
 def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
-    """LOG-13: the vetoes of the session invariant companion, for live events
-    (seeds publish no ``session/event``, LOG-8; the seed still sets the state).
+    """LOG-13: the vetoes of the session invariant companion, for every event:
+    the seed too, which the companion replays through the same validation on
+    ``session/created`` (``core/session/src/invariant.ts`` lines 196-210 at
+    ``a55f148516``, ``seedSession``; QF-12).
 
     ``seq`` increases; ``turn/start`` opens turn last+1 when none is open;
     ``turn/end`` closes it with no step open; ``step/start`` opens the next
@@ -403,10 +406,12 @@ def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int
     found: list[Rejected] = []
     s = _Nesting()
     for event in events:
-        live = event.seq >= first_live_seq
         why = _nesting_step(s, event, dialect)
-        if why is not None and live:
-            found.append(Rejected(rule="LOG-13", seq=event.seq, reason=why))
+        if why is not None:
+            # An unanswered call at step/end is the loop's pairing (LOOP-12): the companion's step/end
+            # only clears the pending calls (core/session/src/invariant.ts lines 107-112 at a55f148516).
+            rule = "LOOP-12" if why.startswith(UNANSWERED) else "LOG-13"
+            found.append(Rejected(rule=rule, seq=event.seq, reason=why if event.seq >= first_live_seq else f"{why} (in the seed)"))
     return found
 
 
@@ -464,7 +469,7 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
             if why is None and s.pending:
                 # Pairing: a closed step must have answered its calls (the
                 # repair, LOG-14, only closes calls of the still-open step).
-                why = f"step/end leaves tool call {next(iter(s.pending))!r} without a tool/result"
+                why = f"{UNANSWERED} {next(iter(s.pending))!r} without a tool/result"
             s.step = None
             s.pending.clear()
         case "assistant/chunk" | "assistant/message":
@@ -487,9 +492,9 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
         case "session/end-seed" if dialect is Dialect.D08:
             s.manual_bracket = False
         case "compaction/start" if dialect is Dialect.D08 and get(data, "turn") is None:
-            if s.turn is not None:
-                why = why or "manual compaction (owner null) while a turn is open"
-            s.manual_bracket = True
+            # A null owner inside an open turn is the compaction companion's veto (DIA-19, reported by the
+            # compaction audit), not the session companion's: inside a turn any event is turn-enclosed.
+            s.manual_bracket = s.turn is None
         case "compaction/end" if dialect is Dialect.D08 and s.manual_bracket:
             s.manual_bracket = False
         case _:
@@ -519,6 +524,8 @@ class _HeaderAudit:
     step_open: bool = False
     step_chunked: bool = False
     step_header: int | None = None
+    # D08: an attempt streams between its header and its finish (DIA-7 retries write a header each).
+    attempt_open: bool = False
 
 
 @audits("FMT-9", "PFX-15", "HDR-7", "PFX-7")
@@ -538,11 +545,12 @@ def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_s
     for event in events:
         match event.type:
             case "step/start":
-                a.step_open, a.step_chunked, a.step_header = True, False, None
+                a.step_open, a.step_chunked, a.step_header, a.attempt_open = True, False, None, False
             case "step/end":
                 a.step_open = False
             case "assistant/chunk" if a.step_open:
                 a.step_chunked = True
+                a.attempt_open = get(get(event.data, "chunk"), "type") != "finish"
             case "request/header":
                 header = header_of_event(event, dialect)
                 if isinstance(header, Rejected):
@@ -566,8 +574,10 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
     # (a) placement inside the step, before its first chunk (D08: per attempt).
     if not a.step_open:
         found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header outside a step (the loop writes it after step/start)"))
-    elif a.step_chunked and dialect is Dialect.A55:
-        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header after the step's first chunk"))
+    elif a.step_chunked and (dialect is Dialect.A55 or a.attempt_open):
+        # D08 (DIA-12): the header precedes its attempt's dispatch; only a retry after a finish writes another.
+        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header after the step's first chunk" if dialect is Dialect.A55
+                              else "request/header inside a streaming attempt (after its first chunk, before its finish)"))
     elif a.step_header is not None and not a.step_chunked:
         found.append(Rejected(rule="FMT-9", seq=seq, reason=f"second request/header in one step (first at seq {a.step_header})"))
     a.step_header = seq

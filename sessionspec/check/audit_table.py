@@ -18,7 +18,7 @@ from spec.status import STATUS, Audited, NotYet, Undecidable
 
 # Rules the real loader enforces too (LOG-8 seed validation, LOG-17 load, line decoding).
 LOADER_REFUSES: Final = frozenset({
-    "LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-8", "LOG-10", "LOG-17", "LOG-18",
+    "LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-8", "LOG-17", "LOG-18",
     "SURF-2", "SURF-3", "SURF-4", "SURF-5", "SURF-6", "SURF-7", "SURF-9",
     "HDR-8", "LEG-1", "LEG-2", "LEG-3", "LEG-4", "LEG-5", "LEG-6", "LEG-10",
     "CHK-5", "CHK-8", "FMT-1", "FMT-5", "DIA-10", "DIA-11",

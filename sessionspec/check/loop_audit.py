@@ -100,6 +100,9 @@ def _turn_end(s: _Loop, event: Event) -> None:
             s.report("LOOP-14", event, f"turn ends {show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
         if kind == "completed" and t.steps == 0 and s.dialect is Dialect.A55 and (t.inner != 1 or t.inner_surface or t.prompt):
             s.report("LOG-16", event, f"a turn with no step ends completed but holds {t.inner} event(s) (only an out-of-band append, one log-only event, closes a stepless turn completed)")
+        if kind == "aborted" and t.cancelled_visible is not None and not t.legacy:
+            s.report("DIA-15", event, f"the turn is cancelled after a stream with visible text that recorded no assistant/message "
+                                      f"(step/end at seq {t.cancelled_visible}); a cancelled stream records {{interrupted: true}}")
         if kind == "error" and s.dialect is Dialect.A55:
             _error_step(s, event, t, get(reason, "step"))
         if kind == "completed" and t.max_tokens:
@@ -161,6 +164,8 @@ def _step_end(s: _Loop, event: Event) -> None:
         succeeded = st.finish is not ABSENT and st.finish not in FAILED_FINISHES
         if s.dialect is Dialect.A55 and succeeded and not st.message:
             t.unrecorded = event.seq
+        if s.dialect is Dialect.D08 and st.attempt_visible and not st.message and not st.api:
+            t.cancelled_visible = event.seq
     s.step = None
 
 
@@ -181,7 +186,10 @@ def _chunk(s: _Loop, event: Event) -> None:
     match get(chunk, "type"):
         case "usage":
             st.attempt_usage = get(chunk, "usage")
+        case "text-delta" | "reasoning-delta" if get(chunk, "text"):
+            st.attempt_visible = True
         case "finish":
+            st.attempt_visible = False
             st.finish = _kind(chunk)
             st.failed_attempt = st.failed_attempt or st.finish == "error"
             if s.dialect is Dialect.D08 and st.finish == "error":
@@ -288,6 +296,11 @@ def _user_message(s: _Loop, event: Event) -> None:
         if t.blocked is not None:
             s.report("LOOP-3", event, f"user/message in the turn of a blocked prompt (seq {t.blocked.seq})")
         t.prompt = True
+        t.legacy = t.legacy or str(get(event.data, "id")).startswith("legacy-message:")
+        if s.dialect is Dialect.D08 and not t.legacy:
+            # DIA-12: turn/start, the inbox claim, ..., step/start, then the entering user/messages (a legacy
+            # A55 turn, migrated on load with a legacy id, keeps its prompt before step/start).
+            s.report("DIA-12", event, "user/message in a turn outside a step (the D08 loop appends the entering messages after step/start)")
     if st is not None and st.last_result >= 0:
         st.context_after_results = st.context_after_results or event.seq
     if st is not None and s.dialect is Dialect.D08 and st.requested and not st.failed_attempt:

@@ -29,6 +29,8 @@ class StepState:
     # FMT-7 Writers: a step with a message but no stream and no sourceEventSeqs was written through
     # the session API or by tooling, not by the loop: the loop's own rules do not bind it.
     api: bool = False
+    # D08: the current attempt streamed visible text or reasoning and has not finished (DIA-15).
+    attempt_visible: bool = False
 
 
 @dataclass(slots=True)
@@ -46,6 +48,10 @@ class TurnState:
     inner_surface: bool = False
     # A55: a step whose stream finished successfully but recorded no message (seq of its step/end).
     unrecorded: int | None = None
+    # D08: a step whose attempt streamed visible text and recorded no message (seq of its step/end).
+    cancelled_visible: int | None = None
+    # D08: a legacy turn the A55 loop wrote (its messages carry migrated legacy ids, DIA-13).
+    legacy: bool = False
 
 
 @dataclass(slots=True)

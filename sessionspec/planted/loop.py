@@ -86,10 +86,10 @@ _WRITE_CACHE: Final = compose_module.write_cache
 # --------------------------------------------------------------------------- PFX-2 / PFX-7
 
 
-def play_turn_recomposing(w: SessionLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript,
+def play_turn_recomposing(session: SessionLog, instance: LoopInstance, agent: AgentConfig, script: TurnScript,
                           hooks: Hooks) -> TurnOutcome | Rejected:
     """BUG: every turn starts with an empty cache, so the prefix is recomposed."""
-    return _PLAY_TURN(w, replace(instance, prefix=NOT_COMPOSED), agent, script, hooks)
+    return _PLAY_TURN(session, replace(instance, prefix=NOT_COMPOSED), agent, script, hooks)
 
 
 # --------------------------------------------------------------------------- PFX-5
@@ -133,7 +133,7 @@ def write_cache_into_history(t: Turn, comp: Composition) -> None:
                                 ("source", USER_SOURCE)),
                        surface_op=APPEND))
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=(), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=(),
                          prefix_lossy=any(c.lossy for c in t.agent.contributors))
 
 
@@ -148,7 +148,7 @@ def write_cache_aliasing(t: Turn, comp: Composition) -> None:
     aliased = _Aliased(frozen_copy(comp.held))
     aliased.live = comp.held
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=aliased, contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=aliased,
                          prefix_lossy=any(c.lossy for c in t.agent.contributors))
 
 
@@ -166,18 +166,18 @@ def cached_prefix_aliasing(t: Turn) -> tuple[Json, ...]:
 def dispatch_request_late_boundary(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...],
                                    step_start_seq: int) -> EpochHeader:
     """``dispatch_request`` with the boundary retaken after ``agent/request`` (LOOP-6 broken)."""
-    config = apply_request_listener(seed_config(t.instance, t.agent, t.w.header), t.agent.request_config)
+    config = apply_request_listener(seed_config(t.instance, t.agent, t.session.header), t.agent.request_config)
     t.replies_taken += 1
     if reply.request_inject is not None:
         t.append(Draft(type_name="user/message", data=reply.request_inject, surface_op=APPEND))
-    boundary = t.w.boundary()  # BUG: the request-time inject leaks into this request
+    boundary = t.session.boundary()  # BUG: the request-time inject leaks into this request
     t.checkpoint(Window.AFTER_REQUEST)
     if not get(config, "provider") or not get(config, "model"):
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", "request lacks provider/model")))
     t.checkpoint(Window.AFTER_PREPARE_CALL)
     header = canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
                                    message_prefix=cached_prefix(t)))
-    reason = header_record(t.instance, t.w.header, header)
+    reason = header_record(t.instance, t.session.header, header)
     if reason is not None and t.instance.prefix_lossy:
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", LOSSY_HEADER_MESSAGE)))
     if reason is not None:
@@ -187,8 +187,8 @@ def dispatch_request_late_boundary(t: Turn, reply: Reply, boundary: tuple[JsonOb
     request = build_request(header, boundary)
     if reply.mutation_error is not None:
         mutation_attempt(t, request, reply.mutation_error)
-    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.w.events),
-                                  turn=t.turn, step=t.step))
+    t.requests.append(SentRequest(request=request, step_start_seq=step_start_seq, dispatch_len=len(t.session.events),
+                                  turn=t.number, step=t.step))
     return header
 
 
@@ -222,16 +222,16 @@ def after_step_stop_check_when_stopping(t: Turn, reply: Reply, pending: list[Ste
     drain_steering(t, pending)
     t.signal(Window.AFTER_POST_STEP)
     if t.hooks.post_step is not None:
-        header = t.w.header
+        header = t.session.header
         assert isinstance(header, EpochHeader)
-        listened = t.hooks.post_step(t.w.events, StepContext(
-            turn=t.turn, step=t.step, header=header, had_tool_calls=bool(reply.executed_calls),
+        listened = t.hooks.post_step(t.session.events, StepContext(
+            turn=t.number, step=t.step, header=header, had_tool_calls=bool(reply.executed_calls),
             aborted=t.aborted is not None))
         for draft in listened.drafts:
             t.append(draft)
         t.side_calls.extend(listened.side_calls)
     t.checkpoint(Window.AFTER_POST_STEP)
-    t.append(Draft(type_name="step/end", data=obj(("turn", t.turn), ("step", t.step))))
+    t.append(Draft(type_name="step/end", data=obj(("turn", t.number), ("step", t.step))))
     t.open_step = None
     prior_failures.clear()
     if reply.continue_with is not None:
@@ -248,7 +248,7 @@ def after_step_stop_check_when_stopping(t: Turn, reply: Reply, pending: list[Ste
 def write_cache_lossy_over_all(t: Turn, comp: Composition) -> None:
     """``write_cache`` whose lossy flag counts undispatched contributors (QF-6 broken)."""
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held),
                          prefix_lossy=any(c.lossy and c.content for c in t.agent.contributors))  # BUG: not only dispatched
 
 
@@ -295,7 +295,7 @@ def write_cache_lossy_without_messages(t: Turn, comp: Composition) -> None:
     """``write_cache`` whose lossy flag ignores whether the contributor returned a message (QF-10 broken)."""
     dispatched = [c for c in t.agent.contributors if c.scope is None or c.scope == t.agent.agent_id]
     t.compositions += 1
-    t.instance = replace(t.instance, prefix=frozen_copy(comp.held), contributor_refs=comp.mutators_own,
+    t.instance = replace(t.instance, prefix=frozen_copy(comp.held),
                          prefix_lossy=any(c.lossy for c in dispatched))  # BUG: also with no message
 
 

@@ -62,6 +62,7 @@ from sessionspec.conformance.adapter.stateless_ops import (
 from sessionspec.conformance.vectors.format import to_plain
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.replay import LoadError, load_log_text
+from spec.probes import HeldObjects
 
 
 @dataclass(slots=True, kw_only=True)
@@ -78,6 +79,7 @@ class ModelSession:
     agent: AgentConfig = field(default_factory=AgentConfig)
     compaction: CompactionSetup | None = None
     summarizer: ScriptedSummarizer = field(default_factory=lambda: ScriptedSummarizer(outputs=[]))
+    held: HeldObjects = field(default_factory=HeldObjects)
 
     def handle(self, op: Mapping[str, object]) -> Response:
         """One operation -> its ``ok`` result or ``{"reject": ...}``; a malformed
@@ -150,16 +152,17 @@ class ModelSession:
         """compact-basic on the loop (model.loop.compaction_hooks) when the agent mounts it."""
         setup = self.compaction
         if setup is None:
-            return Hooks()
+            return Hooks(after_composition=self.held.remember)
         plugin = CompactionPlugin(summarizer=self.summarizer, instruction=setup.instruction, config=setup.config,
                                   context_window=setup.context_window, prune=setup.prune)
-        return compaction_hooks(plugin)
+        return replace(compaction_hooks(plugin), after_composition=self.held.remember)
 
     def _send(self, op: Mapping[str, object]) -> Response:
         script = decode_script(op)
         before = len(self.log)
         with planted(self.planted):
             outcome = run_turn(self.log, self.instance, self.agent, script, hooks=self._hooks())
+            self.held.edit()  # contributors that keep their objects edit them after the turn (PFX-6)
         if isinstance(outcome, Rejected):
             return rejection(outcome)
         self.log, self.instance, self.agent = outcome.log, outcome.instance, outcome.agent

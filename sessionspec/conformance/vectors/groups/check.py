@@ -23,6 +23,7 @@ from sessionspec.conformance.vectors.groups.data import (
     gt_lines,
     gt_rows,
     real_lines,
+    real_rows,
     row_lines,
 )
 
@@ -104,7 +105,8 @@ REAL_VALID: Final = (
 
 # (id, rules, scenario, corruption, the rule the corruption breaks)
 CORRUPTIONS: Final[tuple[tuple[str, str, str, Callable[[list[Row]], list[Row] | None]], ...]] = (
-    ("drop-tool-result", "LOG-13", "b-prefix-idioms-tool-roundtrip", drop_type("tool/result")),
+    # An unanswered call is the loop's pairing (LOOP-12), not a companion veto: step/end clears the pending calls.
+    ("drop-tool-result", "LOOP-12", "b-prefix-idioms-tool-roundtrip", drop_type("tool/result")),
     ("drop-tool-call", "LOG-13", "b-prefix-idioms-tool-roundtrip", drop_type("tool/call")),
     ("step-start-after-chunk", "LOG-13", "a-single-turn-no-prefix", _swap_types),
     ("duplicate-seq", "LOG-1", "a-single-turn-no-prefix", _duplicate_seq),
@@ -165,8 +167,90 @@ def _gt_check_lines(name: str) -> list[str]:
     return lines
 
 
+def _reorder(rows: list[Row], order: list[int]) -> list[Row]:
+    """``rows`` in ``order`` (indices; one may repeat: a copy), seqs renumbered by position; every
+    reference (sourceEventSeqs, replace ranges) follows its event, and a copy cites what its original cites."""
+    new_seq: dict[int, int] = {}
+    for position, index in enumerate(order):
+        new_seq.setdefault(rows[index]["seq"], position)
+    out = []
+    for position, index in enumerate(order):
+        row = copy.deepcopy(rows[index])
+        row["seq"] = position
+        if "sourceEventSeqs" in row:
+            row["sourceEventSeqs"] = [new_seq.get(s, s) for s in row["sourceEventSeqs"]]
+        if isinstance(row.get("surfaceOp"), dict):
+            row["surfaceOp"]["start"], row["surfaceOp"]["end"] = new_seq[row["surfaceOp"]["start"]], new_seq[row["surfaceOp"]["end"]]
+        out.append(row)
+    return out
+
+
+def _duplicated(type_name: str) -> Callable[[list[Row]], list[Row]]:
+    def change(rows: list[Row]) -> list[Row]:
+        at = first_index(rows, type_name)
+        return _reorder(rows, [*range(at + 1), at, *range(at + 1, len(rows))])
+
+    return change
+
+
+def _api_built_step(rows: list[Row]) -> list[Row]:
+    """Every chunk of the first step dropped: its message then cites nothing (drop_type deletes the emptied list)."""
+    step_end = first_index(rows, "step/end")
+    for _ in range(sum(1 for r in rows[:step_end] if r["type"] == "assistant/chunk")):
+        rows = drop_type("assistant/chunk")(rows)
+    return rows
+
+
+def _prune_after_step_end(rows: list[Row]) -> list[Row]:
+    at = next(i for i, r in enumerate(rows) if r["type"] == "tool/result" and isinstance(r.get("surfaceOp"), dict))
+    assert rows[at + 1]["type"] == "step/end"
+    return _reorder(rows, [*range(at), at + 1, at, *range(at + 2, len(rows))])
+
+
+def _real_changed(source: str, change: Callable[[list[Row]], object]) -> list[str]:
+    rows = real_rows(source)
+    change(rows)
+    return row_lines(rows)
+
+
+def _set_turn_end(reason: object) -> Callable[[list[Row]], None]:
+    def change(rows: list[Row]) -> None:
+        rows[first_index(rows, "turn/end")]["data"]["reason"] = reason
+
+    return change
+
+
+def _legacy_user_message(rows: list[Row]) -> None:
+    data = rows[first_index(rows, "user/message")]["data"]
+    del data["role"], data["id"]
+
+
+def _d08_user_message(rows: list[Row]) -> None:
+    rows[first_index(rows, "user/message")]["data"].update(role="user", id="m-1")
+
+
+D08_TEXT: Final = f"611615650f/{SNAPSHOTS}/text-turn/session.jsonl"
+# Issue 25: a writer's rule binds only the events that writer wrote (rule book FMT-7, "Writers"); (id, rules, log, the rule broken or None).
+WRITER_CASES: Final[tuple[tuple[str, tuple[str, ...], Callable[[], list[str]], str | None], ...]] = (
+    ("api-built-step", ("FMT-7", "LOOP-11"), lambda: _mutated("b-prefix-idioms-tool-roundtrip", _api_built_step), None),
+    ("d08-error-turn-end-with-an-llm-failure", ("DIA-14", "LOG-11"),
+     lambda: _real_changed(D08_TEXT, _set_turn_end({"kind": "error", "error": {"message": "boom", "code": "UNKNOWN"}})), None),
+    ("d08-blocked-turn-end", ("DIA-14", "LOG-11"), lambda: _real_changed(D08_TEXT, _set_turn_end({"kind": "blocked"})), None),
+    ("two-messages-in-one-step", ("LOOP-11", "FMT-8"), lambda: _mutated("a-single-turn-no-prefix", _duplicated("assistant/message")), "LOOP-11"),
+    ("two-prompt-blocked-in-one-turn", ("LOOP-3",), lambda: _mutated("l-blocked-prompt-then-turn", _duplicated("prompt/blocked")), "LOOP-3"),
+    ("prune-after-a-successful-step-end", ("PRN-6", "CMP-6"), lambda: _mutated("j2-tool-result-prune", _prune_after_step_end), "PRN-6"),
+    ("legacy-user-message-in-a-d08-turn", ("DIA-13", "FMT-7"), lambda: _real_changed(D08_TEXT, _legacy_user_message), "DIA-13"),
+    ("d08-user-message-in-an-a55-turn", ("LOG-12", "FMT-7"), lambda: _mutated("a-single-turn-no-prefix", _d08_user_message), "LOG-12"),
+)
+
+
 def check_vectors() -> list[Vector]:
     out: list[Vector] = []
+    for name, rules, log, broken in WRITER_CASES:
+        expect = reject(broken) if broken is not None else exact_object({"verdict": eq("valid")})
+        out.append(Vector(id=f"check/writer/{name}", rules=rules,
+                          description=f"{name.replace('-', ' ')}: " + (f"breaks {broken}" if broken else "a log a writer of the harness writes, valid"),
+                          initial={}, steps=(Step(op={"op": "check", "log": log()}, expect=expect),)))
     for directory in sorted(p for p in GROUNDTRUTH.iterdir() if p.is_dir()):
         plugin = ("LOG-10",) if any('"type":"compact/' in line for line in gt_lines(directory.name)) else ()
         out.append(Vector(id=f"check/valid/{directory.name}", rules=("FMT-7", *plugin),

@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final, final
 
-from sessionspec.conformance.vectors import vectors_by_rule
+from sessionspec.conformance.vectors.command import vectors_by_rule
 from spec.registry import Property, Rule, out_of_scope, properties, rules
 
 ROOT: Final = Path(__file__).resolve().parents[1]

@@ -40,7 +40,7 @@ def version_text() -> str:
     """``sessionspec --version``: the package, the rule registry and the vector format it speaks."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from sessionspec.conformance.vector_format import FORMAT
+    from sessionspec.conformance.vectors.format import FORMAT
     from spec.registry import registry_digest
 
     try:

@@ -7,7 +7,7 @@ item whose id is the vector id, marked ``sessionspec``, ``sessionspec_<group>``
 and ``sessionspec_rule_<RULE>`` (``-`` spelled ``_``) and matched by ``-k`` on
 its group and rule IDs (node id ``sessionspec/<group>::<vector id>``, so JUnit XML
 shows the group as the class and the vector id as the name); ``conform`` (differential random testing,
-sessionspec/conformance/conform.py) runs as one more item,
+sessionspec/conformance/conform/search.py) runs as one more item,
 ``conform``, with ``--sessionspec-examples N`` traces and
 ``--sessionspec-seed S``.  The items are collected like any test (the session's
 collection yields the kit's collector), so ``collected N items``,
@@ -37,14 +37,14 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 if TYPE_CHECKING:
-    from sessionspec.conformance.driver import ProcessAdapter
-    from sessionspec.conformance.expectations import Expectations
+    from sessionspec.conformance.adapter.driver import ProcessAdapter
+    from sessionspec.conformance.vectors.expectations import Expectations
 
 # The model and the kit are imported only when --sessionspec-adapter is given:
 # the plugin loads in every pytest run of an environment that has sessionspec.
 
 # The command line's defaults, spelled here so that loading the plugin imports nothing of the kit;
-# tests/test_pytest_plugin.py checks they equal sessionspec.conformance's (conform.DEFAULT_EXAMPLES,
+# tests/test_pytest_plugin.py checks they equal sessionspec.conformance's (conform.search.DEFAULT_EXAMPLES,
 # driver.DEFAULT_TIMEOUT).
 DEFAULT_EXAMPLES: Final = 200
 DEFAULT_TIMEOUT: Final = 30.0
@@ -101,7 +101,7 @@ class _State:
     def connection(self) -> ProcessAdapter:
         """This process's adapter (one per pytest process, so one per xdist worker)."""
         if self.adapter is None:
-            from sessionspec.conformance.driver import ProcessAdapter
+            from sessionspec.conformance.adapter.driver import ProcessAdapter
 
             adapter = ProcessAdapter(self.command, timeout=self.timeout)
             try:
@@ -127,8 +127,8 @@ def pytest_configure(config: pytest.Config) -> None:
     command = config.getoption("--sessionspec-adapter")
     if command is None:
         return
-    from sessionspec.conformance.vector_format import FormatError
-    from sessionspec.conformance.vectors import load_dir
+    from sessionspec.conformance.vectors.command import load_dir
+    from sessionspec.conformance.vectors.format import FormatError
 
     if not shlex.split(command):
         raise pytest.UsageError("--sessionspec-adapter: the adapter command is empty")
@@ -150,7 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--sessionspec-timeout must be a positive number of seconds")
     failures = Path(config.getoption("--sessionspec-failures"))
     expect = config.getoption("--sessionspec-expect")
-    from sessionspec.conformance.expectations import ExpectationsError, load_expectations
+    from sessionspec.conformance.vectors.expectations import ExpectationsError, load_expectations
 
     try:
         expectations = load_expectations(expect) if expect else None
@@ -220,7 +220,7 @@ def replay_command(state: _State, directory: Path) -> str:
 
 def write_replay(state: _State, name: str, document: Mapping[str, Any]) -> Path:
     """Write ``document`` as ``<failures>/<name>/<group>.json``; the directory."""
-    from sessionspec.conformance.vector_format import file_text
+    from sessionspec.conformance.vectors.format import file_text
 
     directory = state.failures / marker_name(name)
     directory.mkdir(parents=True, exist_ok=True)
@@ -248,9 +248,9 @@ class VectorItem(pytest.Item):
             self.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=Failed))
 
     def runtest(self) -> None:
-        from sessionspec.conformance.protocol import AdapterError
-        from sessionspec.conformance.vector_format import FORMAT
-        from sessionspec.conformance.vector_runner import failure_lines, run_vector
+        from sessionspec.conformance.adapter.protocol import AdapterError
+        from sessionspec.conformance.vectors.format import FORMAT
+        from sessionspec.conformance.vectors.runner import failure_lines, run_vector
 
         state = self.config.stash[STATE]
         try:
@@ -274,7 +274,7 @@ class VectorItem(pytest.Item):
             "format": FORMAT, "registry": self.document["registry"], "group": self.document["group"], "vectors": [self.vector]})
         lines = [f"vector {self.vector['id']} failed (rules: {', '.join(self.vector['rules']) or '-'})",
                  f"  {self.vector['description']}"]
-        # The same text as `sessionspec vectors run` (vector_runner.failure_lines); -v shows every difference.
+        # The same text as `sessionspec vectors run` (vectors.runner.failure_lines); -v shows every difference.
         lines += [f"  {line}" for line in failure_lines(result, None if self.config.get_verbosity() > 0 else 8)]
         lines.append(f"replay: {replay_command(state, directory)}")
         raise Failed("\n".join(lines))
@@ -297,9 +297,9 @@ class ConformItem(pytest.Item):
         self.add_marker(pytest.mark.sessionspec_conform)
 
     def runtest(self) -> None:
-        from sessionspec.conformance.conform import divergence_lines, run_conform
-        from sessionspec.conformance.protocol import AdapterError
-        from sessionspec.conformance.vector_format import FORMAT
+        from sessionspec.conformance.adapter.protocol import AdapterError
+        from sessionspec.conformance.conform.search import divergence_lines, run_conform
+        from sessionspec.conformance.vectors.format import FORMAT
         from sessionspec.hypothesis_home import scratch_hypothesis_home
 
         state = self.config.stash[STATE]

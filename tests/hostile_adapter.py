@@ -37,8 +37,8 @@ def main() -> int:
         subprocess.Popen([sys.executable, "-c", "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid()));"
                           " time.sleep(60)", os.environ["HOSTILE_PIDFILE"]])
 
-    from sessionspec.conformance.adapter import ModelSession
-    from sessionspec.conformance.driver import answer
+    from sessionspec.conformance.adapter.driver import answer
+    from sessionspec.conformance.adapter.session import ModelSession
 
     session = ModelSession()
     out = sys.stdout.buffer

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from conftest import GROUNDTRUTH
 
-from sessionspec.conformance.adapter import ModelSession
-from sessionspec.conformance.driver import InProcessAdapter, ProcessAdapter, answer, serve
-from sessionspec.conformance.protocol import PROTOCOL, AdapterError
+from sessionspec.conformance.adapter.driver import InProcessAdapter, ProcessAdapter, answer, serve
+from sessionspec.conformance.adapter.protocol import PROTOCOL, AdapterError
+from sessionspec.conformance.adapter.session import ModelSession
 
-SERVE = f"{sys.executable} -m sessionspec.conformance.serve_model"
+SERVE = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
 
 
 def _text(t: str) -> list[dict[str, str]]:
@@ -129,7 +129,7 @@ def test_LOG_15_fork_keeps_the_log_through_the_last_turn_end() -> None:
 
 
 def test_serve_model_rejects_an_unknown_mutant() -> None:
-    done = subprocess.run([sys.executable, "-m", "sessionspec.conformance.serve_model", "--mutant", "nope"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "sessionspec.conformance.adapter.serve_model", "--mutant", "nope"], capture_output=True, text=True,
                           input="", check=False)
     assert done.returncode == 2
     assert "unknown mutant" in done.stderr and "Traceback" not in done.stderr
@@ -253,7 +253,7 @@ def test_DIA_6_D08_pressure_compaction_runs_before_step_start() -> None:
 def test_serve_model_answers_hostile_request_lines_without_a_traceback() -> None:
     """Invalid UTF-8 and a request nested 100,000 deep each get an ``error`` answer; the server goes on."""
     hostile = b'\xff{"id": 1}\n' + b"[" * 100_000 + b"\n" + b'{"id": 3, "op": "hello"}\n'
-    done = subprocess.run([sys.executable, "-m", "sessionspec.conformance.serve_model"], input=hostile,
+    done = subprocess.run([sys.executable, "-m", "sessionspec.conformance.adapter.serve_model"], input=hostile,
                           capture_output=True, timeout=60)
     answers = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
     assert done.returncode == 0 and b"Traceback" not in done.stderr

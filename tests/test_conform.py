@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.conform import compare_trace, divergence_rule, run_conform
-from sessionspec.conformance.driver import InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.adapter.driver import InProcessAdapter, ProcessAdapter
+from sessionspec.conformance.conform.search import compare_trace, divergence_rule, run_conform
 from sessionspec.conformance.mutants import adapter_command
-from sessionspec.conformance.vectors import load_dir, run_vectors
+from sessionspec.conformance.vectors.command import load_dir, run_vectors
 
-SERVE = f"{sys.executable} -m sessionspec.conformance.serve_model"
+SERVE = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
 
 
 def _text(t: str) -> list[dict[str, str]]:
@@ -114,7 +114,7 @@ def test_the_generator_reaches_every_window_and_abort_kind() -> None:
     trace is run; the coverage report of a real 1,000-trace run is in docs/conformance.md)."""
     from hypothesis import HealthCheck, given, settings
 
-    from sessionspec.conformance.conform_traces import KINDS, WINDOWS, interrupts, strategies
+    from sessionspec.conformance.conform.traces import KINDS, WINDOWS, interrupts, strategies
 
     seen: set[tuple[str, str]] = set()
     features: set[str] = set()

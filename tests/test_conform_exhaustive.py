@@ -1,5 +1,5 @@
 """``conform --exhaustive``: every trace of the small scope, in a fixed order, against the model's answers
-(sessionspec/conformance/conform_exhaustive.py; docs/conformance.md section 4.1)."""
+(sessionspec/conformance/conform/exhaustive.py; docs/conformance.md section 4.1)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.conform_exhaustive import ALPHABET, INITIAL_AGENTS, extensions, leaves, run_exhaustive, trace_counts
+from sessionspec.conformance.conform.exhaustive import ALPHABET, INITIAL_AGENTS, extensions, leaves, run_exhaustive, trace_counts
 from sessionspec.conformance.mutants import adapter_command
 
 
@@ -70,7 +70,7 @@ def test_a_mutant_is_caught_at_depth_1_with_the_first_diverging_trace(jobs: int)
 
 
 def test_conform_exhaustive_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    serve = f"{sys.executable} -m sessionspec.conformance.serve_model"
+    serve = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
     assert main(["conform", "--exhaustive", "--depth", "1", "--jobs", "2", "--no-progress", "--adapter", serve]) == 0
     out = capsys.readouterr().out
     assert "depth 1: 360" in out and "no divergence in any trace of up to 1 operations" in out

@@ -110,7 +110,7 @@ def test_conformance_md_getting_started_step_4_works_on_a_fresh_machine(tmp_path
     assert step is not None
     out, directory = Path(step.group(1)), Path(step.group(2))
     assert out.parent == directory
-    adapter = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+    adapter = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
     target = tmp_path / out.relative_to(out.anchor)  # the documented path, under a fresh directory
     assert not target.parent.exists()
     done = _sessionspec("conform", "--adapter", adapter, "--examples", "20", "--no-progress", "--out", str(target), cwd=tmp_path)

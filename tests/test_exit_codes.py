@@ -14,8 +14,8 @@ import pytest
 import sessionspec.rules_cmd
 from sessionspec.check.checker import EXIT_CODES as CHECK_EXIT_CODES
 from sessionspec.cli import main
-from sessionspec.conformance.vector_format import file_text
-from sessionspec.conformance.vectors import VECTORS_DIR, load_dir
+from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir
+from sessionspec.conformance.vectors.format import file_text
 from sessionspec.options import EXIT_CODES
 from tests.conftest import GROUNDTRUTH
 
@@ -83,7 +83,7 @@ def test_1_a_finding_an_invalid_log_and_a_failing_vector(tmp_path: Path, capsys:
     one = tmp_path / "one"
     one.mkdir()
     (one / "loop.json").write_text(file_text({**document, "vectors": [vector]}), encoding="utf-8")
-    mutant = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+    mutant = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
     assert _code(capsys, "vectors", "run", str(one), "--adapter", mutant)[0] == 1
     assert _code(capsys, "vectors", "run", str(one))[0] == 0  # the model itself passes it
 

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionspec.cli import main
-from sessionspec.conformance.driver import ProcessAdapter
-from sessionspec.conformance.protocol import PROTOCOL, PROTOCOL_V1, AdapterError
-from sessionspec.conformance.vectors import VECTORS_DIR
+from sessionspec.conformance.adapter.driver import ProcessAdapter
+from sessionspec.conformance.adapter.protocol import PROTOCOL, PROTOCOL_V1, AdapterError
+from sessionspec.conformance.vectors.command import VECTORS_DIR
 
 HOSTILE = Path(__file__).with_name("hostile_adapter.py")
 # The timeout covers the adapter's start-up too (hello is its first answer, and the hostile adapter imports the
@@ -167,7 +167,7 @@ def test_a_failed_adapter_stays_failed() -> None:
 
 def test_protocol_1_and_2_are_both_readable_and_2_allows_a_rejection_without_rules() -> None:
     """``/1`` demands rule IDs in a rejection; ``/2`` reads one without (scored verdict-only)."""
-    from sessionspec.conformance.driver import _response
+    from sessionspec.conformance.adapter.driver import _response
 
     message = {"id": 1, "reject": {"reason": "no"}}
     assert _response(message, 1, "op", PROTOCOL) == {"reject": {"reason": "no", "rules": []}}

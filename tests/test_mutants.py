@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.conform import run_conform
+from sessionspec.conformance.conform.search import run_conform
 from sessionspec.conformance.mutants import MUTANTS, adapter_command, kill_table, table_text
-from sessionspec.conformance.vectors import VECTORS_DIR, load_dir, run_vectors
+from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir, run_vectors
 from spec.registry import rule_ids
 
 # Enough generated traces for every mutant under the derandomized search (each

@@ -1,5 +1,5 @@
 """Issue 27 in the pytest plugin: capabilities skip, ``--sessionspec-expect`` maps to xfail/xpass, and a
-failure reads as ``sessionspec vectors run`` prints it (the same lines, vector_runner.failure_lines)."""
+failure reads as ``sessionspec vectors run`` prints it (the same lines, vectors.runner.failure_lines)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.vectors import VECTORS_DIR
+from sessionspec.conformance.vectors.command import VECTORS_DIR
 
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
 PARTIAL = f"{NODE} {ROOT / 'tests' / 'partial_adapter' / 'adapter.mjs'}"
-MUTANT = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+MUTANT = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
 SELECT = "a-single-turn-no-prefix or compose-once or keep-empty-assistant"
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from sessionspec.conformance.vectors import VECTORS_DIR, load_dir
+from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir
 
 pytest_plugins = ["pytester"]
 
-MODEL = f"{sys.executable} -m sessionspec.conformance.serve_model"
+MODEL = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
 
 
 def _mutant(name: str) -> str:
@@ -55,15 +55,16 @@ def test_a_filtered_run_counts_collected_deselected_and_selected(pytester: pytes
 
 def test_the_defaults_are_the_command_lines(pytester: pytest.Pytester) -> None:
     """The same knob has the same default in `sessionspec conform` and the plugin."""
-    from sessionspec.conformance import conform, driver
+    from sessionspec.conformance.adapter import driver
+    from sessionspec.conformance.conform import search
     from sessionspec.pytest_plugin import DEFAULT_EXAMPLES, DEFAULT_TIMEOUT
 
-    assert (DEFAULT_EXAMPLES, DEFAULT_TIMEOUT) == (conform.DEFAULT_EXAMPLES, driver.DEFAULT_TIMEOUT)
+    assert (DEFAULT_EXAMPLES, DEFAULT_TIMEOUT) == (search.DEFAULT_EXAMPLES, driver.DEFAULT_TIMEOUT)
     shown = " ".join(pytester.runpytest("-p", "no:cacheprovider", "--help").stdout.str().split())
-    assert f"(default {conform.DEFAULT_EXAMPLES}, as `sessionspec conform`;" in shown
+    assert f"(default {search.DEFAULT_EXAMPLES}, as `sessionspec conform`;" in shown
     assert f"(default {driver.DEFAULT_TIMEOUT:g}, as `sessionspec conform --timeout`)" in shown
     cli = subprocess.run([sys.executable, "-m", "sessionspec.cli", "conform", "--help"], capture_output=True, text=True, timeout=60)
-    assert f"(default {conform.DEFAULT_EXAMPLES})" in cli.stdout and f"(default {driver.DEFAULT_TIMEOUT:g})" in " ".join(cli.stdout.split())
+    assert f"(default {search.DEFAULT_EXAMPLES})" in cli.stdout and f"(default {driver.DEFAULT_TIMEOUT:g})" in " ".join(cli.stdout.split())
 
 
 def test_the_conform_item_leaves_no_hypothesis_directory(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

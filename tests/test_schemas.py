@@ -129,7 +129,7 @@ def _accepts_json(*command: str) -> bool:
 def test_vectors_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if not _accepts_json("vectors", "run", str(tmp_path)):
         pytest.skip("not wired: `vectors run` has no --format json yet (docs/schemas/vectors-run.v1.schema.json is the proposal)")
-    from sessionspec.conformance.vectors import VECTORS_DIR
+    from sessionspec.conformance.vectors.command import VECTORS_DIR
 
     code, out = _run(capsys, "vectors", "run", str(VECTORS_DIR), "--format", "json")
     assert code == 0 and _errors(_validator("vectors-run.v2.schema.json"), json.loads(out)) == []
@@ -140,7 +140,7 @@ def test_conform_json(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.skip("not wired: `conform` has no --format json yet (docs/schemas/conform.v1.schema.json is the proposal)")
     import sys
 
-    code, out = _run(capsys, "conform", "--adapter", f"{sys.executable} -m sessionspec.conformance.serve_model",
+    code, out = _run(capsys, "conform", "--adapter", f"{sys.executable} -m sessionspec.conformance.adapter.serve_model",
                      "--examples", "3", "--format", "json")
     assert code == 0 and _errors(_validator("conform.v2.schema.json"), json.loads(out)) == []
 

@@ -7,12 +7,12 @@ import json
 import re
 
 from model.log import CORE_CLASSES
-from sessionspec.conformance.events_doc import EVENTS_DOC, render, survey
+from sessionspec.conformance.vectors.events_doc import EVENTS_DOC, render, survey
 
 
 def test_the_committed_event_reference_is_fresh() -> None:
     assert EVENTS_DOC.read_text(encoding="utf-8") == render(), (
-        "docs/events.md is stale: run `python -m sessionspec.conformance.events_doc`")
+        "docs/events.md is stale: run `python -m sessionspec.conformance.vectors.events_doc`")
 
 
 def test_every_event_type_and_chunk_kind_has_a_section_and_a_real_example() -> None:

@@ -9,6 +9,7 @@ clean run: its passes, its skips by capability and its real failures, each shown
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -18,12 +19,14 @@ from typing import Any
 import pytest
 
 from sessionspec.cli import main
-from sessionspec.conformance.capabilities import Capabilities, from_hello, unlock_ranking, vector_needs
-from sessionspec.conformance.expectations import ExpectationsError, parse_expectations
-from sessionspec.conformance.protocol import AdapterError
-from sessionspec.conformance.vector_diff import diff
-from sessionspec.conformance.vector_files import load_dir
-from sessionspec.conformance.vectors import VECTORS_DIR
+from sessionspec.conformance.adapter.capabilities import Capabilities, from_hello, unlock_ranking, vector_needs
+from sessionspec.conformance.adapter.protocol import AdapterError
+from sessionspec.conformance.conform.exhaustive import ALPHABET, INITIAL_AGENTS
+from sessionspec.conformance.conform.search import Tally, run_conform
+from sessionspec.conformance.vectors.command import VECTORS_DIR
+from sessionspec.conformance.vectors.diff import diff
+from sessionspec.conformance.vectors.expectations import ExpectationsError, parse_expectations
+from sessionspec.conformance.vectors.files import load_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
@@ -85,7 +88,7 @@ def _event(seq: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _events_pattern(events: list[dict[str, Any]]) -> dict[str, Any]:
-    from sessionspec.conformance.vector_build import recorded_expectation
+    from sessionspec.conformance.vectors.build import recorded_expectation
 
     pattern = recorded_expectation({"appended": json.loads(json.dumps(events))})
     assert isinstance(pattern, dict)
@@ -159,7 +162,7 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureF
 def test_expect_turns_a_failure_into_xfail_and_a_pass_into_xpass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The mutant keep-empty-tools fails shrunk/keep-empty-tools (its own regression vector, HDR-2) and passes
     check/valid/a-single-turn-no-prefix (the log checker is not the loop: the mutant leaves it alone)."""
-    adapter = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+    adapter = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
     expect = tmp_path / "expected.txt"
     expect.write_text("shrunk/keep-empty-tools  empty tools kept (HDR-2)\ncheck/valid/a-single-turn-no-prefix  not yet\n", encoding="utf-8")
     common = ("vectors", "run", str(VECTORS_DIR), "--adapter", adapter, "--id", "shrunk/keep-empty-tools",
@@ -245,7 +248,7 @@ def test_the_printed_replay_line_runs_as_printed(tmp_path: Path) -> None:
     """``conform --out`` creates the missing directories; the ``replay with:`` line is a shell command that
     reproduces the divergence (exit 1) exactly as printed, even with a space in the path."""
     out = tmp_path / "new dir" / "deeper" / "divergence.json"
-    adapter = f"{sys.executable} -m sessionspec.conformance.serve_model --mutant keep-empty-tools"
+    adapter = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant keep-empty-tools"
     bin_dir = Path(sys.executable).parent
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run([str(bin_dir / "sessionspec"), "conform", "--adapter", adapter, "--examples", "20",
@@ -264,7 +267,7 @@ def test_the_pack_manifest_indexes_every_vector(tmp_path: Path) -> None:
     import io
     import tarfile
 
-    from sessionspec.conformance.pack import build_pack
+    from sessionspec.conformance.vectors.pack import build_pack
 
     with tarfile.open(fileobj=io.BytesIO(build_pack(VECTORS_DIR, pack_version="0"))) as tar:
         member = next(m for m in tar.getmembers() if m.name.endswith("/MANIFEST.json"))
@@ -302,6 +305,15 @@ def test_an_adapter_that_declares_nothing_is_learned_from_its_unsupported_answer
     code, out, err = _cli(capsys, "conform", "--adapter", undeclared, "--examples", "50", "--no-progress")
     assert code in (0, 1) and "adapter failure" not in err
     assert "the adapter does not support 'configure'" in err
+    # The summary line, as the vectors run's: a trace that used a refused operation is skipped (and the
+    # operation dropped), the others passed, or failed (the first divergence, exit 1).
+    summary = re.search(r"^(\d+)/(\d+) traces passed, ([01]) failed, (\d+) skipped$", out, re.MULTILINE)
+    assert summary is not None, out
+    passed, total, failed, skipped = map(int, summary.groups())
+    assert passed + failed + skipped == total and failed == (code == 1) and skipped >= 1
+    assert re.search(r"^dropped as unsupported \(their traces skipped, not failed\): (op [a-z-]+, )*op configure\b", out,
+                     re.MULTILINE), out
+    assert "restricted to what the adapter declares" not in out  # it declared nothing
 
 
 @needs_node
@@ -313,6 +325,22 @@ def test_exhaustive_conform_covers_only_the_declared_scope(capsys: pytest.Captur
                           "--no-progress")
     assert "scope: 1 initial agents x 4 operations" in out and "traces depth 1: 4 " in out, out + err
     assert code == 0 and "no divergence in any trace of up to 1 operations" in out
+    assert "4/4 traces passed, 0 failed, 0 skipped" in out
+    assert (f"restricted to what the adapter declares: 1 of {len(INITIAL_AGENTS)} initial agents, 4 of {len(ALPHABET)} "
+            "operations") in out
+
+
+def test_conform_counts_its_traces_as_the_vectors_run_does() -> None:
+    """The model in-process declares nothing and agrees with itself: every generated trace passes, none is
+    skipped, nothing restricted or dropped."""
+    tally = Tally()
+    assert run_conform(None, examples=12, tally=tally) is None
+    assert (tally.passed, tally.failed, tally.skipped, tally.declared, tally.dropped) == (12, 0, 0, None, [])
+    assert tally.lines() == ["12/12 traces passed, 0 failed, 0 skipped"]
+    shown = Tally(passed=3, failed=1, skipped=2, declared="operations init, send", dropped=["fork", "configure"])
+    assert shown.lines() == ["3/6 traces passed, 1 failed, 2 skipped",
+                             "restricted to what the adapter declares: operations init, send",
+                             "dropped as unsupported (their traces skipped, not failed): op fork, op configure"]
 
 
 @needs_node

@@ -12,8 +12,9 @@ import pytest
 from conftest import GROUNDTRUTH
 
 from sessionspec.cli import main
-from sessionspec.conformance.driver import InProcessAdapter
-from sessionspec.conformance.vector_format import (
+from sessionspec.conformance.adapter.driver import InProcessAdapter
+from sessionspec.conformance.vectors.command import VECTORS_DIR, generate, load_dir, rules_with_vectors, run_vector, run_vectors
+from sessionspec.conformance.vectors.format import (
     FORMAT,
     FormatError,
     any_value,
@@ -29,8 +30,7 @@ from sessionspec.conformance.vector_format import (
     to_model,
     to_plain,
 )
-from sessionspec.conformance.vector_schema import SCHEMA, validate
-from sessionspec.conformance.vectors import VECTORS_DIR, generate, load_dir, rules_with_vectors, run_vector, run_vectors
+from sessionspec.conformance.vectors.schema import SCHEMA, validate
 from spec.registry import registry_digest, rule_ids, rules
 
 
@@ -92,7 +92,7 @@ def test_vectors_name_only_registered_rules(committed: list[dict[str, Any]]) -> 
 
 
 def test_vectors_by_rule_lists_the_declaring_vectors(committed: list[dict[str, Any]]) -> None:
-    from sessionspec.conformance.vectors import vectors_by_rule
+    from sessionspec.conformance.vectors.command import vectors_by_rule
 
     by_rule = vectors_by_rule()
     assert "gt/a-single-turn-no-prefix" in by_rule["PFX-10"]
@@ -257,7 +257,7 @@ def test_cli_vectors_run_against_serve_model(tmp_path: Path, capsys: pytest.Capt
     document = json.loads((VECTORS_DIR / "groundtruth.json").read_text(encoding="utf-8"))
     document["vectors"] = document["vectors"][:3]
     (tmp_path / "some.json").write_text(json.dumps(document), encoding="utf-8")
-    assert main(["vectors", "run", str(tmp_path), "--adapter", f"{sys.executable} -m sessionspec.conformance.serve_model"]) == 0
+    assert main(["vectors", "run", str(tmp_path), "--adapter", f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"]) == 0
     assert "3/3 vectors passed" in capsys.readouterr().out
 
 
@@ -323,7 +323,7 @@ def test_LOG_14_repair_vectors_follow_the_rule(committed: list[dict[str, Any]]) 
 
 
 def _run_broken(committed: list[dict[str, Any]], vector_id: str, rewrite: Any) -> bool:
-    from sessionspec.conformance.adapter import ModelSession
+    from sessionspec.conformance.adapter.session import ModelSession
 
     class Session(ModelSession):
         def handle(self, op: Any) -> Any:

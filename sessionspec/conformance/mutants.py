@@ -2,7 +2,7 @@
 
 Each mutant is served by ``sessionspec serve-model --mutant NAME``: the adapter
 process either runs the loop with one of the planted variants of
-:mod:`sessionspec.planted.loop`, sets one of :class:`~sessionspec.conformance.adapter.ModelSession`'s mutant switches, or
+:mod:`sessionspec.planted.loop`, sets one of :class:`~sessionspec.conformance.adapter.session.ModelSession`'s mutant switches, or
 replaces ONE model function *in that adapter process only* (never in the
 oracle's process).  ``sessionspec mutants`` runs the committed vectors and a
 small ``conform`` budget against every mutant and prints the kill table: the
@@ -21,7 +21,7 @@ from typing import Final, TextIO, final
 from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event
 from model.rejected import Rejected
-from sessionspec.conformance.adapter import ModelSession
+from sessionspec.conformance.adapter.session import ModelSession
 from sessionspec.planted.loop import Planted
 
 HELP: Final = "run the vectors and conform against every mutant adapter and print the kill table"
@@ -211,13 +211,13 @@ class Kill:
 
 
 def adapter_command(name: str) -> str:
-    return f"{sys.executable} -m sessionspec.conformance.serve_model --mutant {name}"
+    return f"{sys.executable} -m sessionspec.conformance.adapter.serve_model --mutant {name}"
 
 
 def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...] | None = None,
                progress: TextIO | None = None) -> tuple[Kill, ...]:
-    from sessionspec.conformance.conform import run_conform
-    from sessionspec.conformance.vectors import load_dir, run_vectors
+    from sessionspec.conformance.conform.search import run_conform
+    from sessionspec.conformance.vectors.command import load_dir, run_vectors
 
     files = load_dir(vectors_dir)
     out: list[Kill] = []
@@ -274,7 +274,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.vectors import VECTORS_DIR
+    from sessionspec.conformance.vectors.command import VECTORS_DIR
 
     if args.list:
         for m in MUTANTS:

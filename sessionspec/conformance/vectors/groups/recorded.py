@@ -96,7 +96,7 @@ KILLERS: Final = Path(__file__).with_name("vector_killers.jsonl")
 
 
 def shrunk_vectors() -> list[Vector]:
-    """The shrunk divergences ``conform`` found against each mutant (sessionspec/conformance/vector_killers.jsonl,
+    """The shrunk divergences ``conform`` found against each mutant (sessionspec/conformance/vectors/groups/vector_killers.jsonl,
     captured once from ``sessionspec conform --adapter "serve-model --mutant NAME"``),
     replayed as vectors with the model's answers as expectations."""
     out: list[Vector] = []

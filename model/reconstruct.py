@@ -1,7 +1,7 @@
 """Request reconstruction from the log alone (INV, HDR-9, FMT-8).
 
-For every loop request ``k`` with boundary ``b_k`` (its ``step/start``) and
-first chunk ``c_k``::
+For every loop request ``k`` whose ``step/start`` has seq ``b_k`` and whose first
+chunk has seq ``c_k``::
 
     messages_k = (H_k.messagePrefix or []) ++ derive(log[0:b_k]),  H_k = fold(log[0:c_k])
 

@@ -16,23 +16,23 @@ from model.rules import implements
 
 @implements("CMP-14")
 def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Rejected:
-    """CMP-14: scan back to the latest turn boundary; the first
+    """CMP-14: scan back to the latest ``turn/start`` or ``turn/end``; the first
     ``compact/start|end`` met decides the lock; a locked bracket or no open
     turn rejects (Q-12: the scan is turn-local).  A55 has no manual path:
     ``manual`` is ignored."""
     locked: bool | None = None
-    boundary: Event | None = None
+    turn_edge: Event | None = None
     for event in reversed(events):
         if event.type in ("turn/start", "turn/end"):
-            boundary = event
+            turn_edge = event
             break
         if locked is None and event.type in ("compact/start", "compact/end"):
             locked = event.type == "compact/start"
     if locked:
         return Rejected(rule="CMP-14", reason="compaction already in progress")
-    if boundary is None or boundary.type == "turn/end":
+    if turn_edge is None or turn_edge.type == "turn/end":
         return Rejected(rule="CMP-14", reason="compactRegion: no open turn — compaction events must be enclosed in a turn")
-    turn = get(boundary.data, "turn")
+    turn = get(turn_edge.data, "turn")
     return Owner(turn=turn if isinstance(turn, int) else None)
 
 

@@ -102,7 +102,7 @@ def header_record(instance: LoopInstance, logged: EpochHeader | Absent, header: 
 
 @implements("LOG-15")
 def fork_seed(log: Sequence[Event]) -> tuple[Event, ...]:
-    """A fork child's seed: the source up to its latest completed turn boundary
+    """A fork child's seed: the source up to the end of its latest completed turn
     (through the last ``turn/end``); the child runs in a new instance (PFX-1).
     LOG-15: "A fork MUST create a child seeded with `events[0..boundary]` (inclusive) of the live source."
     """

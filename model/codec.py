@@ -85,7 +85,11 @@ def parse_session_header(value: JsonObject) -> SessionHeader | Rejected:
 
 @implements("LOG-3", "LOG-2")
 def event_from_json(value: Json) -> Event | Rejected:
-    """LOG-3: exactly ``type, seq, time, data`` plus optional surface metadata;
+    """LOG-2: "`time` MUST be a non-negative safe integer (at most 2^53−1)."
+    LOG-3: "An event envelope MUST have exactly the keys `type, seq, time, data`, plus `sourceEventSeqs`
+    and/or `surfaceOp` on surface-eligible types only."
+
+    LOG-3: exactly ``type, seq, time, data`` plus optional surface metadata;
     a string type, non-negative safe-integer seq and time (LOG-2).  A
     ``request/header-delta`` is rejected before the envelope (LEG-1)."""
     if not isinstance(value, JsonObject):
@@ -125,7 +129,11 @@ def event_from_json(value: Json) -> Event | Rejected:
 
 @implements("FMT-3")
 def event_to_json(event: Event) -> JsonObject:
-    """The envelope in the order the harness writes it (FMT-3)."""
+    """FMT-3: "Envelope key order on disk: `type, seq, time, data, sourceEventSeqs?, surfaceOp?` — provenance
+    **before** the op — except repair closers, which write `surfaceOp` then `sourceEventSeqs` (LOG-14)."
+
+    The envelope in the order the harness writes it (FMT-3).
+    """
     pairs: list[tuple[str, Json]] = [
         ("type", event.type),
         ("seq", event.seq),
@@ -148,7 +156,11 @@ def serialize_event(event: Event) -> str:
 
 @implements("CHK-7", "FMT-5")
 def decode_record(value: Json) -> tuple[Event, ...] | Rejected:
-    """FMT-5: "Packed rows (CHK) MUST be expanded before any event validation"; CHK-7: "A JSON value
+    """CHK-7: "A JSON value whose `type` is not one of the three row tags MUST pass through the decoder
+    unvalidated (session-event validation happens later, LOG-8)."
+    FMT-5: "Packed rows (CHK) MUST be expanded before any event validation; the header line is never a row."
+
+    FMT-5: "Packed rows (CHK) MUST be expanded before any event validation"; CHK-7: "A JSON value
     whose ``type`` is not one of the three row tags MUST pass through the decoder unvalidated."
     One storage record as events (a row expands to chunks)."""
     if isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
@@ -188,7 +200,18 @@ def _is_js_safe_int(v: Json | Absent) -> bool:
 
 @implements("CHK-5", "CHK-6")
 def expand_row(row: JsonObject) -> tuple[Event, ...] | Rejected:
-    """CHK-5: validate a packed row strictly; CHK-6: expand it to chunk events."""
+    """CHK-5: "A row-tagged value MUST be validated strictly before expansion, else rejected "malformed <tag>
+    storage row": envelope key set exactly `{type, seq0, time0, data}`; `seq0` non-negative safe integer;
+    `time0` safe integer; `data` an object with the exact key set of CHK-1 (tool-call: with or without
+    `name`); turn/step/index numbers; id (and name) strings; payload a **non-empty** string array; `dt` an
+    array of safe integers of length `len(payload) − 1`; `seq0 + len − 1` and every running time safe
+    integers."
+    CHK-6: "Expansion MUST produce, for member `k`, `{type:"assistant/chunk", seq: seq0 + k, time: time0 + Σ
+    dt[0..k−1], data:{turn, step, chunk}}` with chunk `{type:"text-delta"|"reasoning-delta", index, text}`
+    or `{type:"tool-call-delta", index, id, name?, argumentsDelta}` (keys in these orders)."
+
+    CHK-5: validate a packed row strictly; CHK-6: expand it to chunk events.
+    """
     tag = row["type"]
     assert isinstance(tag, str)
     seq0, time0, data = get(row, "seq0"), get(row, "time0"), get(row, "data")
@@ -257,7 +280,15 @@ class _RunKey:
 
 @implements("CHK-2")
 def _packable(event: Event) -> _RunKey | None:
-    """CHK-2: key *sets* are checked, not order (Q-22)."""
+    """CHK-2: "An event MUST be packable iff: type `assistant/chunk`; envelope key set exactly `{type, seq,
+    time, data}`; `seq` a non-negative safe integer and `time` a safe integer; `data` key set exactly
+    `{turn, step, chunk}` with numeric turn/step; `chunk.index` numeric; and `chunk` key set exactly `{type,
+    index, text}` with string text for `text-delta`/`reasoning-delta`, or exactly `{type, index, id,
+    argumentsDelta}` or `{type, index, id, name, argumentsDelta}` with string id, argumentsDelta (and name)
+    for `tool-call-delta`."
+
+    CHK-2: key *sets* are checked, not order (Q-22).
+    """
     if event.type != "assistant/chunk" or event.source_event_seqs is not ABSENT or event.surface_op is not ABSENT:
         return None
     data = event.data
@@ -285,7 +316,11 @@ def _packable(event: Event) -> _RunKey | None:
 
 @implements("CHK-1", "CHK-3", "CHK-4")
 def pack_chunk_runs(events: Sequence[Event]) -> tuple[JsonObject, ...]:
-    """CHK-3/4: runs of >= 3 contiguous packable chunks become one row each;
+    """CHK-3: "A packable event MUST extend the current run iff same kind, `seq == prev.seq + 1`, `time −
+    prev.time` is a safe integer, same turn, step and index, and for tool-call deltas same `id` and same
+    presence and value of `name`."
+
+    CHK-3/4: runs of >= 3 contiguous packable chunks become one row each;
     everything else is written verbatim, in order.
     CHK-1: "A storage row MUST be one of `{type:"text-chunks"|"reasoning-chunks", seq0, time0, data:{turn,
     step, index, dt, texts}}` or `{type:"tool-call-chunks", seq0, time0, data:{turn, step, index, id, name?,

@@ -23,7 +23,10 @@ def _bad(event: Event, what: str) -> Rejected:
 
 @implements("DER-2")
 def message_of(role: str, content: Json, provenance: Json | Absent = ABSENT) -> JsonObject:
-    """DER-2: "Projected messages MUST use the key order ``role, content, provenance?`` ...
+    """DER-2: "Projected messages MUST use the key order `role, content, provenance?`, and a tool-result block
+    MUST use `type, toolCallId, content, isError`."
+
+    DER-2: "Projected messages MUST use the key order ``role, content, provenance?`` ...
     Nested values are the logged values unchanged, with their logged key order." """
     if provenance is ABSENT:
         return JsonObject((("role", role), ("content", content)))
@@ -68,7 +71,12 @@ def _project_a55(event: Event, data: JsonObject) -> JsonObject | None | Rejected
 
 @implements("DER-3", "DER-8")
 def project_prompt(event: Event, data: JsonObject) -> JsonObject | Rejected:
-    """DER-3: "Derivation MUST NOT project any of these fields: ``source``, ``meta``, ``envelope``,
+    """DER-3: "Derivation MUST NOT project any of these fields: `source`, `meta`, `envelope`, steering `turn`,
+    tool `error` and `meta`, assistant `usage`, `turn`, `step`."
+    DER-8: "`envelope.displayContent` is for display only, (a display shows `displayContent` when present,
+    else `content`)."
+
+    DER-3: "Derivation MUST NOT project any of these fields: ``source``, ``meta``, ``envelope``,
     steering ``turn`` ..."; DER-8: "``envelope.displayContent`` is for display only ... It MUST NOT
     enter the derivation."  A prompt projects its ``content`` alone."""
     content = get(data, "content")
@@ -79,7 +87,10 @@ def project_prompt(event: Event, data: JsonObject) -> JsonObject | Rejected:
 
 @implements("DER-5")
 def project_assistant(event: Event, data: JsonObject) -> JsonObject | None | Rejected:
-    """DER-5: "An ``assistant/message`` with empty ``content`` MUST stay a surface node, MUST
+    """DER-5: "An `assistant/message` with empty `content` MUST stay a surface node, MUST produce no message,
+    and is priced at 0 by MTR-7."
+
+    DER-5: "An ``assistant/message`` with empty ``content`` MUST stay a surface node, MUST
     produce no message ..."  Otherwise its content and provenance, never ``usage``, ``turn`` or
     ``step`` (DER-3)."""
     content = get(data, "content")
@@ -122,7 +133,10 @@ def _project_d08(event: Event, data: JsonObject) -> JsonObject | None | Rejected
 def derive_nodes(
     nodes: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55
 ) -> tuple[JsonObject, ...] | Rejected:
-    """DER-4: the projections of ``nodes`` in surface order, no-message nodes dropped.
+    """DER-4: "`derive(log)` MUST be the projections of the nodes, in surface order, with the no-message nodes
+    dropped."
+
+    DER-4: the projections of ``nodes`` in surface order, no-message nodes dropped.
     PFX-9: "The prefix MUST NOT be session history."
 
     pre: all(0 <= seq < len(events) for seq in nodes)

@@ -52,7 +52,13 @@ def _present(v: Json | Absent) -> bool:
 
 @implements("HDR-2", "DIA-8")
 def canonical(h: EpochHeader, dialect: Dialect = Dialect.A55) -> EpochHeader:
-    """HDR-2: keep system/tools/messagePrefix only when present with length > 0;
+    """DIA-8: "`messagePrefix` and `agent/session-prefix` MUST NOT exist: the canonical header is `{config,
+    adapterDefaults?, system?, tools?}` (`adapterDefaults {reasoningEffort?: true, maxTokens?: true}`); a
+    logged `messagePrefix` is dropped by canonicalization; request messages are exactly the derivation."
+    HDR-2: "`canonical(h)` MUST return a new object with key order `config, system?, tools?,
+    messagePrefix?`."
+
+    HDR-2: keep system/tools/messagePrefix only when present with length > 0;
     config passes through unchanged.  D08 drops any messagePrefix (DIA-8).
 
     post: __return__.config is h.config
@@ -105,7 +111,10 @@ def header_to_json(h: EpochHeader) -> JsonObject:
 
 @implements("HDR-3")
 def config_eq(a: Json, b: Json) -> bool:
-    """HDR-3: provider, model, reasoningEffort, temperature, maxTokens strictly
+    """HDR-3: "`configEq(a, b)` MUST compare exactly `provider`, `model`, `reasoningEffort`, `temperature` and
+    `maxTokens`, by strict equality (absent equals only absent), and `stop`."
+
+    HDR-3: provider, model, reasoningEffort, temperature, maxTokens strictly
     equal (absent only equals absent), and stop element-wise; other keys ignored.
 
     post: __return__ == config_eq(b, a)
@@ -147,7 +156,11 @@ def header_holds_placeholder(h: EpochHeader | Absent) -> bool:
 
 @implements("HDR-4", "DIA-9", "Q-15")
 def header_eq(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55) -> bool:
-    """HDR-4 on canonical headers: configEq, system equal, JSONEQ prefixes
+    """DIA-9: "Header equality MUST also compare `adapterDefaults`; `request/context {provider, model,
+    contextWindow?}` is log-only and excluded from equality and reconstruction."
+    HDR-4: "`headerEq(a, b)` is defined on canonical headers."
+
+    HDR-4 on canonical headers: configEq, system equal, JSONEQ prefixes
     (absent = []), tools same length and pairwise JSONEQ in order (absent = []).
     D08 also compares adapterDefaults (DIA-9).  Q-15 / FMT-6: a header holding
     a placeholder is compared by JSON identity of the whole header, never
@@ -217,7 +230,9 @@ def hdr4_clauses(a: EpochHeader, b: EpochHeader, dialect: Dialect = Dialect.A55)
 
 @implements("MTR-11")
 def opt_header_eq(a: EpochHeader | Absent, b: EpochHeader | Absent, dialect: Dialect = Dialect.A55) -> bool:
-    """MTR-11: both absent -> true; one absent -> false; else headerEq.
+    """MTR-11: "`optHeaderEq(a, b)` MUST be: both absent → true; one absent → false; else `headerEq` (HDR-4)."
+
+    MTR-11: both absent -> true; one absent -> false; else headerEq.
 
     post: (a is ABSENT and b is ABSENT) <= __return__
     post: not ((a is ABSENT) != (b is ABSENT) and __return__)
@@ -251,7 +266,10 @@ def fold_header(
     baseline: EpochHeader | Absent = ABSENT,
     dialect: Dialect = Dialect.A55,
 ) -> EpochHeader | Absent | Rejected:
-    """HDR-5: canonical header of the last request/header event, else
+    """HDR-5: "`fold(events, from=ABSENT)` MUST return `canonical(e.data.header)` for the last `request/header`
+    event `e`."
+
+    HDR-5: canonical header of the last request/header event, else
     ``baseline`` unchanged (not canonicalized, Q-9).
     HDR-6: "`requestHeader(session)` MUST equal `fold(session.events)` over the whole current log, whoever
     wrote the header."
@@ -266,7 +284,9 @@ def fold_header(
 
 @implements("HDR-8", "LEG-5", "LEG-6")
 def check_llm_shape(event: Event) -> Rejected | None:
-    """HDR-8 (seed/load): headers name a non-empty provider and model and a
+    """HDR-8: "At seed or load, each `request/header` MUST have:"
+
+    HDR-8 (seed/load): headers name a non-empty provider and model and a
     non-empty-string reasoningEffort when present; assistant messages carry
     provider/model provenance.
     LEG-5: "A seeded `request/header` without non-empty `config.provider`/`config.model`, or a seeded

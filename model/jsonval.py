@@ -345,7 +345,12 @@ class JsonParseFailure:
 
 @implements("LOG-4", "FMT-2")
 def parse_json(text: str) -> Json | JsonParseFailure:
-    """FMT-2: "Event lines MUST be parsed with key order preserved, duplicate keys reported,
+    """FMT-2: "Event lines MUST be parsed with key order preserved (`json.loads(…, object_pairs_hook=…)`),
+    duplicate keys reported, textual `-0` reported (LOG-4), and numbers kept as int when written without
+    fraction/exponent."
+    LOG-4: "Event `data` and the surface metadata MUST be lossless JSON."
+
+    FMT-2: "Event lines MUST be parsed with key order preserved, duplicate keys reported,
     textual ``-0`` reported (LOG-4), and numbers kept as int when written without
     fraction/exponent."  LOG-4: data MUST be lossless JSON.  Total (never raises)."""
     try:

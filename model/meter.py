@@ -30,7 +30,10 @@ ROLE_OVERHEAD: Final = 4
 
 @implements("MTR-1")
 def ceil4(n: int) -> int:
-    """MTR-1: ``ceil(n / CHARS_PER_TOKEN)`` for a non-negative length.
+    """MTR-1: "The constants MUST be `CHARS_PER_TOKEN = 4`, `BLOCK_OVERHEAD = 4`, `ROLE_OVERHEAD = 4`; all
+    lengths are `U16` (§0.4)."
+
+    MTR-1: ``ceil(n / CHARS_PER_TOKEN)`` for a non-negative length.
 
     pre: n >= 0
     post: CHARS_PER_TOKEN * (__return__ - 1) < n <= CHARS_PER_TOKEN * __return__
@@ -46,7 +49,11 @@ def _text_len(v: Json | Absent) -> int:
 
 @implements("MTR-2")
 def price(blocks: Json | Absent) -> int:
-    """MTR-2: ``text``/``reasoning`` -> ``ceil4(U16(text)) + 4``; ``tool-call``
+    """MTR-2: "`price(blocks)` MUST be the sum over blocks of: `text`/`reasoning` → `ceil4(U16(text)) + 4`;
+    `tool-call` → `ceil4(U16(name)) + ceil4(U16(arguments)) + 4`; `tool-result` → `price(block.content) +
+    4`; any other block → `4 + ceil4(U16(JS(block)))`."
+
+    MTR-2: ``text``/``reasoning`` -> ``ceil4(U16(text)) + 4``; ``tool-call``
     -> ``ceil4(U16(name)) + ceil4(U16(arguments)) + 4``; ``tool-result`` ->
     ``price(block.content) + 4``; any other block -> ``4 + ceil4(U16(JS(block)))``.
     A string content (legacy shorthand) is priced as one text block.
@@ -75,13 +82,20 @@ def price(blocks: Json | Absent) -> int:
 
 @implements("MTR-3")
 def estimate_message(message: Json) -> int:
-    """MTR-3: ``price(m.content) + 4``; the role is ignored."""
+    """MTR-3: "`estimateMessage(m)` MUST equal `price(m.content) + 4` (the role is ignored)."
+
+    MTR-3: ``price(m.content) + 4``; the role is ignored.
+    """
     return price(get(message, "content")) + ROLE_OVERHEAD
 
 
 @implements("MTR-4")
 def estimate_header(header: EpochHeader | Absent, dialect: Dialect = Dialect.A55) -> int:
-    """MTR-4: 0 for an absent header, else Σ estimateMessage(prefix) +
+    """MTR-4: "`estimateHeader(h)` MUST be `0` for an absent header, else `Σ estimateMessage(p) for p in
+    h.messagePrefix or []` + (`ceil4(U16(h.system)) + 4` if `system` present) + (`ceil4(U16(JS(h.tools))) +
+    4` if `tools` present and non-empty)."
+
+    MTR-4: 0 for an absent header, else Σ estimateMessage(prefix) +
     (``ceil4(U16(system)) + 4`` if present) + (``ceil4(U16(JS(tools))) + 4`` if
     tools present and non-empty).  Config is never priced.  DIA-9: D08 prices
     system and tools only (its canonical header has no prefix anyway)."""
@@ -100,7 +114,13 @@ def estimate_header(header: EpochHeader | Absent, dialect: Dialect = Dialect.A55
 
 @implements("MTR-7")
 def node_price(event: Event, dialect: Dialect = Dialect.A55) -> int | Rejected:
-    """MTR-7: ``estimateMessage(derive(event))``, or 0 when it derives no message."""
+    """MTR-7: "Every surface event MUST be priced as `estimateMessage(derive(event))`, or `0` when it derives
+    no message; append pushes `{seq, tokens}` (`surfaceTokens += tokens`); replace locates the positional
+    range on the meter's own node list (invalid → reject "replace at seq … has invalid current range"),
+    splices in `{seq, tokens}` and adds `tokens − Σ removed`."
+
+    MTR-7: ``estimateMessage(derive(event))``, or 0 when it derives no message.
+    """
     message = project(event, dialect)
     if isinstance(message, Rejected):
         return message
@@ -243,7 +263,11 @@ def _bad(rule: str, event: Event, why: str) -> Rejected:
 
 @implements("MTR-9")
 def provider_output_price(event: Event, surface_price: int, events: Sequence[Event]) -> int | Rejected:
-    """MTR-9: sourceEventSeqs absent -> the durable price ``t``; else each cited
+    """MTR-9: "Provider-output price: `sourceEventSeqs` absent → `t` (the durable price); else every cited seq
+    MUST be `< event.seq`, unique, an `assistant/chunk` of the same turn and step (else reject); feed the
+    chunks in citation order to the stream assembler; no blocks → 0, else `price(blocks) + 4`."
+
+    MTR-9: sourceEventSeqs absent -> the durable price ``t``; else each cited
     seq must be an earlier, unique ``assistant/chunk`` of the same turn and step;
     the chunks are assembled in citation order; no blocks -> 0, else
     ``price(blocks) + 4``."""
@@ -288,7 +312,13 @@ def _usage_tokens(usage: Json) -> int | None:
 
 @implements("MTR-5", "MTR-6", "MTR-8")
 def fold_meter_event(state: MeterState, event: Event, events: Sequence[Event]) -> Rejected | None:
-    """MTR-5/6: fold one event (``events`` = the log before it); transactional:
+    """MTR-5: "The meter MUST be a replay fold per session over the whole log with state `{consumed, header,
+    nodes:[{seq,tokens}], surfaceTokens, stepStart, anchor}`, advanced to the tail on every read,
+    transactional per event (a malformed event raises and stays unconsumed; state unchanged)."
+    MTR-8: "At an `assistant/message` the anchor MUST be replaced: let `H` = the meter's current header and
+    `t` = the message's surface price."
+
+    MTR-5/6: fold one event (``events`` = the log before it); transactional:
     on rejection the state is unchanged.  MTR-8 replaces the anchor at an
     ``assistant/message``.
     MTR-6: "The fold MUST handle these events as follows: `request/header` → `header =
@@ -365,7 +395,10 @@ def meter_state(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Mete
 
 @implements("MTR-10")
 def measure_state(state: MeterState, override: EpochHeader | Absent = ABSENT) -> Measurement:
-    """MTR-10: anchor baseline plus the signed surface delta when the anchor's
+    """MTR-10: "`measure(session, override=ABSENT)` MUST use `header = canonical(override)` if given else the
+    folded header."
+
+    MTR-10: anchor baseline plus the signed surface delta when the anchor's
     header equals the effective header; ``none`` for a headerless empty-priced
     surface (Q-23); else the full estimate.  An override never changes nodes."""
     header = state.header if override is ABSENT else override

@@ -68,7 +68,11 @@ def _a55_marker(event: Event) -> str | None:
 
 @implements("FMT-10")
 def dialect_evidence(events: Sequence[Event], session_header: JsonObject | None = None) -> DialectEvidence:
-    """FMT-10: ``compaction/*``, ``session/end-seed``, ``agent/inbox/spliced``,
+    """FMT-10: "Dialect detection (MAY): `compaction/*`, `session/end-seed`, `agent/inbox/spliced`,
+    `message`-shaped data, or `adapterDefaults` ⇒ D08; `compact/*`, `steering/message`, `messagePrefix` with
+    real content, `provenance`-shaped assistant data ⇒ A55; mixed ⇒ report."
+
+    FMT-10: ``compaction/*``, ``session/end-seed``, ``agent/inbox/spliced``,
     ``message``-shaped data or ``adapterDefaults`` => D08; ``compact/*``,
     ``steering/message``, ``messagePrefix`` with real content,
     ``provenance``-shaped assistant data => A55."""
@@ -154,7 +158,10 @@ def _migrate_tool_result(data: JsonObject, message_id: str) -> JsonObject:
 
 @implements("DIA-14")
 def migrate_turn_end_reason(reason: Json) -> Json:
-    """DIA-14: a coarse ``{kind:"aborted"}`` reads as ``reason:{kind:"legacy"}``;
+    """DIA-14: "`turn/end` aborted MUST be `{kind:"aborted", reason:{kind:"user"|"parent"|"hook"|"disposed"}}`;
+    disposal is aborted with reason `disposed`; coarse legacy records read as `reason:{kind:"legacy"}`."
+
+    DIA-14: a coarse ``{kind:"aborted"}`` reads as ``reason:{kind:"legacy"}``;
     A55 ``{kind:"disposed"}`` is an abort with reason ``disposed``."""
     if not isinstance(reason, JsonObject):
         return reason
@@ -175,7 +182,18 @@ def _replaced_id(event: Event, ids: dict[int, str]) -> str | None:
 
 @implements("DIA-13", "LEG-9")
 def migrate_legacy(events: Sequence[Event], session_id: str) -> tuple[Event, ...]:
-    """DIA-13: rewrite A55 shapes as the D08 reader does on load.
+    """DIA-13: "The D08 reader MUST migrate A55 shapes on load: `user/message {content, source}` gains
+    `id:"legacy-message:<sessionId>:<seq>"`, `role:"user"`; `assistant/message {content, provenance, …}` →
+    `message:{id, role:"assistant", content, source}` where `source` is the provenance fields followed by
+    `kind:"model"`; `tool/result {callId, content, isError, …}` → `message:{id, role:"user",
+    content:[{type:"tool-result", toolCallId, content, isError}], source:{kind:"tool", callId}}` (a replace
+    inherits the replaced node's id); `turn/start {turn, trigger}` → `{turn}`; `steering/message` →
+    `user/message`."
+    LEG-9: "In A55 the native shapes are: prompt `{content, source, …}`, assistant `{turn, step, content,
+    provenance, usage?}`, tool result `{turn, step, callId, content, isError, …}`, `turn/start` with
+    `trigger`, coarse `aborted`, `disposed`."
+
+    DIA-13: rewrite A55 shapes as the D08 reader does on load.
 
     ``user/message {content, source}`` gains ``id:"legacy-message:<sessionId>:<seq>"``
     and ``role:"user"``; ``assistant/message`` and ``tool/result`` get a

@@ -19,7 +19,12 @@ TOKEN: Final = re.compile(r"\{\{[^{}]*\}\}")
 
 @implements("FMT-6")
 def is_placeholder(value: Json | Absent) -> bool:
-    """FMT-6: a whole-field placeholder, a string that is one token such as ``{{tools}}``."""
+    """FMT-6: "Placeholders MUST be treated as opaque tokens: `{{system}}`, `{{tools}}` (whole-field strings
+    replacing the real value), `{{messagePrefix}}` (per prefix entry), `{{sessionId}}`, `{{cwd}}` (also
+    inside content strings), `{{rpcId}}`, `{{parent}}`, `{{child-N}}`, `{{messageId}}`, `{{workflow-run}}`."
+
+    FMT-6: a whole-field placeholder, a string that is one token such as ``{{tools}}``.
+    """
     return isinstance(value, str) and TOKEN.fullmatch(value) is not None
 
 

@@ -88,7 +88,12 @@ class Composition:
 
 @implements("PFX-3", "PFX-4", "PFX-13")
 def compose(contributors: Sequence[Contributor], agent_id: str | None = None) -> Composition:
-    """PFX-3/PFX-4: run the waterfall over the frozen empty seed in registration
+    """PFX-3: "The waterfall MUST start from a frozen empty list, and its fallback MUST return that same empty
+    seed."
+    PFX-4: "Contributors MUST run in registration order as a waterfall."
+    PFX-13: "Composition MUST NOT validate prefix content."
+
+    PFX-3/PFX-4: run the waterfall over the frozen empty seed in registration
     order.  "Dispatch goes to global listeners and to the composing agent's own
     scoped listeners, never to other agents' scoped listeners": a contributor
     scoped to another agent than ``agent_id`` is not invoked at all.  "Contributors MUST *return* their contribution" and "the model MUST

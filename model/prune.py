@@ -38,7 +38,11 @@ _CONFIG_KEYS: Final = {"thresholdChars": "threshold_chars", "headChars": "head_c
 
 @implements("PRN-1")
 def resolve_prune_config(raw: Json) -> PruneConfig | Rejected:
-    """PRN-1: integers, threshold > 0, head/tail >= 0, unknown keys reject,
+    """PRN-1: "Configuration defaults MUST be `thresholdChars 8192`, `headChars 4096`, `tailChars 1024`; values
+    are integers, threshold > 0, head/tail ≥ 0, unknown keys reject, and `headChars + CP(PRUNE_MARKER) +
+    tailChars <= thresholdChars` MUST hold (`CP(PRUNE_MARKER) = 39`)."
+
+    PRN-1: integers, threshold > 0, head/tail >= 0, unknown keys reject,
     ``headChars + CP(PRUNE_MARKER) + tailChars <= thresholdChars``."""
     if raw is None:
         raw = JsonObject()
@@ -72,7 +76,10 @@ def check_prune_config(config: PruneConfig) -> PruneConfig | Rejected:
 
 @implements("PRN-2")
 def content_chars(blocks: Json) -> int:
-    """PRN-2: code points summed over ``text`` blocks only."""
+    """PRN-2: "Sizes MUST be code points (`CP`) summed over `text` blocks only; non-text blocks count 0."
+
+    PRN-2: code points summed over ``text`` blocks only.
+    """
     if not isinstance(blocks, tuple):
         return 0
     total = 0
@@ -90,7 +97,9 @@ def _with_text(block: JsonObject, text: str) -> JsonObject:
 
 @implements("PRN-3")
 def prune_content(blocks: Json, config: PruneConfig) -> tuple[Json, ...] | None | Rejected:
-    """PRN-3: none when ``total <= thresholdChars``; else remove code points
+    """PRN-3: "`pruneContent(blocks)` MUST return none when `total <= thresholdChars`."
+
+    PRN-3: none when ``total <= thresholdChars``; else remove code points
     ``[head, total - tail)`` of the concatenated text, inserting the marker in
     the first text block that overlaps the removed span; empty text blocks are
     dropped, non-text blocks stay in place.  Post-conditions (else BUG): a
@@ -186,7 +195,11 @@ def prune_record(original: Event, seq: int, time: int) -> tuple[Event, ...]:
 
 @implements("DIA-18")
 def prune_record_d08(original: Event, seq: int, time: int) -> tuple[Event, ...]:
-    """Modified :func:`prune_record` (DIA-18): D08 logs ``compaction/prune
+    """DIA-18: "The prune MUST append `compaction/prune {shadowedRange:{start:seq,end:seq}, shadowedSeqs:[seq],
+    shadowedTokenCount: estimateMessage(original message)}` immediately before each replacement; the content
+    path is `message.content[0].content`; service key `toolResultPruner`."
+
+    Modified :func:`prune_record` (DIA-18): D08 logs ``compaction/prune
     {shadowedRange:{start:seq,end:seq}, shadowedSeqs:[seq], shadowedTokenCount:
     estimateMessage(original)}`` (at ``seq``) immediately before the replacement."""
     message = project(original, Dialect.D08)
@@ -228,7 +241,14 @@ def prune_pass(
     time: int = 0,
     nodes: Sequence[int] | None = None,
 ) -> PruneOutcome | Rejected:
-    """PRN-4: for each tool/result node of the surface snapshot whose content
+    """PRN-4: "`pruneSession(session)` MUST snapshot the surface nodes, and for each node whose event is a
+    `tool/result` with `pruneContent(data.content)` not none, append `tool/result` with the original `data`
+    (same keys, same order) but `content` replaced, `surfaceOp {op:"replace", start: seq, end: seq}`,
+    `sourceEventSeqs [seq]` (a SURF-7 single-node content-only rewrite)."
+    PRN-5: "A prune pass MUST be idempotent: a second pass on the result prunes nothing; replay of the log
+    reproduces the same derivation and `replaceGeneration`."
+
+    PRN-4: for each tool/result node of the surface snapshot whose content
     prunes, append a content-only ``tool/result`` replace ``{start:seq,end:seq}``
     citing ``[seq]``.  D08 (DIA-18) logs ``compaction/prune`` with the range,
     ``[seq]`` and ``estimateMessage(original)`` immediately before it.  PRN-5:

@@ -29,7 +29,10 @@ from model.wire import Request, build_request, request_to_json
 
 @implements("INV-3", "INV-5")
 def rebuild_request_at(events: Sequence[Event], step_start_seq: int, first_chunk_seq: int | None, dialect: Dialect = Dialect.A55) -> Request | Rejected:
-    """The executable definition (INV-5): a fresh derivation of
+    """INV-5: "(the model's theorem, stronger than INV-4) The model MUST check that, for every loop request
+    `k`, with boundary seq `b_k` and first chunk seq `c_k`:"
+
+    The executable definition (INV-5): a fresh derivation of
     ``log[0:step_start]`` and the header fold at the first chunk (or, with no
     chunk, the whole given log).  Quadratic when used for every request; the
     checker uses ``sessionspec.fast.request_points``, and properties assert they agree.
@@ -75,7 +78,10 @@ MODEL_FIELDS: Final = ("provider", "model", "reasoningEffort", "messages", "syst
 @implements("INV-4")
 def reconstruction_mismatch(log: Sequence[Event], request: Request, step_start_seq: int,
                             dispatch_len: int) -> Mismatch | Rejected | None:
-    """INV-5 (the model's theorem): rebuild the request from ``log`` strictly before
+    """INV-4: "These fields MUST equal the folded header: `model`, `system`, `temperature`, `maxTokens`,
+    `JS(stop)`, and `JS(tools or [])`."
+
+    INV-5 (the model's theorem): rebuild the request from ``log`` strictly before
     the step's ``step/start`` (``step_start_seq``) with a FRESH derivation (``derive`` from scratch, as
     the harness's ``fresh_session`` re-validates a copy), with the header folded
     over the log as it stood at dispatch (``dispatch_len`` events), and compare every field.  ``None`` when

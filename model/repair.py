@@ -145,7 +145,9 @@ def _synthetic_result(turn: Json, call: PendingCall, seq: int, time: int) -> Eve
 
 @implements("LOG-14")
 def repair_closers(events: Sequence[Event]) -> tuple[Event, ...]:
-    """LOG-14: "No open turn, or an empty log, gives ``[]``.  Otherwise the
+    """LOG-14: "Crash repair MUST compute the closers as a pure function of the log."
+
+    LOG-14: "No open turn, or an empty log, gives ``[]``.  Otherwise the
     closers take ``seq = last.seq + 1, …`` and ``time = last.time``, in this
     order: 1. for each pending call, in insertion order, a ``tool/result
     {turn, step, callId, content:[{type:"text", text}], isError:true, error}``

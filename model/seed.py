@@ -32,7 +32,11 @@ from model.surface import SurfaceState, log_view, step_surface
 
 @implements("LEG-1")
 def check_not_header_delta(event: Event) -> Rejected | None:
-    """LEG-1: any ``request/header-delta`` is rejected "whatever its payload".
+    """LEG-1: "Any event of type `request/header-delta` MUST be rejected at append, seed (checked before the
+    envelope) and persistence load ("uses unsupported legacy request/header-delta format"), whatever its
+    payload."
+
+    LEG-1: any ``request/header-delta`` is rejected "whatever its payload".
 
     The codec rejects it before the envelope; this repeats the check for
     events built in memory (e.g. ``make_event("request/header-delta", ...)``).
@@ -44,7 +48,10 @@ def check_not_header_delta(event: Event) -> Rejected | None:
 
 @implements("LEG-4")
 def check_turn_end_shape(event: Event) -> Rejected | None:
-    """LEG-4: a ``turn/end`` whose ``reason.kind == "aborted"`` with any key
+    """LEG-4: "A `turn/end` whose `reason.kind == "aborted"` with any key besides `kind` MUST be rejected at
+    seed/load ("uses unsupported reason-bearing aborted format")."
+
+    LEG-4: a ``turn/end`` whose ``reason.kind == "aborted"`` with any key
     besides ``kind`` is rejected at seed/load ("uses unsupported
     reason-bearing aborted format")."""
     if event.type != "turn/end":
@@ -57,7 +64,10 @@ def check_turn_end_shape(event: Event) -> Rejected | None:
 
 @implements("LEG-2")
 def check_not_fallback(event: Event) -> Rejected | None:
-    """LEG-2: a ``request/header`` with ``data.reason == "fallback"`` is
+    """LEG-2: "A `request/header` with `data.reason == "fallback"` MUST be rejected at append, seed and load
+    ("uses unsupported legacy request/header reason \\"fallback\\"")."
+
+    LEG-2: a ``request/header`` with ``data.reason == "fallback"`` is
     rejected at append, seed and load."""
     if event.type == "request/header" and get(event.data, "reason") == "fallback":
         return Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"')
@@ -66,7 +76,10 @@ def check_not_fallback(event: Event) -> Rejected | None:
 
 @implements("LEG-3")
 def check_not_mode_set(event: Event) -> Rejected | None:
-    """LEG-3: any ``mode/set`` event is rejected at persistence load (a
+    """LEG-3: "Any `mode/set` event MUST be rejected at persistence load (append/seed through `Session` accept
+    it as a plugin type)."
+
+    LEG-3: any ``mode/set`` event is rejected at persistence load (a
     ``Session`` seed accepts it as a plugin type)."""
     if event.type == "mode/set":
         return Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is not supported at load")
@@ -84,7 +97,12 @@ def _llm_shape(event: Event, dialect: Dialect) -> Rejected | None:
 
 @implements("LOG-8")
 def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Rejected | None:
-    """LOG-8: "Each seed entry ``i`` MUST be validated in this order: (1)
+    """LOG-8: "Each seed entry `i` MUST be validated in this order: (1) lossless JSON (LOG-4); (2) envelope
+    (LOG-3), with a `request/header-delta` type checked first (LEG-1); (3) current LLM shape (HDR-8, LEG-5,
+    LEG-6); (4) current turn-end shape (LEG-4); (5) the `fallback` reason (LEG-2); (6) `seq == i` (LOG-1);
+    (7) surface validation (SURF-9), a failure being wrapped as "invalid seed event at index i: …"."
+
+    LOG-8: "Each seed entry ``i`` MUST be validated in this order: (1)
     lossless JSON (LOG-4); (2) envelope (LOG-3), with a request/header-delta
     type checked first (LEG-1); (3) current LLM shape (HDR-8, LEG-5, LEG-6);
     (4) current turn-end shape (LEG-4); (5) the fallback reason (LEG-2); (6)
@@ -119,7 +137,11 @@ def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Re
 
 @implements("LOG-17")
 def validate_load(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Rejected | None:
-    """LOG-17: a persistence load rejects any ``request/header-delta``, any
+    """LOG-17: "A persistence load MUST reject a session header `version` other than `0`
+    (`SESSION_FORMAT_VERSION`), any `request/header-delta`, any `mode/set`, and any `request/header` with
+    reason `fallback`."
+
+    LOG-17: a persistence load rejects any ``request/header-delta``, any
     ``mode/set`` and any ``request/header`` with reason ``fallback``, then
     validates the events as a seed (LOG-8).
 

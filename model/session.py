@@ -24,7 +24,9 @@ def turn_is_open(log: Sequence[Event]) -> bool:
 
 @implements("LOG-16")
 def out_of_band_events(log: Sequence[Event], type_name: str, data: Json, trigger: Json, time: int = 0) -> tuple[Event, ...] | Rejected:
-    """LOG-16: "If a turn is open, it is a plain append. If not, the harness
+    """LOG-16: "An out-of-band append (plugin types that opt in, never surface types) MUST work as follows."
+
+    LOG-16: "If a turn is open, it is a plain append. If not, the harness
     writes ``turn/start {turn: last+1, trigger}``, then the event, then
     ``turn/end {turn, reason:{kind:"completed"}}``."  Surface types never go
     out of band.  Returns the events to append after ``log`` (seqs continue it)."""

@@ -85,13 +85,22 @@ class SurfaceFold:
 
 @implements("SURF-11")
 def is_surface_event(event: Event, dialect: Dialect = Dialect.A55) -> bool:
-    """SURF-11: surface event iff the type is eligible and it carries surfaceOp."""
+    """SURF-11: "The model MUST treat an event as a surface event if and only if its type is surface-eligible
+    and it carries `surfaceOp`."
+
+    SURF-11: surface event iff the type is eligible and it carries surfaceOp.
+    """
     return event.type in surface_types(dialect) and event.surface_op is not ABSENT
 
 
 @implements("SURF-2", "SURF-3")
 def surface_op_of(event: Event, dialect: Dialect = Dialect.A55) -> SurfaceOp | None | Rejected:
-    """The event's surface operation; None for a log-only event.
+    """SURF-2: "An event of a non-surface type that carries `surfaceOp` or `sourceEventSeqs` MUST be rejected
+    ("is not surface-eligible and cannot carry surfaceOp" / "… cannot carry sourceEventSeqs")."
+    SURF-3: "`surfaceOp` MUST be either the string `"append"` or an object with exactly three own keys
+    `{op:"replace", start, end}`, where `start` and `end` are non-negative safe integers."
+
+    The event's surface operation; None for a log-only event.
 
     SURF-2: a non-eligible type must carry neither marker; an eligible one must
     carry ``surfaceOp``.  SURF-3: ``"append"`` or exactly
@@ -126,7 +135,9 @@ def surface_op_of(event: Event, dialect: Dialect = Dialect.A55) -> SurfaceOp | N
 
 @implements("SURF-4")
 def check_provenance(event: Event) -> Rejected | None:
-    """SURF-4: present sourceEventSeqs is a dense array of unique earlier seqs,
+    """SURF-4: "When `sourceEventSeqs` is present, it MUST meet all of these, on append and on replace alike:"
+
+    SURF-4: present sourceEventSeqs is a dense array of unique earlier seqs,
     non-empty except on assistant/message."""
     prov = event.source_event_seqs
     if prov is ABSENT:
@@ -150,7 +161,9 @@ def check_provenance(event: Event) -> Rejected | None:
 
 @implements("SURF-5")
 def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[int, int] | Rejected:
-    """SURF-5: locate ``start``/``end`` by position; start position <= end position.
+    """SURF-5: "A replace MUST locate its range **by position** on the current surface:"
+
+    SURF-5: locate ``start``/``end`` by position; start position <= end position.
 
     The numeric order of the seqs is irrelevant: after an earlier replace the
     surface ``[2, 1]`` accepts ``{start:2, end:1}``.
@@ -174,7 +187,11 @@ def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[in
 
 @implements("SURF-6")
 def check_coverage(event: Event, shadowed: Sequence[int]) -> Rejected | None:
-    """SURF-6: a replace's sourceEventSeqs contains every shadowed seq."""
+    """SURF-6: "For a replace, `sourceEventSeqs` MUST contain every shadowed seq ("sourceEventSeqs must include
+    every shadowed surface node; missing …")."
+
+    SURF-6: a replace's sourceEventSeqs contains every shadowed seq.
+    """
     prov = event.source_event_seqs
     cited = set(prov) if isinstance(prov, tuple) else set()
     missing = [s for s in shadowed if s not in cited]
@@ -210,7 +227,9 @@ def _content_free(data: Json, dialect: Dialect) -> Json:
 def check_tool_result_rewrite(
     event: Event, shadowed: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55
 ) -> Rejected | None:
-    """SURF-7: a tool/result replace rewrites exactly one current tool/result
+    """SURF-7: "A replace whose event type is `tool/result` MUST:"
+
+    SURF-7: a tool/result replace rewrites exactly one current tool/result
     and changes only its content (DEEPEQ of the rest)."""
     if event.type != "tool/result":
         return None
@@ -237,7 +256,11 @@ def check_seq(event: Event, expected: int) -> Rejected | None:
 def plan_surface_event(
     nodes: Sequence[int], event: Event, events: Sequence[Event], dialect: Dialect = Dialect.A55
 ) -> SurfacePlan | None | Rejected:
-    """SURF-9: "Surface validation MUST check in this order: 1. contiguous seq (LOG-1); 2.
+    """LOG-6: "A rejected append or seed entry MUST leave the log, the surface nodes, `replaceGeneration` and
+    every cache unchanged."
+    SURF-12: "The surface fold MUST NOT validate tool pairing or turn structure."
+
+    SURF-9: "Surface validation MUST check in this order: 1. contiguous seq (LOG-1); 2.
     eligibility and the ``surfaceOp`` shape (SURF-2, SURF-3); 3. for an append: provenance (SURF-4);
     4. for a replace: range (SURF-5), then provenance plus coverage (SURF-4, SURF-6), then the
     tool/result rewrite (SURF-7)."  It plans without mutating (LOG-6) and checks no tool pairing or
@@ -269,7 +292,9 @@ def plan_surface_event(
 
 @implements("SURF-8")
 def apply_plan(state: SurfaceState, plan: SurfacePlan) -> SurfaceState:
-    """SURF-8: append pushes the seq; replace splices the range to ``[seq]`` at
+    """SURF-8: "An accepted append MUST push `seq` onto `nodes`."
+
+    SURF-8: append pushes the seq; replace splices the range to ``[seq]`` at
     the start position and counts one more replace.  The splice itself is
     :func:`splice`, which every fold uses on its own node list.
 
@@ -315,7 +340,10 @@ def step_surface(
 
 @implements("SURF-1", "SURF-10")
 def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceFold | Rejected:
-    """SURF-10: the surface of a whole log, with its replacement history.
+    """SURF-1: "The surface state MUST be `{nodes: list[int], replaceGeneration: int}`."
+    SURF-10: "`foldSurface(events)` MUST equal the incremental manager after the same appends."
+
+    SURF-10: the surface of a whole log, with its replacement history.
 
     One pass with a local node list (linear for append-only logs).
 

@@ -33,7 +33,10 @@ class Request:
 
 @implements("WIRE-2", "PFX-11")
 def request_messages(header: EpochHeader, boundary: Sequence[Json]) -> tuple[Json, ...]:
-    """WIRE-2: "The message order MUST be: prefix, then derived history.  ``system`` is a separate
+    """PFX-11: "On the wire, the prefix MUST come after the system slot and before the derived history
+    (WIRE-2)."
+
+    WIRE-2: "The message order MUST be: prefix, then derived history.  ``system`` is a separate
     slot, not a message."  PFX-11: "On the wire, the prefix MUST come after the system slot and
     before the derived history."  (Checked through ``build_request``'s contract.)"""
     return prefix_messages(header) + tuple(boundary)
@@ -41,7 +44,13 @@ def request_messages(header: EpochHeader, boundary: Sequence[Json]) -> tuple[Jso
 
 @implements("WIRE-1", "WIRE-5")
 def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
-    """WIRE-1: "A loop request MUST consist of these fields, in this order, taken from the canonical
+    """WIRE-1: "A loop request MUST consist of these fields, in this order, taken from the canonical header `h`
+    and the boundary snapshot `B`: `provider = h.config.provider`; `model = h.config.model`;
+    `reasoningEffort?` (if in `h.config`); `messages = (h.messagePrefix or []) ++ B`; `system?` and `tools?`
+    (if in `h`); `temperature?`, `maxTokens?`, `stop?` (if in `h.config`); `sessionId`; `signal` (live, not
+    part of the model's value)."
+
+    WIRE-1: "A loop request MUST consist of these fields, in this order, taken from the canonical
     header ``h`` and the boundary snapshot ``B``" (provider, model, reasoningEffort?, messages,
     system?, tools?, temperature?, maxTokens?, stop?); WIRE-5: "A request MUST be a pure function of
     ``(h, B, sessionId)``."

@@ -15,13 +15,22 @@ from model.rules import implements
 
 @implements("CMP-1")
 def event_type(part: str) -> str:
-    """CMP-1: the bracket events are ``compact/start``, ``compact/summary`` and ``compact/end``."""
+    """CMP-1: "Compaction MUST write only these log-only events (no surface metadata): `compact/start {turn}`,
+    `compact/summary {summary, shadowedRange:{start,end}, shadowedSeqs, shadowedTokenCount, provider, model,
+    maxTokens?}` (keys in this order), `compact/end {turn, error?}`, plus exactly one surface event per
+    success — the checkpoint (CMP-22)."
+
+    CMP-1: the bracket events are ``compact/start``, ``compact/summary`` and ``compact/end``.
+    """
     return f"compact/{part}"
 
 
 @implements("CMP-2")
 def is_checkpoint_source(source: Json | Absent) -> bool:
-    """CMP-2: a checkpoint source iff ``kind == "plugin" and plugin == "compact"``
+    """CMP-2: "The checkpoint source MUST be exactly `{kind:"plugin", plugin:"compact"}`; a source is a
+    checkpoint source iff `kind == "plugin" and plugin == "compact"` (extra keys ignored)."
+
+    CMP-2: a checkpoint source iff ``kind == "plugin" and plugin == "compact"``
     (extra keys, such as D08's ``compactionId``, are ignored: one predicate serves both dialects)."""
     return get(source, "kind") == "plugin" and get(source, "plugin") == "compact"
 

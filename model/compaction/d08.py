@@ -32,7 +32,11 @@ from model.rules import implements
 
 @implements("DIA-1")
 def event_type(part: str) -> str:
-    """Modified :func:`model.compaction.brackets.event_type` (DIA-1): the events
+    """DIA-1: "Compaction events MUST be `compaction/start`, `compaction/summary`, `compaction/end`, plus
+    `compaction/prune` (overrides CMP-1); all log-only; all are known types written without `ignorable`, so
+    a reader that does not know a non-ignorable type MUST refuse the log."
+
+    Modified :func:`model.compaction.brackets.event_type` (DIA-1): the events
     are ``compaction/{start,summary,end}`` (plus ``compaction/prune``, PRN)."""
     return f"compaction/{part}"
 
@@ -52,7 +56,11 @@ def _id_pairs(ids: Ids) -> tuple[tuple[str, Json], ...]:
 
 @implements("DIA-2")
 def bracket_record(ids: Ids, pairs: Sequence[tuple[str, Json]]) -> JsonObject:
-    """Modified :func:`model.compaction.brackets.bracket_record` (DIA-2): every
+    """DIA-2: "`compactionId` (a random UUID, non-empty string) MUST appear on start, summary and end and in
+    the checkpoint source `{kind:"plugin", plugin:"compact", compactionId, sourceCommandId?}` (key order as
+    listed); `sourceCommandId` appears only for a manual call that passed one, identically on all four."
+
+    Modified :func:`model.compaction.brackets.bracket_record` (DIA-2): every
     bracket event starts with ``compactionId, sourceCommandId?``, identical on
     start, summary and end (and in the checkpoint source, :func:`checkpoint_source`)."""
     return JsonObject((*_id_pairs(ids), *pairs))
@@ -62,7 +70,11 @@ def bracket_record(ids: Ids, pairs: Sequence[tuple[str, Json]]) -> JsonObject:
 def summary_record(
     output: SummarizerOutput, summary: tuple[Json, ...], shadowed: Range, seqs: tuple[int, ...], tokens: int
 ) -> list[tuple[str, Json]]:
-    """Modified :func:`model.compaction.brackets.summary_record` (DIA-4): the
+    """DIA-4: "`compaction/summary` MUST be `{compactionId, sourceCommandId?, summary, rawOutput?,
+    llmStreamCall?, shadowedRange, shadowedSeqs, shadowedTokenCount, provider, model, maxTokens?, usage?}`,
+    where the default summarizer writes `rawOutput` (all output blocks, incl."
+
+    Modified :func:`model.compaction.brackets.summary_record` (DIA-4): the
     summarizer's ``rawOutput?`` and ``llmStreamCall?`` follow ``summary``, and
     ``usage?`` comes last."""
     pairs = brackets.summary_record(output, summary, shadowed, seqs, tokens)
@@ -87,7 +99,11 @@ def checkpoint_message(framed: tuple[Json, ...], ids: Ids) -> JsonObject:
 
 @implements("DIA-3", "DIA-5")
 def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Rejected:
-    """Modified :func:`model.compaction.lock.bracket_owner`: DIA-5, three
+    """DIA-3: "The bracket owner MUST be `turn: number | null`."
+    DIA-5: "The Session constructor MUST append `session/end-seed {}` after a seed unless the seed already
+    ends with one (empty seed: not pinned by our digests); readers use the **last** one as `firstLiveSeq`."
+
+    Modified :func:`model.compaction.lock.bracket_owner`: DIA-5, three
     independent scans (open turn; an unmatched ``compaction/start`` not
     followed by ``session/end-seed``), busy rejects; DIA-3, a manual bracket
     (owner ``turn: null``) needs an idle agent, an automatic one an open turn."""
@@ -111,7 +127,11 @@ def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Reje
 
 @implements("DIA-6")
 def pressure_gate(events: Sequence[Event]) -> CompactionRun | Rejected | None:
-    """Modified :func:`model.compaction.lock.pressure_gate` (DIA-6): the trigger
+    """DIA-6: "Pressure compaction MUST run in the `agent/pre-step` waterfall (after the previous `step/end`,
+    or after `turn/start` and the inbox claim; **before `step/start`**), on every step, before calling the
+    next listener; it re-checks the lock after its only pre-lock await and before pruning."
+
+    Modified :func:`model.compaction.lock.pressure_gate` (DIA-6): the trigger
     runs in ``agent/pre-step``, outside any step (before ``step/start``); a
     busy lock (DIA-5) skips it with the busy error as the run's error, never fatal."""
     if step_is_open(events):
@@ -124,7 +144,11 @@ def pressure_gate(events: Sequence[Event]) -> CompactionRun | Rejected | None:
 
 @implements("DIA-17")
 def summary_input(events: Sequence[Event], shadowed: Sequence[int], header: EpochHeader | Absent) -> SummarizationInput | Rejected:
-    """Modified :func:`model.compaction.summary.summary_input` (DIA-17): the
+    """DIA-17: "Summarization input MUST be `{system?, tools?, messages: shadowed derived messages}` (no
+    prefix); the instruction message is a full user message with source `{kind:"plugin",
+    plugin:"dsh-compaction-basic"}`; image output → `UNSUPPORTED_CONTENT`."
+
+    Modified :func:`model.compaction.summary.summary_input` (DIA-17): the
     messages are the derived shadowed messages only (D08 derivation, no prefix).
 
     pre: all(0 <= seq < len(events) for seq in shadowed)

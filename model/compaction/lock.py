@@ -16,7 +16,9 @@ from model.rules import implements
 
 @implements("CMP-14")
 def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Rejected:
-    """CMP-14: scan back to the latest ``turn/start`` or ``turn/end``; the first
+    """CMP-14: "(lock, A55) The transaction MUST decide the lock and owner turn as follows."
+
+    CMP-14: scan back to the latest ``turn/start`` or ``turn/end``; the first
     ``compact/start|end`` met decides the lock; a locked bracket or no open
     turn rejects (Q-12: the scan is turn-local).  A55 has no manual path:
     ``manual`` is ignored."""

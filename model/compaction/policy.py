@@ -55,7 +55,11 @@ def _ratio_ok(v: float | None) -> bool:
 
 @implements("CMP-3")
 def check_compact_config(config: CompactConfig) -> CompactConfig | Rejected:
-    """CMP-3 validation: ratios finite in (0,1]; retainRatio and retainTokens
+    """CMP-3: "Configuration defaults MUST be: `thresholdRatio 0.8`, `retainRatio 0.16`, `retainTokens` unset,
+    `maxTokens 8192` (summary cap), `compactionRetries 1`, `maxOverflowRetries 1`, `auto true`,
+    `summarizationProvider ""`, `summarizationModel ""`, `modelPolicies []`."
+
+    CMP-3 validation: ratios finite in (0,1]; retainRatio and retainTokens
     exclusive; resolved retainRatio < thresholdRatio (also per policy);
     summarization provider/model together; policies need provider/model, no
     duplicates."""
@@ -94,7 +98,11 @@ def _retain_ratio(v: float | None) -> float:
 
 @implements("CMP-4")
 def target_policy(config: CompactConfig, provider: str, model: str) -> CompactConfig:
-    """CMP-4: the defaults overlaid field-wise by the exactly matching model
+    """CMP-4: "The target policy MUST be the defaults overlaid field-wise by the `modelPolicies` entry whose
+    `(provider, model)` equals the target exactly; a policy that sets either retention field replaces the
+    retention choice, else it inherits."
+
+    CMP-4: the defaults overlaid field-wise by the exactly matching model
     policy; a policy that sets either retention field replaces the retention choice."""
     for p in config.model_policies:
         if p.provider == provider and p.model == model:
@@ -148,7 +156,11 @@ class Target:
 
 @implements("CMP-5")
 def routed_target(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Target | None:
-    """CMP-5: ``{provider, model}`` of the latest logged header's config when
+    """CMP-5: "The routed target MUST be `{provider, model}` of `requestHeader().config` when both are
+    non-empty; with no such header, `compactIfNeeded` MUST return "no compaction" without events (agent
+    options are never used for this)."
+
+    CMP-5: ``{provider, model}`` of the latest logged header's config when
     both are non-empty; else none (agent options are never used)."""
     header = latest_header(events, dialect)
     if not isinstance(header, EpochHeader):

@@ -34,7 +34,16 @@ def compact_region(
     time: int = 0,
     meter: MeterState | None = None,
 ) -> RegionOutcome | Rejected:
-    """One region transaction for ``(start, end)``: validate (CMP-13), lock and owner (CMP-14), open
+    """CMP-19: "After the summarizer returns, the measured node list (seq and tokens) MUST be DEEPEQ to the one
+    from CMP-15 (else "session surface changed during summarization"); log-only appends (e.g."
+    CMP-24: "Compaction MUST NOT write `request/header`, and MUST NOT change prefix, system, tools or
+    config; the next request is `prefix ++ [checkpoint, retained…]` with the same prefix first (header-only
+    pressure that has no compactable range yields none)."
+    CMP-26: "Cancellation MUST behave as follows: the post-step trigger skips when already aborted; the
+    summarizer receives the turn signal; a summarizer that completes despite a later abort still commits (no
+    abort check before commit, Q-2); the overflow path never retries when aborted."
+
+    One region transaction for ``(start, end)``: validate (CMP-13), lock and owner (CMP-14), open
     and price (CMP-15), summarize (CMP-16..18), frame and gate (CMP-20/21), commit (CMP-22, DIA-16)
     or close with an error (CMP-23).  Of the transaction as a whole: CMP-19 "the measured node list
     ... MUST be DEEPEQ to the one from CMP-15" (a pure run sees no concurrent append); CMP-24
@@ -93,7 +102,12 @@ def compact_region(
 @implements("CMP-13")
 def check_region(events: Sequence[Event], nodes: Sequence[int], start: int, end: int,
                  dialect: Dialect) -> tuple[int, int] | Rejected:
-    """CMP-13: "A region transaction for ``(start, end)`` MUST first validate, without events: both
+    """CMP-13: "A region transaction for `(start, end)` MUST first validate, without events: both seqs on the
+    surface ("compactRegion: start|end seq X not found in surface"), start position ≤ end position ("… is
+    after end seq …"), `balancedBefore(start)` ("not a balanced boundary (would split a step's
+    tool-call/result pair)"), `balancedAfter(end)` ("… (would split a step, or the step is still open)")."
+
+    CMP-13: "A region transaction for ``(start, end)`` MUST first validate, without events: both
     seqs on the surface ..., start position ≤ end position ..., ``balancedBefore(start)`` ...,
     ``balancedAfter(end)`` ..."  Returns the two surface positions."""
     for name, seq in (("start", start), ("end", end)):
@@ -114,7 +128,12 @@ def check_region(events: Sequence[Event], nodes: Sequence[int], start: int, end:
 
 @implements("CMP-15")
 def price_region(measured: Measurement, start_idx: int, end_idx: int, shadowed: tuple[int, ...]) -> int | Rejected:
-    """CMP-15: "the measured nodes at positions ``startIdx..endIdx`` MUST be exactly ``shadowed``
+    """CMP-15: "After validation: `shadowed = nodes[startIdx..endIdx]`; append `compact/start {turn}`; then
+    (inside the failure scope, CMP-23) measure; the measured nodes at positions `startIdx..endIdx` MUST be
+    exactly `shadowed` (else "selected surface changed before summarization began"); `shadowedTokenCount =
+    Σ` their tokens."
+
+    CMP-15: "the measured nodes at positions ``startIdx..endIdx`` MUST be exactly ``shadowed``
     (else "selected surface changed before summarization began"); ``shadowedTokenCount = Σ`` their
     tokens."""
     priced = measured.nodes[start_idx : end_idx + 1]
@@ -159,7 +178,17 @@ def close_with_error(bracket: _Bracket, error: Rejected) -> RegionOutcome:
 def commit_region(bracket: _Bracket, start_event: Event, output: SummarizerOutput, summary: tuple[Json, ...],
                   framed: tuple[Json, ...], shadowed_range: Range, shadowed: tuple[int, ...],
                   shadowed_tokens: int) -> RegionOutcome:
-    """CMP-22: "On success the model MUST append, in order: ``compact/summary`` ...; the checkpoint
+    """CMP-22: "On success the model MUST append, in order: `compact/summary` (CMP-1; `summary` is the **raw**
+    text-only summary, `shadowedRange = {start, end}` as requested, `shadowedSeqs = shadowed`, `maxTokens`
+    only if returned); the checkpoint `user/message {content: framed, source: CHECKPOINT_SOURCE}` with
+    `sourceEventSeqs` = `[startSeq, summarySeq]` followed by `shadowed` and `surfaceOp: {op:"replace",
+    start, end}`; `compact/end {turn}`."
+    DIA-16: "The region transaction MUST keep summary, checkpoint and end adjacent (no re-entrant appends),
+    close failures with `errorChain(error)`, leave the start unmatched if the error end itself cannot be
+    appended, and apply stability as whole-surface (automatic) or selected-span (manual); order: shrink
+    gate, then (manual) abort check, then stability."
+
+    CMP-22: "On success the model MUST append, in order: ``compact/summary`` ...; the checkpoint
     ``user/message {content: framed, source: CHECKPOINT_SOURCE}`` with ``sourceEventSeqs`` =
     ``[startSeq, summarySeq]`` followed by ``shadowed`` and ``surfaceOp: {op:"replace", start,
     end}``; ``compact/end`` ..."  DIA-16: "The region transaction MUST keep summary, checkpoint and

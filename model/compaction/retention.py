@@ -31,7 +31,11 @@ def tool_call_delta(event: Event, dialect: Dialect) -> int:
 
 @implements("CMP-10")
 def balanced_cuts(nodes: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55) -> tuple[bool, ...] | Rejected:
-    """CMP-10: a counter over surface order (assistant +#tool-calls, tool/result
+    """CMP-10: "Tool-pairing balance MUST be a counter over surface order: `delta(assistant/message) = number
+    of tool-call blocks in its content`, `delta(tool/result) = −1` (original or replacement), `delta(other)
+    = 0` (user, steering, checkpoint, text-only or empty assistant)."
+
+    CMP-10: a counter over surface order (assistant +#tool-calls, tool/result
     −1, others 0); ``balanced[0] = True``, ``balanced[i+1]`` iff the running sum
     after node i is 0; a negative sum is a corrupt surface.  Call ids are not
     matched (Q-8)."""
@@ -53,7 +57,11 @@ def select_range(
     retain_tokens: int,
     dialect: Dialect = Dialect.A55,
 ) -> Range | None | Rejected:
-    """CMP-11: walk from the tail accumulating tokens until ``>= retain``
+    """CMP-12: "Automatic ranges MUST be head-anchored (start = current surface head, which may be an earlier
+    checkpoint → re-compaction merges it), turn-agnostic (turn and user-message boundaries do not constrain
+    the cut), and over surface nodes only."
+
+    CMP-11: walk from the tail accumulating tokens until ``>= retain``
     (the retained tail has at least one node); round the cut head-ward while it
     is unbalanced; ``keep == 0`` -> none; else ``{nodes[0], nodes[keep-1]}``.
     CMP-12: head-anchored, turn-agnostic, surface nodes only.  The walk itself
@@ -73,7 +81,15 @@ def select_range(
 
 @implements("CMP-11")
 def retention_cut(tokens: Sequence[int], balanced: Sequence[bool], retain_tokens: int) -> int:
-    """CMP-11, the retention walk on prices alone: the index of the first
+    """CMP-11: "(retention walk) Given the measurement's priced nodes `P` (which MUST equal the current surface
+    seq-for-seq, else reject "token-meter surface does not match") and `retainTokens R`: empty → none; walk
+    from the last node toward the head accumulating tokens, setting `keep = i` at each node and stopping as
+    soon as the sum `>= R` (so the retained tail has at least one node, even for `R = 0` or a 0-token last
+    node); `keep == 0` → none; then while `keep > 0` and the cut before node `keep` is unbalanced, `keep -=
+    1` (round head-ward, retaining more); `keep == 0` → none; else the range is `{start: nodes[0], end:
+    nodes[keep−1]}`."
+
+    CMP-11, the retention walk on prices alone: the index of the first
     retained node (0: nothing to compact).  Walk from the tail accumulating
     tokens until ``>= retain`` (at least one node is retained), then move the
     cut head-ward while it is unbalanced.

@@ -76,7 +76,15 @@ def compact_if_needed(
 
 @implements("CMP-8")
 def compact_under_pressure(run: _Run, target: Target, context_window: int | None) -> CompactionRun | Rejected:
-    """CMP-8: "``compactIfNeeded(pressure)`` MUST: ... compute the spec (CMP-4); if ``total <
+    """CMP-8: "`compactIfNeeded(pressure)` MUST: resolve the routed target (CMP-5) and policy; measure
+    (MTR-10); resolve the model's context window (missing → `TargetPressureConfigError` "no context capacity
+    for p/m"); compute the spec (CMP-4); if `total < threshold` return none; if a prune service exists,
+    prune (PRN-5) and re-measure; if `total < threshold` return none (the prune stays); then for `attempt in
+    0..compactionRetries`: select a range with `spec.retainTokens` (CMP-11); if none → return none when
+    nothing was compacted yet, else stop looping; run one region transaction (CMP-13..23); re-measure; if
+    `total < threshold` return its result."
+
+    CMP-8: "``compactIfNeeded(pressure)`` MUST: ... compute the spec (CMP-4); if ``total <
     threshold`` return none; if a prune service exists, prune (PRN-5) and re-measure; if ``total <
     threshold`` return none (the prune stays); then for ``attempt in 0..compactionRetries``: select a
     range with ``spec.retainTokens`` (CMP-11); if none → return none when nothing was compacted yet,
@@ -133,7 +141,11 @@ def compact_after_overflow(run: _Run) -> CompactionRun:
 
 @implements("DIA-20")
 def compact_manually(run: _Run) -> CompactionRun:
-    """DIA-20: "Manual compaction MUST select with ``retainTokens = 0``, run under
+    """DIA-20: "Manual compaction MUST select with `retainTokens = 0`, run under `runMaintenance` (idle only),
+    flush after closing, and classify failures as `busy | cancelled | changed | summary | commit |
+    persistence` (`ManualCompactionError`)."
+
+    DIA-20: "Manual compaction MUST select with ``retainTokens = 0``, run under
     ``runMaintenance`` (idle only) ..."  One transaction, no prune, no threshold."""
     return one_transaction(run)
 
@@ -147,7 +159,11 @@ def one_transaction(run: _Run) -> CompactionRun:
 
 @implements("PRN-6")
 def prune_step(run: _Run) -> Rejected | None:
-    """PRN-6: "A prune MUST run only from ``compactIfNeeded`` (pressure after the threshold qualifies,
+    """PRN-6: "A prune MUST run only from `compactIfNeeded` (pressure after the threshold qualifies, or
+    overflow), hence inside an open turn; each replacement increments `replaceGeneration` and stays durable
+    even if later summarization fails (it authorizes an overflow retry, CMP-7)."
+
+    PRN-6: "A prune MUST run only from ``compactIfNeeded`` (pressure after the threshold qualifies,
     or overflow) ...; each replacement increments ``replaceGeneration`` and stays durable even if
     later summarization fails ... The service is optional."  Its events join the run's log."""
     if run.prune is None:
@@ -224,7 +240,11 @@ def pressure_compaction(
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
 ) -> CompactionRun | Rejected:
-    """The automatic pressure trigger.  CMP-6 (A55): on ``agent/post-step``,
+    """CMP-6: "(pressure trigger, when `auto`) On every `agent/post-step` — inside the step, after the
+    assistant message, tool results, deferred context and the post-stream steering drain, **before
+    `step/end`** — the model MUST run `compactIfNeeded(pressure)` unless the signal is already aborted."
+
+    The automatic pressure trigger.  CMP-6 (A55): on ``agent/post-step``,
     inside the step (after its results, before ``step/end``); DIA-6 (D08): in
     ``agent/pre-step``, outside any step (before ``step/start``), skipping when
     the lock is busy.  Skips when not ``auto`` or already aborted.  A call at
@@ -263,7 +283,13 @@ def recover_overflow(
     ids: Callable[[int], Ids] = lambda attempt: Ids(),
     time: int = 0,
 ) -> OverflowDecision:
-    """CMP-7: only for ``CONTEXT_WINDOW_EXCEEDED``, not aborted, with a routed
+    """CMP-7: "(overflow trigger, when `auto`) In `agent/request-error` — after the failed step's `step/end`,
+    inside the turn, outside any step — the model MUST attempt recovery only if `failure.code ==
+    "CONTEXT_WINDOW_EXCEEDED"`, the signal is not aborted, a routed target exists, and the number of earlier
+    `CONTEXT_WINDOW_EXCEEDED` failures in `priorFailures` (LOOP-14) is `< maxOverflowRetries` (`0`
+    disables)."
+
+    CMP-7: only for ``CONTEXT_WINDOW_EXCEEDED``, not aborted, with a routed
     target and fewer than ``maxOverflowRetries`` earlier overflows; run
     ``compactIfNeeded(context-overflow)`` and retry iff ``replaceGeneration``
     advanced (also when recovery failed after a prune landed).

@@ -20,7 +20,11 @@ from model.rules import implements
 
 @implements("CMP-16")
 def summary_input(events: Sequence[Event], shadowed: Sequence[int], header: EpochHeader | Absent) -> SummarizationInput | Rejected:
-    """CMP-16: ``messages = (H.messagePrefix or []) ++ derived shadowed messages``
+    """CMP-16: "The summarization input MUST be `{system?: H.system, tools?: H.tools, messages:
+    (H.messagePrefix or []) ++ [derived message of each shadowed node, in surface order, skipping no-message
+    nodes]}` with `H = requestHeader()`."
+
+    CMP-16: ``messages = (H.messagePrefix or []) ++ derived shadowed messages``
     (no-message nodes skipped: DER-4 over the shadowed nodes), with H's system and tools.
 
     pre: all(0 <= seq < len(events) for seq in shadowed)
@@ -46,7 +50,12 @@ def instruction_message(instruction: str) -> JsonObject:
 
 @implements("CMP-17")
 def summarizer_request_for(call: SummaryCall, final_message: JsonObject) -> JsonObject:
-    """CMP-17: the default summarizer's one model call, in the real key order
+    """CMP-17: "The default summarizer MUST call the model once, outside the loop (unmarked, unfrozen, no
+    events), with `{provider, model, messages: input.messages ++ [{role:"user", content:[{type:"text", text:
+    COMPACTION_INSTRUCTION}]}], system?, tools?, maxTokens: policy.maxTokens, sessionId,
+    purpose:"compaction", signal?}`."
+
+    CMP-17: the default summarizer's one model call, in the real key order
     ``provider, model, messages, system?, tools?, maxTokens, purpose``; the
     instruction is the last message.  ``sessionId`` (not in the log) and the
     signal are omitted."""
@@ -66,7 +75,13 @@ def summarizer_request_for(call: SummaryCall, final_message: JsonObject) -> Json
 
 @implements("CMP-18")
 def summary_text_blocks(summary: Sequence[Json]) -> tuple[Json, ...] | Rejected:
-    """CMP-18: keep only ``text`` blocks; none with non-whitespace text rejects."""
+    """CMP-18: "Summarizer output MUST map: finish `error`/`aborted` → raise with the failure's code;
+    `max-tokens` → raise "summarization truncated at the token cap (incomplete checkpoint)" code
+    `MAX_TOKENS`; otherwise keep only `text` blocks; no block with non-whitespace text → raise
+    "summarization produced no text summary content"."
+
+    CMP-18: keep only ``text`` blocks; none with non-whitespace text rejects.
+    """
     kept = tuple(b for b in summary if get(b, "type") == "text")
     if not any(isinstance(get(b, "text"), str) and str(get(b, "text")).strip() for b in kept):
         return Rejected(rule="CMP-18", reason="summarization produced no text summary content")
@@ -75,7 +90,10 @@ def summary_text_blocks(summary: Sequence[Json]) -> tuple[Json, ...] | Rejected:
 
 @implements("CMP-20")
 def frame_summary(summary: Sequence[Json]) -> tuple[Json, ...]:
-    """CMP-20: ``[PREAMBLE + "\\n\\n<compacted-summary>"] ++ summary ++ ["</compacted-summary>"]``.
+    """CMP-20: "The framed summary MUST be `[{type:"text", text: PREAMBLE + "\\n\\n<compacted-summary>"}] ++
+    summary ++ [{type:"text", text:"</compacted-summary>"}]` (Appendix A)."
+
+    CMP-20: ``[PREAMBLE + "\\n\\n<compacted-summary>"] ++ summary ++ ["</compacted-summary>"]``.
 
     post: len(__return__) == len(summary) + 2
     post: __return__[1:-1] == tuple(summary)
@@ -87,7 +105,11 @@ def frame_summary(summary: Sequence[Json]) -> tuple[Json, ...]:
 
 @implements("CMP-21")
 def check_summary_smaller(framed: Sequence[Json], shadowed_tokens: int) -> int | Rejected:
-    """CMP-21: ``estimateMessage({role:"user", content: framed}) < shadowedTokenCount``.
+    """CMP-21: "(summary-smaller) `estimateMessage({role:"user", content: framed})` MUST be strictly less than
+    `shadowedTokenCount`; else reject "summary is not smaller than the shadowed content (F estimated framed
+    tokens >= S)"."
+
+    CMP-21: ``estimateMessage({role:"user", content: framed}) < shadowedTokenCount``.
 
     post: isinstance(__return__, Rejected) or 0 <= __return__ < shadowed_tokens
     """

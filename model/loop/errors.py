@@ -14,7 +14,9 @@ from model.rules import implements
 
 @implements("LOOP-14")
 def request_error(t: Turn, reply: Reply, prior_failures: list[JsonObject]) -> StepEnd:
-    """LOOP-14: "(1) close the step with ``step/end``; (2) if the turn is
+    """LOOP-14: "On a request error, the loop MUST follow this path: 1."
+
+    LOOP-14: "(1) close the step with ``step/end``; (2) if the turn is
     interrupted, end the turn; (3) otherwise run the ``agent/request-error``
     waterfall ... The default is ``{action:"fail"}``; (4) interruption wins
     again; (5) ``retry`` appends the failure to ``priorFailures`` and starts a
@@ -56,7 +58,12 @@ def end_if_agent_interrupted(t: Turn) -> None:
 
 @implements("LOOP-15")
 def interruption_reason(kind: InterruptKind, step: int) -> JsonObject:
-    """LOOP-15: "``turn/end {kind:"aborted"}`` follows; it is ``{kind:"disposed"}``
+    """LOOP-15: "The loop MUST check for interruption at each of these points: after `turn/start`, after
+    prompt-submit, after assembly, after composition, after pre-step, after `step/start`, after
+    `agent/request`, after `prepareCall`, before each chunk append, after the stream, after step-result,
+    after continuation, after turn-stop."
+
+    LOOP-15: "``turn/end {kind:"aborted"}`` follows; it is ``{kind:"disposed"}``
     when the handle is disposed, and disposal always wins."  Q-30: a foreign
     abort reason ends ``{kind:"error", step, message:"turn interrupted"}``."""
     match kind:

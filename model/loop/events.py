@@ -34,8 +34,10 @@ class Draft:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SideCall:
-    """A model call a listener made that is NOT a loop request (WIRE-4: summarizer
-    requests are unmarked), e.g. the CMP-17 summarizer request; ``dispatch_len``
+    """WIRE-4: "Loop requests MUST be marked as loop requests, by identity."
+
+    A model call a listener made that is NOT a loop request (summarizer requests are
+    unmarked), e.g. the CMP-17 summarizer request; ``dispatch_len``
     is the log length when it was sent."""
 
     request: JsonObject

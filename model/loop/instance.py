@@ -45,7 +45,10 @@ def new_instance() -> LoopInstance:
 
 @implements("LOOP-2")
 def next_turn_number(log: Sequence[Event]) -> int:
-    """LOOP-2: "``turn/start.data.turn`` of the **last** ``turn/start`` in the
+    """LOOP-2: "The turn number MUST be `turn/start.data.turn` of the **last** `turn/start` in the log, by
+    position, plus 1."
+
+    LOOP-2: "``turn/start.data.turn`` of the **last** ``turn/start`` in the
     log, by position, plus 1.  If the log has no ``turn/start``, it is 1." """
     for event in reversed(log):
         if event.type == "turn/start":
@@ -58,7 +61,10 @@ def next_turn_number(log: Sequence[Event]) -> int:
 
 @implements("LOOP-8")
 def seed_config(instance: LoopInstance, agent: AgentConfig, logged: EpochHeader | Absent) -> JsonObject:
-    """LOOP-8: the first request of an instance seeds ``{provider, model}`` from
+    """LOOP-8: "The first request of an instance (`loggedHeader == False`) MUST seed its config from the agent
+    options as `{provider: options.provider or "", model: options.model or ""}`."
+
+    LOOP-8: the first request of an instance seeds ``{provider, model}`` from
     the agent options, adding ``reasoningEffort`` from the logged header only when
     the logged provider and model equal the options; temperature, maxTokens and
     stop are not inherited (Q-10).  Later requests seed from ``requestHeader().config``."""
@@ -86,7 +92,9 @@ def apply_request_listener(seed: JsonObject, changes: JsonObject) -> JsonObject:
 
 @implements("LOOP-9", "PFX-15")
 def header_record(instance: LoopInstance, logged: EpochHeader | Absent, header: EpochHeader) -> HeaderReason | None:
-    """LOOP-9: the instance's first header is always written (``initial`` when the
+    """LOOP-9: "Header recording MUST follow these rules:"
+
+    LOOP-9: the instance's first header is always written (``initial`` when the
     log has none, else ``resume``); later headers only when ``not headerEq``
     with the latest logged header (``change``).
     PFX-15: "Within one instance, every `request/header` the instance writes MUST carry the same

@@ -36,7 +36,9 @@ def open_step(t: Turn) -> tuple[tuple[JsonObject, ...], int]:
 
 @implements("PFX-7", "PFX-10")
 def request_header(t: Turn, config: JsonObject) -> EpochHeader:
-    """PFX-7: "Once cached, the prefix MUST NOT be recomputed inside the instance.  Every later
+    """PFX-10: "An empty composition MUST leave the `messagePrefix` key out of every header of the instance."
+
+    PFX-7: "Once cached, the prefix MUST NOT be recomputed inside the instance.  Every later
     step, turn and request-error retry reuses the identical value."  PFX-10: "An empty composition
     MUST leave the ``messagePrefix`` key out of every header of the instance" (``canonical`` drops
     it).  LOOP-7 (7): the canonical header of this request."""
@@ -46,7 +48,9 @@ def request_header(t: Turn, config: JsonObject) -> EpochHeader:
 
 @implements("LOOP-7", "PFX-16")
 def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], step_start_seq: int) -> EpochHeader:
-    """LOOP-7: "``runStep`` MUST run in this order: 1. seed the config (LOOP-8); 2. run the
+    """PFX-16: "The cache MAY be composed while no header is anchored yet."
+
+    LOOP-7: "``runStep`` MUST run in this order: 1. seed the config (LOOP-8); 2. run the
     ``agent/request`` waterfall over the frozen seed; 3. interruption checkpoint; 4. if ``provider``
     or ``model`` is empty, raise an error (a turn error); 5. ``prepareCall`` gives the effective
     config ...; 6. interruption checkpoint; 7. build the canonical header ... and record it" (LOOP-9),
@@ -82,7 +86,9 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
 
 @implements("WIRE-3")
 def mutation_attempt(t: Turn, request: Request, message: str) -> None:
-    """WIRE-3: "The request MUST be deeply immutable, except for signal.  Any attempt to mutate it
+    """WIRE-3: "The request MUST be deeply immutable, except for `signal`."
+
+    WIRE-3: "The request MUST be deeply immutable, except for signal.  Any attempt to mutate it
     (for example by a stream listener) raises into the step, which becomes a turn error."  The
     script's stream listener edits the first message's content when the request has a message (as
     the harness adapter's listener does); the model's request is a frozen value (a frozen dataclass

@@ -51,7 +51,11 @@ def after_stream(t: Turn, reply: Reply) -> None:
 
 @implements("LOOP-11")
 def step_result(t: Turn, header: EpochHeader, reply: Reply, chunk_seqs: Sequence[Json]) -> None:
-    """LOOP-11: "``content`` is the message after the ``agent/step-result``
+    """LOOP-11: "A successful stream MUST append `assistant/message {turn, step, content, provenance:{provider,
+    model, replayState?}, usage?}` with `sourceEventSeqs: <all chunk seqs of this step>` (explicitly `[]`
+    for an empty stream) and `surfaceOp:"append"`."
+
+    LOOP-11: "``content`` is the message after the ``agent/step-result``
     waterfall ... If ``agent/step-result`` throws, an ``assistant/message`` with
     ``content: []`` and no replayState is recorded, and the turn then fails."
     QF-3: the checkpoint after step-result sits inside the same try block, so an

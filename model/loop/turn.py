@@ -117,7 +117,9 @@ def requeued_turn(previous: Turn, item: Steering) -> TurnScript:
 
 @implements("LOOP-17")
 def end_turn(t: Turn) -> JsonObject:
-    """LOOP-17: "The turn epilogue MUST append ``turn/end {turn, reason}`` ... The
+    """LOOP-17: "The turn epilogue MUST append `turn/end {turn, reason}` and then flush."
+
+    LOOP-17: "The turn epilogue MUST append ``turn/end {turn, reason}`` ... The
     outer catch closes a turn only if that turn's ``turn/start`` is in the log,
     and closes an open step first."  The reason is completed / max-tokens,
     aborted / disposed (LOOP-15), or an error (LOOP-16)."""
@@ -139,7 +141,10 @@ def end_turn(t: Turn) -> JsonObject:
 
 @implements("LOOP-3", "PFX-14")
 def prologue(t: Turn) -> JsonObject | None:
-    """LOOP-3: ``turn/start`` (written by :func:`end_turn`), checkpoint,
+    """LOOP-3: "The turn prologue MUST run in this order: 1."
+    PFX-14: "A turn that ends before the composition point MUST NOT compose."
+
+    LOOP-3: ``turn/start`` (written by :func:`end_turn`), checkpoint,
     ``agent/prompt-submit``, checkpoint, then **block** (``prompt/blocked`` and
     ``{kind:"rejected", reason}``: zero steps, so no composition, PFX-14; queued
     steering is put back on the queue, QF-4) or
@@ -169,7 +174,10 @@ def prologue(t: Turn) -> JsonObject | None:
 
 @implements("LOOP-4")
 def prompt_message_data(prompt: Prompt) -> JsonObject:
-    """LOOP-4: with ``prompt-prefix`` contexts the logged prompt is their content,
+    """LOOP-4: "When there are contexts with placement `prompt-prefix`, the logged prompt MUST be built as
+    follows:"
+
+    LOOP-4: with ``prompt-prefix`` contexts the logged prompt is their content,
     the delimiter block, then the prompt; ``envelope = {displayContent,
     prefixContexts:[{source, meta?}]}``; key order ``content, source, envelope, meta?``."""
     prefixed = [c for c in prompt.contexts if c.placement is Placement.PROMPT_PREFIX]
@@ -208,7 +216,14 @@ def turn_body(t: Turn) -> JsonObject:
 
 @implements("LOOP-5")
 def run_step_stages(t: Turn, reply: Reply, pending: list[Steering], prior_failures: list[JsonObject]) -> StepEnd:
-    """LOOP-5: "(1) ``step += 1``; (2) drain steering (LOOP-13); (3) assemble the
+    """LOOP-5: "Each step MUST run these stages in order: (1) `step += 1`; (2) drain steering (LOOP-13); (3)
+    assemble the system prompt and tools; (4) interruption checkpoint; (5) render the system text; (6)
+    compose the prefix, only if `NOT_COMPOSED` (PFX-2), followed by its interruption checkpoint; (7) run
+    `agent/pre-step` serially; (8) interruption checkpoint; (9) take the boundary snapshot (LOOP-6); (10)
+    append `step/start {turn, step}`; (11) interruption checkpoint (a synchronous `step/start` observer may
+    cancel here); (12) `runStep` (LOOP-7)."
+
+    LOOP-5: "(1) ``step += 1``; (2) drain steering (LOOP-13); (3) assemble the
     system prompt and tools; (4) interruption checkpoint; (5) render the system
     text; (6) compose the prefix, only if ``NOT_COMPOSED`` (PFX-2), followed by
     its interruption checkpoint; (7) run ``agent/pre-step`` serially; (8)
@@ -239,7 +254,9 @@ def drain_steering(t: Turn, pending: list[Steering]) -> None:
 
 @implements("LOOP-13")
 def after_step(t: Turn, reply: Reply, pending: list[Steering], prior_failures: list[JsonObject]) -> JsonObject | None:
-    """LOOP-13: "After the stream, the order is: (1) drain; (2) ``agent/post-step``,
+    """LOOP-13: "The steering drain MUST, for each steering item:"
+
+    LOOP-13: "After the stream, the order is: (1) drain; (2) ``agent/post-step``,
     run serially.  Compaction runs here (CMP-6) ...; (3) interruption check;
     (4) ``step/end``; (5) ``agent/turn-continuation``.  The default is continue
     exactly when the step had tool calls or steering was drained.  A

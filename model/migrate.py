@@ -101,8 +101,8 @@ def dialect_evidence(events: Sequence[Event], session_header: JsonObject | None 
 
 
 def detect_dialect(events: Sequence[Event], session_header: JsonObject | None = None) -> Dialect | None:
-    """FMT-10: the dialect the markers show; A55 (the primary target, §0.2)
-    when there is no marker at all; None when the markers are mixed."""
+    """FMT-10: the dialect the markers show (DIA-1's names, DIA-10's shapes); A55 (the primary target,
+    §0.2) when there is no marker at all; None when the markers are mixed."""
     evidence = dialect_evidence(events, session_header)
     if evidence.mixed:
         return None

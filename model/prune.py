@@ -164,7 +164,8 @@ def tool_result_content(event: Event, dialect: Dialect) -> Json:
 
 
 def _replace_content(event: Event, content: tuple[Json, ...], dialect: Dialect) -> Json:
-    """The original ``data`` (same keys, same order) with only the content swapped."""
+    """The original ``data`` (same keys, same order) with only the content swapped: A55 ``data.content``;
+    D08 ``message.content[0].content`` (DIA-18)."""
     data = event.data
     assert isinstance(data, JsonObject)
     match dialect:
@@ -180,6 +181,7 @@ def _replace_content(event: Event, content: tuple[Json, ...], dialect: Dialect) 
 
 
 def _call_id(event: Event, dialect: Dialect) -> Json:
+    """The result's call id: A55 ``data.callId``; D08 ``message.source.callId`` (DIA-10)."""
     match dialect:
         case Dialect.A55:
             value = get(event.data, "callId")
@@ -216,7 +218,7 @@ def prune_record_d08(original: Event, seq: int, time: int) -> tuple[Event, ...]:
 
 
 def prune_records(dialect: Dialect) -> Callable[[Event, int, int], tuple[Event, ...]]:
-    """The dialect's :func:`prune_record`."""
+    """The dialect's :func:`prune_record`: A55 writes none (PRN-4), D08 ``compaction/prune`` (DIA-18)."""
     match dialect:
         case Dialect.A55:
             return prune_record

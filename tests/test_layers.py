@@ -108,3 +108,23 @@ def _imported_modules(path: Path) -> set[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.module is not None:
             found.add((node.lineno, node.module))
     return found
+
+
+def test_every_d08_branch_of_the_model_names_its_dia_rule() -> None:
+    """Issue 28: D08 is an overlay on the A55 model (docs/index.md, "D08 as an overlay"); a function that
+    branches on the dialect says which DIA rule the branch applies, in its docstring or a comment."""
+    import re
+
+    silent = []
+    for path in sorted((ROOT / "model").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            branches = any(isinstance(n, ast.Attribute) and n.attr == "D08" and isinstance(n.value, ast.Name)
+                           and n.value.id == "Dialect" for n in ast.walk(node))
+            body = "\n".join(lines[node.lineno - 1:node.end_lineno])
+            if branches and not re.search(r"DIA-\d+", ast.get_docstring(node) or "") and not re.search(r"#.*DIA-\d+", body):
+                silent.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert silent == []

@@ -61,7 +61,7 @@ D08: Final = replace(
 
 
 def rules_of(dialect: Dialect) -> CompactionRules:
-    """The dialect's compaction functions."""
+    """The dialect's compaction functions: A55's, or D08's overlay (DIA-1..DIA-7, DIA-16..DIA-20)."""
     match dialect:
         case Dialect.A55:
             return A55

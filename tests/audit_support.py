@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import GROUNDTRUTH, REAL
-
 from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import read_stream
+from tests.support import GROUNDTRUTH, REAL
 
 Row = dict[str, Any]
 

@@ -1,15 +1,10 @@
-"""Shared test set-up: Hypothesis profiles and the bundled data paths."""
+"""Shared test set-up: the Hypothesis profiles and the heartbeat (the data paths and builders are tests/support.py)."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from hypothesis import HealthCheck, settings
-
-DATA = Path(__file__).parent / "data"
-REAL = DATA / "real"
-GROUNDTRUTH = DATA / "groundtruth"
 
 # `ci`: fast and derandomized (the default under CI); `dev`: the everyday
 # default; `thorough`: opt-in long runs (HYPOTHESIS_PROFILE=thorough).

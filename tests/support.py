@@ -7,10 +7,16 @@ call of a compaction (CMP-17) with a fixed summary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from model.compaction import SummarizerOutput, SummaryCall
 from model.jsonval import ABSENT, freeze
 from model.log import Event, make_event
+
+# The bundled data: real logs (tests/data/real, from ../shared/corpus) and the real harness's ground truth.
+DATA = Path(__file__).parent / "data"
+REAL = DATA / "real"
+GROUNDTRUTH = DATA / "groundtruth"
 
 
 @dataclass

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import GROUNDTRUTH
 
 from sessionspec.conformance.adapter.driver import InProcessAdapter, ProcessAdapter, answer, serve
 from sessionspec.conformance.adapter.protocol import PROTOCOL, AdapterError
 from sessionspec.conformance.adapter.session import ModelSession
+from tests.support import GROUNDTRUTH
 
 SERVE = f"{sys.executable} -m sessionspec.conformance.adapter.serve_model"
 

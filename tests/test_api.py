@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from conftest import GROUNDTRUTH, REAL
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionspec import api
 from sessionspec.cli import main
+from tests.support import GROUNDTRUTH, REAL
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
 

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GROUNDTRUTH, REAL
 
 import sessionspec.check.logfile
 from sessionspec.check.checker import SAMPLES, check_path
 from sessionspec.check.command import ProgressBar, progress_line
 from sessionspec.cli import main
+from tests.support import GROUNDTRUTH, REAL
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
 FINDING_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<rule>[A-Z]+-\d+)( seq (?P<seq>\d+))?: .+$")

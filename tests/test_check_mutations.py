@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GROUNDTRUTH, REAL
 
 from model.log import Dialect
 from sessionspec.check.checker import FileReport, Verdict, check_log, check_path
 from sessionspec.check.logfile import read_stream
+from tests.support import GROUNDTRUTH, REAL
 
 Row = dict[str, Any]
 

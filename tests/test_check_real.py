@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import GROUNDTRUTH, REAL
 
 from model.log import Dialect
 from sessionspec.check.checker import DialectSource, Verdict, check_path
+from tests.support import GROUNDTRUTH, REAL
 
 _REPLAY = "a replay script: bare assistant/chunk events (a scripted model reply), no turns or steps"
 # path under tests/data/real -> (verdict, why / rules that must be among the findings)

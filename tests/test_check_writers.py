@@ -230,9 +230,9 @@ def test_the_writers_note_names_seed_and_crash_repair() -> None:
     """FMT-7 Writers: a fork child's seed (LOG-8: judged where it was written) and a turn the
     crash repair closed (LOG-14) are named in the report."""
     from audit_support import events_to_rows, rows_to_events
-    from conftest import GROUNDTRUTH
 
     from model.repair import repair_closers
+    from tests.support import GROUNDTRUTH
     child = check_log(read_path(str(GROUNDTRUTH / "k-fork-seeded-child" / "session.jsonl")))
     assert child.verdict is Verdict.VALID and any(n.startswith("writers (FMT-7): seed (copied; judged where it was written): turn 1;") for n in child.notes)
     rows = B()[:37]

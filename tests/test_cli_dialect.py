@@ -14,7 +14,7 @@ from model.log import Dialect
 from sessionspec.cli import main
 from sessionspec.options import dialect_value
 from spec.registry import registry_digest
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 LOG = str(GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl")

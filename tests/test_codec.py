@@ -16,7 +16,7 @@ from model.codec import (
 from model.jsonval import ABSENT, JsonObject, get, js_stringify, obj
 from model.log import AssistantChunk, Event, OpaqueEvent, ToolResult, make_event
 from model.rejected import Rejected
-from tests.conftest import DATA
+from tests.support import DATA
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
 

@@ -6,8 +6,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from conftest import GROUNDTRUTH, REAL
-
 from model.codec import event_to_json, parse_event_line
 from model.compaction import (
     CompactConfig,
@@ -26,6 +24,7 @@ from model.meter import measure
 from model.prune import PruneConfig, prune_session
 from model.rejected import Rejected
 from sessionspec.check.compaction_audit import audit_compactions
+from tests.support import GROUNDTRUTH, REAL
 
 RECOVERY = REAL / "611615650f/examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
 

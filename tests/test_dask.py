@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import GROUNDTRUTH, REAL
 
 from sessionspec.cli import main
 from sessionspec.generate import write_log
+from tests.support import GROUNDTRUTH, REAL
 
 pytest.importorskip("dask.bag", reason="the optional extra is not installed: pip install -e '.[dask]'")
 pytest.importorskip("distributed", reason="the optional extra is not installed: pip install -e '.[dask]'")

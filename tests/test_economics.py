@@ -27,7 +27,7 @@ from sessionspec.economics import (
     shape_of,
 )
 from spec.strategies import json_values, texts
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 
 def _msg(text: str, role: str = "user") -> JsonObject:

@@ -17,7 +17,7 @@ from sessionspec.cli import main
 from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir
 from sessionspec.conformance.vectors.format import file_text
 from sessionspec.options import EXIT_CODES
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = str(GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl")

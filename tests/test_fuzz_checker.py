@@ -34,7 +34,7 @@ from model.rejected import FailureKind
 from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import MAX_DEPTH, read_stream
 from sessionspec.cli import main
-from tests.conftest import GROUNDTRUTH, REAL
+from tests.support import GROUNDTRUTH, REAL
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
 RULE_ID = re.compile(r"^[A-Z]+-\d+$")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from model.codec import parse_event_line, serialize_event
 from model.rejected import FailureKind, Rejected
-from tests.conftest import GROUNDTRUTH, REAL
+from tests.support import GROUNDTRUTH, REAL
 
 
 def _real_lines(limit: int = 400) -> list[str]:

@@ -24,7 +24,7 @@ from model.log import Dialect
 from model.wire import request_to_json
 from sessionspec.fast.request_points import request_points
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 SCENARIOS = sorted(p.name for p in GROUNDTRUTH.iterdir() if p.is_dir())
 GROUND_KEYS = ("provider", "model", "reasoningEffort", "messages", "system", "tools", "temperature", "maxTokens", "stop")

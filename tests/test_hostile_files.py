@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 import zstandard
-from conftest import GROUNDTRUTH, REAL
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,6 +29,7 @@ import sessionspec.check.logfile
 from sessionspec.check.checker import EXIT_CODES, Verdict, check_path
 from sessionspec.cli import main
 from sessionspec.generate import write_log
+from tests.support import GROUNDTRUTH, REAL
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"  # A55, 56 events, valid

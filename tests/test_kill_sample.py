@@ -10,7 +10,7 @@ from model.log import Dialect
 from model.rejected import Rejected
 from sessionspec.check.compaction_audit import audit_compactions
 from sessionspec.replay import LoadedLog, load_log_text
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 MAX_SAFE = 2**53 - 1
 

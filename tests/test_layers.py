@@ -128,3 +128,11 @@ def test_every_d08_branch_of_the_model_names_its_dia_rule() -> None:
             if branches and not re.search(r"DIA-\d+", ast.get_docstring(node) or "") and not re.search(r"#.*DIA-\d+", body):
                 silent.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert silent == []
+
+
+def test_no_test_module_imports_conftest() -> None:
+    """Issue 28: conftest.py is pytest's (profiles, hooks); the data paths and builders tests share are
+    tests/support.py, imported like any module."""
+    found = sorted(f"{path.name}:{line}" for path in (ROOT / "tests").glob("*.py")
+                   for line, name in _imported_modules(path) if name.split(".")[-1] == "conftest")
+    assert found == []

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from conftest import GROUNDTRUTH
-
 from model.codec import parse_event_line
 from model.compaction import CONTEXT_WINDOW_EXCEEDED, SummarizerOutput, SummaryCall
 from model.jsonval import JsonObject, get
@@ -56,6 +54,7 @@ from spec.compaction_properties import (
 )
 from spec.loop_properties import requests_rebuild_from_log
 from spec.machines import compaction_plugin, summarize
+from tests.support import GROUNDTRUTH
 
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,),
                     contributors=(Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<pfx kept>"),)),))

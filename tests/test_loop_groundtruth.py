@@ -43,7 +43,7 @@ from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.wire import request_to_json
 from sessionspec.simulate import ECHO_TOOL, PERSONA
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 BASE = AgentConfig(system=PERSONA)
 TOOLS = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,))

@@ -20,7 +20,7 @@ from sessionspec.economics import ANTHROPIC, NEUTRAL, request_costs, shape_of_re
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_json, report_to_text
 from sessionspec.replay_html import report_to_html
 from spec.strategies import well_formed_logs
-from tests.conftest import GROUNDTRUTH, REAL
+from tests.support import GROUNDTRUTH, REAL
 
 A55_LOGS = sorted((REAL / "a55f148516").rglob("*.jsonl"))
 D08_LOGS = sorted((REAL / "611615650f").rglob("*.jsonl"))

@@ -22,7 +22,7 @@ import pytest
 
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from sessionspec.replay_html import report_to_html
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH (run .ci/install-browser.sh; it needs root and apt)")

@@ -22,7 +22,7 @@ from sessionspec.economics import NEUTRAL
 from sessionspec.economics_cmd import design_bars, economics_html
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from sessionspec.replay_html import report_to_html
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 SVG = ""  # inline SVG in HTML needs no namespace attribute; the parser places it
 

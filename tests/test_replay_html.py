@@ -15,7 +15,7 @@ from sessionspec.chart import OFF_SCALE
 from sessionspec.economics import NEUTRAL
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from sessionspec.replay_html import block_html, report_to_html
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 
 def _page(scenario: str, **kw: object) -> tuple[ReplayReport, str]:

@@ -20,7 +20,7 @@ from model.log import Dialect
 from sessionspec.check.checker import DialectSource, Verdict, check_path
 from sessionspec.logsource import ReadFailure, ReadLog, read_log
 from sessionspec.replay import ReplayReport, replay
-from tests.conftest import GROUNDTRUTH, REAL
+from tests.support import GROUNDTRUTH, REAL
 
 D08_LOGS = sorted((REAL / "611615650f").rglob("*.jsonl"))
 A55_LOG = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"

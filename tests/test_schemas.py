@@ -21,7 +21,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from sessionspec.cli import build_parser, main
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 

@@ -11,7 +11,7 @@ from model.rejected import Rejected
 from model.seed import validate_load, validate_seed
 from sessionspec.fast.derivation import IncrementalDerivation
 from spec.strategies import well_formed_logs
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 
 def _header_event(seq: int, config: JsonObject, reason: str = "initial") -> Event:

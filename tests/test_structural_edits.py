@@ -20,7 +20,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from conftest import GROUNDTRUTH, REAL
 from structural_decisions import decide
 from structural_edits import Edit, Kind, apply, edited_log, edits, load
 
@@ -28,6 +27,7 @@ from model.jsonval import ABSENT
 from model.log import Dialect
 from sessionspec.check.checker import Verdict, check_log
 from sessionspec.check.logfile import LogFile, find_parent_file
+from tests.support import GROUNDTRUTH, REAL
 
 FULL = os.environ.get("SESSIONSPEC_FULL_EDITS") == "1"
 SAMPLE_STRIDES = 6

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GROUNDTRUTH
 
 from sessionspec.cli import main
 from sessionspec.conformance.adapter.driver import InProcessAdapter
@@ -32,6 +31,7 @@ from sessionspec.conformance.vectors.format import (
 )
 from sessionspec.conformance.vectors.schema import SCHEMA, validate
 from spec.registry import registry_digest, rule_ids, rules
+from tests.support import GROUNDTRUTH
 
 
 @pytest.fixture(scope="module")

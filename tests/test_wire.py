@@ -17,7 +17,7 @@ from model.rejected import Rejected
 from model.wire import Request, build_request, request_to_json
 from sessionspec.fast.request_points import reconstruct_requests
 from spec.strategies import canonical_headers
-from tests.conftest import GROUNDTRUTH
+from tests.support import GROUNDTRUTH
 
 USER = obj((("role", "user"), ("content", "hi")))
 PREFIX = (obj((("role", "user"), ("content", "prefix"))),)

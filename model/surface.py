@@ -41,9 +41,8 @@ class SurfaceState:
     """SURF-1: ``{nodes, replaceGeneration}``, starting ``{[], 0}``.
 
     A well-formed surface never names a seq twice (SURF-8 splices a range to
-    one new seq) and counts replaces from 0.  (Stated as preconditions of
-    ``apply_plan`` rather than ``inv:``: CrossHair 0.0.113 cannot construct a
-    slotted frozen dataclass that carries a class invariant, see docs/proofs.md.)
+    one new seq) and counts replaces from 0: stated as preconditions of
+    ``apply_plan`` (proofs/notes.md says why not as a class invariant).
     """
 
     nodes: tuple[int, ...] = ()

@@ -271,7 +271,7 @@ def after_step(t: Turn, reply: Reply, pending: list[Steering], prior_failures: l
     if t.hooks.post_step is not None:
         header = t.session.header
         assert isinstance(header, EpochHeader)
-        # The live log is passed read-only (no copy per step: the simulator runs long logs).
+        # The listener reads the live log; it appends only through its result (CMP-6).
         listened = t.hooks.post_step(t.session.events, StepContext(
             turn=t.number, step=t.step, header=header, had_tool_calls=bool(reply.executed_calls),
             aborted=t.aborted is not None))

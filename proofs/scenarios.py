@@ -195,13 +195,20 @@ def play(s: Scenario) -> Played:
     outcomes: list[TurnOutcome] = []
     befores: list[int] = []
     instances: list[int] = []
-    held = HeldObjects()  # contributors that keep their objects edit them after each turn (PFX-6)
+    # Contributors that keep their objects edit them as soon as the composition is cached (PFX-6): an
+    # aliasing cache (proofs.planted.faults NO_CLONE re-reads the live objects when run_turn returns)
+    # then shows the edit in the next turn's requests, within the scenario's two turns.
+    held = HeldObjects()
+
+    def edit_after_composition(comp: Composition) -> None:
+        held.remember(comp)
+        held.edit()
+
     for turn, shape in enumerate((s.t1, s.t2), 1):
         if turn > 1 and (shape.new_instance or instance.disposed):
             instance, number = loop.new_instance(), number + 1
             agent = replace(agent, contributors=tuple(contributor(c, i, number) for i, c in enumerate(shapes, 1)))
-        outcome = loop.run_turn(log, instance, agent, script(shape, turn), hooks=loop.Hooks(after_composition=held.remember))
-        held.edit()
+        outcome = loop.run_turn(log, instance, agent, script(shape, turn), hooks=loop.Hooks(after_composition=edit_after_composition))
         if isinstance(outcome, Rejected):
             return Played(log=log, outcomes=tuple(outcomes), befores=tuple(befores), instances=tuple(instances),
                           foreign=foreign, rejected=outcome)

@@ -25,11 +25,11 @@ from model.compaction.retention import balanced_cuts
 from model.header import EpochHeader, header_holds_placeholder, header_of_event
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int, json_eq
 from model.log import Dialect, Event
-from model.meter import PricedSurface
+from model.meter import PricedSurface, node_price
 from model.placeholder import mentions_placeholder
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
 from model.rejected import Rejected
-from model.surface import log_view
+from model.surface import SurfacePlan, log_view
 from sessionspec.check.audits import audits
 
 
@@ -61,21 +61,34 @@ class CompactionAudit:
     def report(self, rule: str, event: Event, why: str) -> None:
         self.findings.append(Rejected(rule=rule, seq=event.seq, reason=why))
 
-    def run(self, events: Sequence[Event]) -> tuple[Rejected, ...]:
+    def run(self, events: Sequence[Event], plans: Sequence[SurfacePlan | None] | None = None) -> tuple[Rejected, ...]:
         """Every finding of ``events``; a surface or header the meter cannot
-        fold ends the audit with that rejection last."""
+        fold ends the audit with that rejection last.  ``plans``, when given,
+        are the events' surface transitions already planned (the checker's one
+        surface fold): the priced surface then prices and commits them without
+        planning again (what ``PricedSurface.fold`` does after its plan)."""
         self.surface = PricedSurface(dialect=self.dialect)
         for index, event in enumerate(events):
             before = log_view(events, index)
             self.visit(event, before)
             # The surface before ``event`` was what the checks above saw.
-            bad = self.surface.fold(event, before)
+            bad = self.surface.fold(event, before) if plans is None else self.commit_planned(event, plans[index])
             if bad is None and event.type == "request/header":
                 header = header_of_event(event, self.dialect)
                 bad, self.header = (header, self.header) if isinstance(header, Rejected) else (None, header)
             if bad is not None:
                 return (*self.findings, bad)
         return tuple(self.findings)
+
+    def commit_planned(self, event: Event, plan: SurfacePlan | None) -> Rejected | None:
+        """``PricedSurface.fold`` after its plan (MTR-7): price the node, commit the splice."""
+        if plan is None:
+            return None
+        tokens = node_price(event, self.dialect)
+        if isinstance(tokens, Rejected):
+            return tokens
+        self.surface.commit(plan, tokens)
+        return None
 
     def visit(self, event: Event, before: Sequence[Event]) -> None:
         kind = event.type
@@ -290,13 +303,14 @@ class CompactionAuditD08(CompactionAudit):
 
 
 @audits("FMT-7", "CMP-25", "DIA-19", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "PRN-3", "PRN-4", "PRN-5", "DIA-16", "DIA-18", "FMT-4", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2")
-def audit_compactions(events: Sequence[Event], dialect: Dialect) -> tuple[Rejected, ...]:
-    """FMT-7's compaction audit: every finding of the log, empty for a valid log."""
+def audit_compactions(events: Sequence[Event], dialect: Dialect, plans: Sequence[SurfacePlan | None] | None = None) -> tuple[Rejected, ...]:
+    """FMT-7's compaction audit: every finding of the log, empty for a valid log
+    (``plans``: the events' surface transitions, when already planned)."""
     match dialect:
         case Dialect.A55:
-            return CompactionAudit().run(events)
+            return CompactionAudit().run(events, plans)
         case Dialect.D08:
-            return CompactionAuditD08(dialect=Dialect.D08).run(events)
+            return CompactionAuditD08(dialect=Dialect.D08).run(events, plans)
 
 
 def inferred_prune_config(content: Json) -> PruneConfig | None:

@@ -68,11 +68,13 @@ class CompactionAudit:
         surface fold): the priced surface then prices and commits them without
         planning again (what ``PricedSurface.fold`` does after its plan)."""
         self.surface = PricedSurface(dialect=self.dialect)
+        rules = rules_of(self.dialect)
+        # CMP-1's bracket event names, looked up once per log instead of three times per event.
+        bracket_types = (rules.event_type("start"), rules.event_type("summary"), rules.event_type("end"))
         for index, event in enumerate(events):
-            before = log_view(events, index)
-            self.visit(event, before)
+            self.visit(event, events, index, bracket_types)
             # The surface before ``event`` was what the checks above saw.
-            bad = self.surface.fold(event, before) if plans is None else self.commit_planned(event, plans[index])
+            bad = self.surface.fold(event, log_view(events, index)) if plans is None else self.commit_planned(event, plans[index])
             if bad is None and event.type == "request/header":
                 header = header_of_event(event, self.dialect)
                 bad, self.header = (header, self.header) if isinstance(header, Rejected) else (None, header)
@@ -90,24 +92,26 @@ class CompactionAudit:
         self.surface.commit(plan, tokens)
         return None
 
-    def visit(self, event: Event, before: Sequence[Event]) -> None:
+    def visit(self, event: Event, events: Sequence[Event], index: int, bracket_types: tuple[str, str, str]) -> None:
+        """One event, ``events[index]``; the checks that read the log before it get
+        ``events[:index]`` as a view (made only for them: most events need none)."""
         kind = event.type
-        rules = rules_of(self.dialect)
+        start, summary, end = bracket_types
         if kind == "turn/start":
             self.turn_start(event)
         elif kind == "turn/end":
             self.turn_end(event)
         elif kind == "session/end-seed":
             self.bracket = None
-        elif kind == rules.event_type("start"):
+        elif kind == start:
             self.start(event)
             self.bracket = Bracket(start=event, turn=get(event.data, "turn"), compaction_id=get(event.data, "compactionId"))
-        elif kind == rules.event_type("summary"):
+        elif kind == summary:
             if self.bracket is None:
                 self.report("CMP-25", event, "summary without an open compaction start")
             else:
-                self.summary(event, self.bracket, before)
-        elif kind == rules.event_type("end"):
+                self.summary(event, self.bracket, log_view(events, index))
+        elif kind == end:
             if self.bracket is None:
                 self.report("CMP-25", event, "end without an open compaction start")
             else:
@@ -120,7 +124,7 @@ class CompactionAudit:
         elif kind == "compaction/prune":
             self.pending_prune = event
         elif kind == "tool/result" and isinstance(event.surface_op, JsonObject):
-            self.prune(event, before, self.pending_prune)
+            self.prune(event, log_view(events, index), self.pending_prune)
             self.pending_prune = None
 
     def turn_start(self, event: Event) -> None:

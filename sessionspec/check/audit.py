@@ -42,7 +42,7 @@ from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
-from model.surface import fold_surface
+from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import audit_compactions
 from sessionspec.check.compaction_rules_audit import audit_compaction_rules
@@ -52,6 +52,7 @@ from sessionspec.check.provenance_audit import audit_provenance
 from sessionspec.check.repair_audit import audit_repair
 from sessionspec.check.retention_audit import audit_zero_retention
 from sessionspec.check.shape_audit import audit_shapes
+from sessionspec.check.surface_pass import surface_transitions
 from sessionspec.fast.request_points import request_points
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
@@ -649,7 +650,9 @@ def check_end_seed(events: Sequence[Event], seed_length: int) -> list[Rejected]:
 
 
 @audits("FMT-8", "INV-7", "HDR-9", "P-INV-1")
-def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+def check_request_points(
+    events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0, plans: Sequence[SurfacePlan | None] | None = None
+) -> list[Rejected]:
     """FMT-8/INV-7: every live request point has a header in force (HDR-9,
     FMT-9 g) naming a provider and model, and its request (prefix first,
     WIRE-2, then the boundary derivation) can be built.
@@ -658,8 +661,9 @@ def check_request_points(events: Sequence[Event], dialect: Dialect, first_live_s
     a header and a boundary, and ``request_points`` fails (INV-7) when a
     boundary cannot be derived, so a point with a header in force has a
     request.  Copying every boundary (``RequestPoint.request()``) would cost
-    the history length per request, quadratic in the log."""
-    points = request_points(events, dialect, first_live_seq)
+    the history length per request, quadratic in the log.  ``plans``: the
+    events' surface transitions, when the checker's one surface fold made them."""
+    points = request_points(events, dialect, first_live_seq, plans)
     if isinstance(points, Rejected):
         return [points]
     found: list[Rejected] = []
@@ -757,10 +761,11 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
         found += check_d08_message_shapes(events)
         found += check_retry_attempts(events)
     notes += placeholder_notes(events)
-    fold = fold_surface(events, dialect)
-    surface_ok = not isinstance(fold, Rejected)
-    if isinstance(fold, Rejected):
-        found.append(fold)
+    # Issue 26: the surface is folded once (DIA-11's rejection is fold_surface's, see
+    # surface_pass); the request points and the compaction audit reuse its plans.
+    transitions = surface_transitions(events, dialect)
+    if isinstance(transitions, Rejected):
+        found.append(transitions)
     found += check_nesting(events, dialect, first_live_seq)
     found += check_header_reasons(events, dialect, first_live_seq)
     # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
@@ -768,11 +773,11 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     found += audit_loop(events, dialect, first_live_seq)
     found += audit_provenance(events, dialect, first_live_seq)
     found += audit_repair(events, dialect, first_live_seq)
-    if surface_ok:
+    if not isinstance(transitions, Rejected):
         found += audit_compaction_rules(events, dialect, first_live_seq)
         found += audit_zero_retention(events, dialect, first_live_seq)
-        found += check_request_points(events, dialect, first_live_seq)
-        found += audit_compactions(events, dialect)
+        found += check_request_points(events, dialect, first_live_seq, transitions.plans)
+        found += audit_compactions(events, dialect, transitions.plans)
     return Audit(
         findings=_sorted(found),
         notes=tuple(notes),

@@ -25,11 +25,11 @@ from model.compaction.retention import balanced_cuts
 from model.header import EpochHeader, header_holds_placeholder, header_of_event
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int, json_eq
 from model.log import Dialect, Event
-from model.meter import PricedSurface
+from model.meter import PricedSurface, node_price
 from model.placeholder import mentions_placeholder
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
 from model.rejected import Rejected
-from model.surface import log_view
+from model.surface import SurfacePlan, log_view
 from sessionspec.check.audits import audits
 
 
@@ -61,15 +61,20 @@ class CompactionAudit:
     def report(self, rule: str, event: Event, why: str) -> None:
         self.findings.append(Rejected(rule=rule, seq=event.seq, reason=why))
 
-    def run(self, events: Sequence[Event]) -> tuple[Rejected, ...]:
+    def run(self, events: Sequence[Event], plans: Sequence[SurfacePlan | None] | None = None) -> tuple[Rejected, ...]:
         """Every finding of ``events``; a surface or header the meter cannot
-        fold ends the audit with that rejection last."""
+        fold ends the audit with that rejection last.  ``plans``, when given,
+        are the events' surface transitions already planned (the checker's one
+        surface fold): the priced surface then prices and commits them without
+        planning again (what ``PricedSurface.fold`` does after its plan)."""
         self.surface = PricedSurface(dialect=self.dialect)
+        rules = rules_of(self.dialect)
+        # CMP-1's bracket event names, looked up once per log instead of three times per event.
+        bracket_types = (rules.event_type("start"), rules.event_type("summary"), rules.event_type("end"))
         for index, event in enumerate(events):
-            before = log_view(events, index)
-            self.visit(event, before)
+            self.visit(event, events, index, bracket_types)
             # The surface before ``event`` was what the checks above saw.
-            bad = self.surface.fold(event, before)
+            bad = self.surface.fold(event, log_view(events, index)) if plans is None else self.commit_planned(event, plans[index])
             if bad is None and event.type == "request/header":
                 header = header_of_event(event, self.dialect)
                 bad, self.header = (header, self.header) if isinstance(header, Rejected) else (None, header)
@@ -77,24 +82,36 @@ class CompactionAudit:
                 return (*self.findings, bad)
         return tuple(self.findings)
 
-    def visit(self, event: Event, before: Sequence[Event]) -> None:
+    def commit_planned(self, event: Event, plan: SurfacePlan | None) -> Rejected | None:
+        """``PricedSurface.fold`` after its plan (MTR-7): price the node, commit the splice."""
+        if plan is None:
+            return None
+        tokens = node_price(event, self.dialect)
+        if isinstance(tokens, Rejected):
+            return tokens
+        self.surface.commit(plan, tokens)
+        return None
+
+    def visit(self, event: Event, events: Sequence[Event], index: int, bracket_types: tuple[str, str, str]) -> None:
+        """One event, ``events[index]``; the checks that read the log before it get
+        ``events[:index]`` as a view (made only for them: most events need none)."""
         kind = event.type
-        rules = rules_of(self.dialect)
+        start, summary, end = bracket_types
         if kind == "turn/start":
             self.turn_start(event)
         elif kind == "turn/end":
             self.turn_end(event)
         elif kind == "session/end-seed":
             self.bracket = None
-        elif kind == rules.event_type("start"):
+        elif kind == start:
             self.start(event)
             self.bracket = Bracket(start=event, turn=get(event.data, "turn"), compaction_id=get(event.data, "compactionId"))
-        elif kind == rules.event_type("summary"):
+        elif kind == summary:
             if self.bracket is None:
                 self.report("CMP-25", event, "summary without an open compaction start")
             else:
-                self.summary(event, self.bracket, before)
-        elif kind == rules.event_type("end"):
+                self.summary(event, self.bracket, log_view(events, index))
+        elif kind == end:
             if self.bracket is None:
                 self.report("CMP-25", event, "end without an open compaction start")
             else:
@@ -107,7 +124,7 @@ class CompactionAudit:
         elif kind == "compaction/prune":
             self.pending_prune = event
         elif kind == "tool/result" and isinstance(event.surface_op, JsonObject):
-            self.prune(event, before, self.pending_prune)
+            self.prune(event, log_view(events, index), self.pending_prune)
             self.pending_prune = None
 
     def turn_start(self, event: Event) -> None:
@@ -290,13 +307,14 @@ class CompactionAuditD08(CompactionAudit):
 
 
 @audits("FMT-7", "CMP-25", "DIA-19", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "PRN-3", "PRN-4", "PRN-5", "DIA-16", "DIA-18", "FMT-4", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2")
-def audit_compactions(events: Sequence[Event], dialect: Dialect) -> tuple[Rejected, ...]:
-    """FMT-7's compaction audit: every finding of the log, empty for a valid log."""
+def audit_compactions(events: Sequence[Event], dialect: Dialect, plans: Sequence[SurfacePlan | None] | None = None) -> tuple[Rejected, ...]:
+    """FMT-7's compaction audit: every finding of the log, empty for a valid log
+    (``plans``: the events' surface transitions, when already planned)."""
     match dialect:
         case Dialect.A55:
-            return CompactionAudit().run(events)
+            return CompactionAudit().run(events, plans)
         case Dialect.D08:
-            return CompactionAuditD08(dialect=Dialect.D08).run(events)
+            return CompactionAuditD08(dialect=Dialect.D08).run(events, plans)
 
 
 def inferred_prune_config(content: Json) -> PruneConfig | None:

@@ -10,7 +10,7 @@ from model.derive import project
 from model.jsonval import JsonObject
 from model.log import Dialect, Event
 from model.rejected import Rejected
-from model.surface import log_view, plan_surface_event, splice
+from model.surface import SurfacePlan, log_view, plan_surface_event, splice
 
 
 @final
@@ -41,6 +41,12 @@ class IncrementalDerivation:
         plan = plan_surface_event(self._nodes, event, log_view(self.events, len(self.events)), self.dialect)
         if isinstance(plan, Rejected):
             return plan
+        return self.append_planned(event, plan)
+
+    def append_planned(self, event: Event, plan: SurfacePlan | None) -> Rejected | None:
+        """Append one event whose surface transition is already planned (SURF-9) on
+        these nodes after these events, as the checker's one surface fold plans it
+        (:mod:`sessionspec.check.surface_pass`); the projection (DER-3) is still checked."""
         message: JsonObject | None = None
         if plan is not None:
             projected = project(event, self.dialect)

@@ -13,6 +13,7 @@ from model.header import EpochHeader, header_of_event
 from model.jsonval import ABSENT, Absent, JsonObject, get
 from model.log import Dialect, Event, data_int
 from model.rejected import Rejected
+from model.surface import SurfacePlan
 from model.wire import Request, build_request
 from sessionspec.fast.derivation import IncrementalDerivation
 
@@ -75,7 +76,7 @@ class _OpenStep:
 
 
 def request_points(
-    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0
+    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0, plans: Sequence[SurfacePlan | None] | None = None
 ) -> tuple[RequestPoint, ...] | Rejected:
     """Every loop request of an A55 log, in dispatch order (one pass).
 
@@ -85,7 +86,9 @@ def request_points(
     before a chunk are not counted: the log cannot show whether they were
     dispatched.  Steps of a seed (``seq < first_live_seq``) belong to the
     source session and are skipped.  The header is the fold at the first chunk,
-    else at the step's ``step/end`` (HDR-9).
+    else at the step's ``step/end`` (HDR-9).  ``plans``, when given, are the
+    surface transitions of ``events`` already planned (one per event, by the
+    checker's one surface fold), so the derivation does not plan them again.
 
     post: isinstance(__return__, Rejected) or all(p.step_start_seq >= first_live_seq for p in __return__)
     post: isinstance(__return__, Rejected) or all(a.step_start_seq < b.step_start_seq for a, b in zip(__return__, __return__[1:]))
@@ -97,14 +100,14 @@ def request_points(
     points: list[RequestPoint] = []
     open_step: _OpenStep | None = None
     ended_without_chunk: _OpenStep | None = None
-    for event in events:
+    for index, event in enumerate(events):
         if ended_without_chunk is not None and event.type in ("step/start", "turn/end", "turn/start"):
             # The previous step ended without a chunk: it was a request error
             # iff the turn goes on with a new step or ends in a failure.
             if event.type == "step/start" or _is_request_failure(event):
                 points.append(ended_without_chunk.point())
             ended_without_chunk = None
-        rejected = derivation.append(event)
+        rejected = derivation.append(event) if plans is None else derivation.append_planned(event, plans[index])
         if rejected is not None:
             return rejected
         match event.type:

@@ -11,18 +11,10 @@ from model.jsonval import freeze
 from model.log import Dialect, Event, with_seq
 from model.migrate import migrate_legacy
 from model.rejected import Rejected
-from sessionspec.check.audit import (
-    audit_events,
-    audit_log,
-    check_d08_message_shapes,
-    check_fork_seed,
-    check_header_reasons,
-    check_header_types,
-    check_nesting,
-    check_retry_attempts,
-    pre_a55_designs,
-    quirk_observations,
-)
+from sessionspec.check.audit import audit_events, audit_log, check_fork_seed, pre_a55_designs, quirk_observations
+from sessionspec.check.d08_audit import check_d08_message_shapes, check_retry_attempts
+from sessionspec.check.header_audit import check_header_reasons, check_header_types
+from sessionspec.check.nesting_audit import check_nesting
 
 USER = {"kind": "user"}
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "opener"}]}]

@@ -11,7 +11,7 @@ import pytest
 
 from model.jsonval import freeze
 from model.log import Dialect, Event, make_event
-from sessionspec.check.audit import check_header_types
+from sessionspec.check.header_audit import check_header_types
 
 
 def _header(header: dict[str, object]) -> Event:

@@ -28,8 +28,9 @@ from model.log import Dialect, Event, make_event
 from model.meter import PricedSurface, measure
 from model.rejected import Rejected
 from model.surface import SurfacePlan, SurfaceState, fold_surface, log_view, step_surface
-from sessionspec.check.audit import check_header_types, placeholder_notes
+from sessionspec.check.audit import placeholder_notes
 from sessionspec.check.compaction_audit import CompactionAudit, audit_compactions
+from sessionspec.check.header_audit import check_header_types
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.generate import WrittenSurface
 from tests.support import Log, busy_log, short

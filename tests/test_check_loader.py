@@ -10,6 +10,7 @@ core-load rule (LOG-8/LEG-10), LOG-13 the companion's, LOOP-11 the loop's only.
 from __future__ import annotations
 
 import copy
+import io
 import json
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from jsonschema import Draft202012Validator
 
 from model.rejected import FailureKind
 from sessionspec.check.audit_table import loader_level
+from sessionspec.check.checker import check_log
+from sessionspec.check.logfile import read_stream
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schemas" / "check.v3.schema.json"
 
@@ -126,3 +129,27 @@ def test_a_header_line_without_delegation_depth_is_refused_by_the_file_load() ->
     header = {k: v for k, v in HEADER.items() if k != "delegationDepth"}
     loader, _, _ = _answer([header, *B()])
     assert loader == "refuses"
+
+
+def _torn(tail: str) -> str | None:
+    """Ground truth B cut inside its last turn (a crash prefix), with ``tail`` appended as the file's end."""
+    rows = B()
+    last_end = max(i for i, r in enumerate(rows) if r["type"] == "turn/end")
+    body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [HEADER, *rows[:last_end]])
+    report = check_log(read_stream(io.BytesIO((body + tail).encode()), "torn.jsonl"))
+    return report.loader()
+
+
+def test_a_crash_prefix_is_accepted_by_the_file_load() -> None:
+    """LOG-14: "The persistence coordinator applies it on cold load": an open last turn is closed, not refused."""
+    assert _torn("") == "accepts"
+
+
+@pytest.mark.xfail(strict=True, reason="QF-15: the loader answer is per rule; a torn tail after the last turn/end "
+                   "needs a position-aware answer (sessionspec/check, not this module)")
+@pytest.mark.parametrize("tail", ['{"type":"step/end","seq":5', '{"type":"step/end","seq":5\n'])
+def test_a_torn_tail_after_the_last_turn_end_is_accepted_by_the_file_load(tail: str) -> None:
+    """QF-15: the JSONL scan ignores a tail without a newline and stops at the first unparsable line or seq
+    gap after the last valid `turn/end` (`session-persistence-jsonl/src/format.ts` `scanLog`, lines 226 and
+    279-295 at a55f148516); the coordinator truncates it (`commitRepair`, `coordinator.ts` line 322)."""
+    assert _torn(tail) == "accepts"

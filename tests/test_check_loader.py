@@ -10,14 +10,18 @@ core-load rule (LOG-8/LEG-10), LOG-13 the companion's, LOOP-11 the loop's only.
 from __future__ import annotations
 
 import copy
+import io
 import json
 from pathlib import Path
 
-from audit_support import Row, check, gt, renumber_insert
+import pytest
+from audit_support import Row, check, gt, index, renumber_insert
 from jsonschema import Draft202012Validator
 
 from model.rejected import FailureKind
 from sessionspec.check.audit_table import loader_level
+from sessionspec.check.checker import check_log
+from sessionspec.check.logfile import read_stream
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schemas" / "check.v3.schema.json"
 
@@ -62,3 +66,90 @@ def test_a_writer_finding_is_accepted_by_the_loader() -> None:
     """Two assistant/message in one step (LOOP-11): no load check forbids it."""
     loader, text, record = _answer(renumber_insert(B(), 21, copy.deepcopy(B()[20])))
     assert record["verdict"] == "invalid" and loader == "accepts" and text.endswith("[loader accepts]")
+
+
+# --------------------------------------------------------------------------- the persistence (file) load
+# Verified against the real file loaders outside the project (docs/fidelity.md, "Loader answers (check)"):
+# a log written to disk and loaded by session-persistence-jsonl's PersistenceCoordinator, then seeded.
+
+VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "check.json"
+HEADER: Row = {"type": "session", "version": 0, "id": "loader-test", "createdAt": 0, "delegationDepth": 0}
+
+
+def _vector_log(vector_id: str) -> list[Row]:
+    vectors = json.loads(VECTORS.read_text(encoding="utf-8"))["vectors"]
+    (log,) = [step["op"]["log"] for v in vectors if v["id"] == vector_id for step in v["steps"]]
+    return [json.loads(line) for line in log]
+
+
+def test_a_header_version_other_than_0_is_refused_by_the_file_load() -> None:
+    """LOG-17: "A persistence load MUST reject a session header `version` other than `0`"
+    (`coordinator.ts` `assertVersion`, line 391 at a55f148516, run by `loadCore` before any event)."""
+    loader, text, _ = _answer([{**HEADER, "version": 1}, *B()])
+    assert loader == "refuses" and text.endswith("[loader refuses]"), text
+
+
+def test_a_mode_set_event_is_refused_by_the_file_load() -> None:
+    """LEG-3 / LOG-17: the persistence load rejects "any `mode/set`" (`coordinator.ts`
+    `assertSupportedEvents`, line 135 at a55f148516), whatever else the log holds."""
+    rows = B()
+    rows[0]["type"] = "mode/set"
+    loader, _, record = _answer([HEADER, *rows])
+    assert loader == "refuses"
+    assert "LEG-3" in {f["rule"] for f in record["findings"]}  # type: ignore[attr-defined]
+
+
+def test_a_legacy_event_in_a_d08_turn_is_accepted_by_the_d08_file_load() -> None:
+    """DIA-13 is the D08 writer's rule, not a load check: the D08 persistence load migrates a legacy
+    (A55-shaped) `user/message` before seeding (`migrateLegacyMessageEvent`, `coordinator.ts` lines
+    462-537 at 611615650f), so the loader accepts what the checker calls invalid."""
+    report = check(_vector_log("check/writer/legacy-user-message-in-a-d08-turn"))
+    assert report.verdict.value == "invalid" and "DIA-13" in {f.rule for f in report.findings}
+    assert report.loader() == "accepts"
+
+
+@pytest.mark.xfail(strict=True, reason="QF-13: the finding is LOG-9, which the loader accepts in general; the "
+                   "non-iterable content needs its own load-level finding (sessionspec/check, not this module)")
+def test_an_assistant_message_without_iterable_content_is_refused_by_the_file_load() -> None:
+    """QF-13: the file load's crash repair iterates every `assistant/message`'s `content`
+    (`core/session/src/repair.ts` line 54, called by `coordinator.ts` `loadCore` line 317 at
+    a55f148516) before any validation, so `content: null` makes the load throw."""
+    rows = B()
+    rows[index(rows, "assistant/message")]["data"]["content"] = None
+    loader, _, _ = _answer([HEADER, *rows])
+    assert loader == "refuses"
+
+
+@pytest.mark.xfail(strict=True, reason="QF-14: the header parser (model/codec.py) accepts a header line "
+                   "without delegationDepth; the JSONL file load does not")
+def test_a_header_line_without_delegation_depth_is_refused_by_the_file_load() -> None:
+    """QF-14: the JSONL header line needs a non-negative safe-integer `delegationDepth`
+    (`session-persistence-jsonl/src/format.ts` `isHeaderLine`, lines 79-93 at a55f148516), else
+    "corrupt session log: first line is not a session header"."""
+    header = {k: v for k, v in HEADER.items() if k != "delegationDepth"}
+    loader, _, _ = _answer([header, *B()])
+    assert loader == "refuses"
+
+
+def _torn(tail: str) -> str | None:
+    """Ground truth B cut inside its last turn (a crash prefix), with ``tail`` appended as the file's end."""
+    rows = B()
+    last_end = max(i for i, r in enumerate(rows) if r["type"] == "turn/end")
+    body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [HEADER, *rows[:last_end]])
+    report = check_log(read_stream(io.BytesIO((body + tail).encode()), "torn.jsonl"))
+    return report.loader()
+
+
+def test_a_crash_prefix_is_accepted_by_the_file_load() -> None:
+    """LOG-14: "The persistence coordinator applies it on cold load": an open last turn is closed, not refused."""
+    assert _torn("") == "accepts"
+
+
+@pytest.mark.xfail(strict=True, reason="QF-15: the loader answer is per rule; a torn tail after the last turn/end "
+                   "needs a position-aware answer (sessionspec/check, not this module)")
+@pytest.mark.parametrize("tail", ['{"type":"step/end","seq":5', '{"type":"step/end","seq":5\n'])
+def test_a_torn_tail_after_the_last_turn_end_is_accepted_by_the_file_load(tail: str) -> None:
+    """QF-15: the JSONL scan ignores a tail without a newline and stops at the first unparsable line or seq
+    gap after the last valid `turn/end` (`session-persistence-jsonl/src/format.ts` `scanLog`, lines 226 and
+    279-295 at a55f148516); the coordinator truncates it (`commitRepair`, `coordinator.ts` line 322)."""
+    assert _torn(tail) == "accepts"

@@ -145,11 +145,20 @@ def test_a_crash_prefix_is_accepted_by_the_file_load() -> None:
     assert _torn("") == "accepts"
 
 
-@pytest.mark.xfail(strict=True, reason="QF-15: the loader answer is per rule; a torn tail after the last turn/end "
-                   "needs a position-aware answer (sessionspec/check, not this module)")
 @pytest.mark.parametrize("tail", ['{"type":"step/end","seq":5', '{"type":"step/end","seq":5\n'])
 def test_a_torn_tail_after_the_last_turn_end_is_accepted_by_the_file_load(tail: str) -> None:
     """QF-15: the JSONL scan ignores a tail without a newline and stops at the first unparsable line or seq
     gap after the last valid `turn/end` (`session-persistence-jsonl/src/format.ts` `scanLog`, lines 226 and
     279-295 at a55f148516); the coordinator truncates it (`commitRepair`, `coordinator.ts` line 322)."""
     assert _torn(tail) == "accepts"
+
+
+def test_the_same_hole_before_the_last_turn_end_is_refused_by_the_file_load() -> None:
+    """QF-15's control: an unparsable line at or before the last valid ``turn/end`` is committed corruption
+    ("corrupt session log: unparsable committed event at line N", ``format.ts`` scanLog): the load throws."""
+    rows = B()
+    last_end = max(i for i, r in enumerate(rows) if r["type"] == "turn/end")
+    lines = [json.dumps(r, separators=(",", ":")) for r in [HEADER, *rows]]
+    lines[last_end] = '{"type":"step/end","seq":'  # a line before the last turn/end (HEADER is line 0)
+    report = check_log(read_stream(io.BytesIO(("\n".join(lines) + "\n").encode()), "hole.jsonl"))
+    assert report.loader() == "refuses"

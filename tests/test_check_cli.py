@@ -81,10 +81,12 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     docs = [json.loads(line) for line in out.splitlines()]
     assert [d["kind"] for d in docs] == ["file", "file", "summary"]
     assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings", "loader", "writers"]
-    assert docs[0]["loader"] == "accepts" and docs[1]["loader"] == "refuses"
+    # QF-15: the cut leaves a partial last line after the last complete turn/end; the real file load drops
+    # such a torn tail (scanLog), so the loader accepts what the checker calls invalid (FMT-1).
+    assert docs[0]["loader"] == "accepts" and docs[1]["loader"] == "accepts"
     assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
     finding = docs[1]["findings"][0]
-    assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader", "onlyIf"] and finding["rule"] == "FMT-1" and finding["loader"] == "refuses"
+    assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader", "onlyIf"] and finding["rule"] == "FMT-1" and finding["loader"] == "accepts"
     assert docs[2] == {"kind": "summary", "schema": 3, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
 
 

@@ -67,7 +67,8 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     wrong = copy.deepcopy(records[1])
     wrong["findings"][0]["kind"] = "fatal"
     assert _errors(validator, wrong)
-    assert records[1]["findings"][0]["loader"] == "refuses" and records[1]["loader"] == "refuses"
+    # QF-15: a cut last line after the log's last turn/end is a torn tail the real file load drops.
+    assert records[1]["findings"][0]["loader"] == "accepts" and records[1]["loader"] == "accepts"
     wrong = copy.deepcopy(records[1])
     wrong["findings"][0]["loader"] = "maybe"
     assert _errors(validator, wrong)

@@ -258,8 +258,9 @@ def prune_pass(
     ``nodes``: the surface of ``events`` when the caller already folded it
     (every seq of it is a seq of ``events``).
 
-    post: isinstance(__return__, Rejected) or only_surface_results(events, __return__, dialect) is None
-    post: isinstance(__return__, Rejected) or prune_again_is_empty(events, __return__, config, dialect)
+    pre: nodes is None or all(0 <= seq < len(events) for seq in nodes)
+    post: isinstance(__return__, Rejected) or only_surface_results(events, __return__, dialect, nodes) is None
+    post: isinstance(__return__, Rejected) or prune_again_is_empty(events, __return__, config, dialect, nodes)
     """
     if nodes is None:
         fold = fold_surface(events, dialect)
@@ -304,13 +305,23 @@ def prune_pass(
     return PruneOutcome(events=tuple(out), pruned=tuple(pruned), chars_removed=removed)
 
 
-def only_surface_results(events: Sequence[Event], outcome: PruneOutcome, dialect: Dialect) -> str | None:
-    """PRN-4 for :func:`prune_pass`'s contract: appends only; each replacement replaces exactly one
-    ``tool/result`` node of the surface, once, cites it alone and keeps its keys; nothing else is written
-    but the dialect's record (D08 ``compaction/prune``, DIA-18)."""
+def _surface_as_promised(events: Sequence[Event], dialect: Dialect, nodes: Sequence[int] | None) -> tuple[int, ...] | None:
+    """The surface of a valid log, when ``nodes`` (if given) is that surface; else None (the contract is vacuous:
+    ``prune_pass`` promises nothing for an invalid log or a caller's wrong snapshot)."""
     fold = fold_surface(events, dialect)
-    if isinstance(fold, Rejected):
-        return f"the log does not fold: {fold}"
+    if isinstance(fold, Rejected) or (nodes is not None and tuple(nodes) != fold.state.nodes):
+        return None
+    return fold.state.nodes
+
+
+def only_surface_results(events: Sequence[Event], outcome: PruneOutcome, dialect: Dialect,
+                         nodes: Sequence[int] | None = None) -> str | None:
+    """PRN-4 for :func:`prune_pass`'s contract (on a valid log and its true surface): appends only; each
+    replacement replaces exactly one ``tool/result`` node of the surface, once, cites it alone and keeps its
+    keys; nothing else is written but the dialect's record (D08 ``compaction/prune``, DIA-18)."""
+    surface = _surface_as_promised(events, dialect, nodes)
+    if surface is None:
+        return None
     seen: set[Json] = set()
     for offset, event in enumerate(outcome.events):
         if event.seq != len(events) + offset:
@@ -321,7 +332,7 @@ def only_surface_results(events: Sequence[Event], outcome: PruneOutcome, dialect
         target = get(op, "start")
         if event.type != "tool/result" or not isinstance(op, JsonObject) or get(op, "end") != target:
             return f"PRN-4: the prune wrote a {event.type} that is not a one-node replace"
-        if target not in fold.state.nodes or target in seen or events[target].type != "tool/result":  # type: ignore[index]
+        if target not in surface or target in seen or events[target].type != "tool/result":  # type: ignore[index]
             return f"PRN-4: the prune replaces seq {target}, not a tool result of the surface (or twice)"
         seen.add(target)
         if event.source_event_seqs != (target,):
@@ -332,8 +343,12 @@ def only_surface_results(events: Sequence[Event], outcome: PruneOutcome, dialect
     return None
 
 
-def prune_again_is_empty(events: Sequence[Event], outcome: PruneOutcome, config: PruneConfig, dialect: Dialect) -> bool:
-    """PRN-5: a second pass over the pruned log prunes nothing (idempotent)."""
+def prune_again_is_empty(events: Sequence[Event], outcome: PruneOutcome, config: PruneConfig, dialect: Dialect,
+                         nodes: Sequence[int] | None = None) -> bool:
+    """PRN-5: a second pass over the pruned log prunes nothing (idempotent), for a valid configuration
+    (PRN-1) on a valid log and its true surface."""
+    if isinstance(check_prune_config(config), Rejected) or _surface_as_promised(events, dialect, nodes) is None:
+        return True
     again = prune_pass((*events, *outcome.events), config, dialect=dialect)
     return not isinstance(again, Rejected) and not again.events
 

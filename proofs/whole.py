@@ -28,6 +28,8 @@ from model.prefix import NotComposed, prefix_message
 from proofs.scenarios import (
     ContributorShape,
     Played,
+    ReplyChoice,
+    ReplyShape,
     Scenario,
     Scope,
     TurnShape,
@@ -174,12 +176,22 @@ def freeze_across_instances(s: Scenario) -> Played:
     return play(s)
 
 
-def discard_every_kind(s: Scenario) -> Played:
-    """P-PFX-6 whole (PFX-5, LOOP-15): an interrupted composition of any kind leaves nothing, visibly.
+def interrupted_in_composition(c1: ContributorShape | None, c2: ContributorShape | None, kind: InterruptKind,
+                               later: TurnShape) -> Scenario:
+    """The scenario whose first turn is interrupted (``kind``) inside the composition; ``later`` is any turn."""
+    first = TurnShape(ReplyShape(ReplyChoice.TEXT, False, False), None, Window.IN_COMPOSITION, kind, False, False)
+    return Scenario(c1, c2, first, later)
 
-    post: discard_whole(s, __return__) is None
+
+def discard_every_kind(c1: ContributorShape | None, c2: ContributorShape | None, kind: InterruptKind,
+                       later: TurnShape) -> Played:
+    """P-PFX-6 whole (PFX-5, LOOP-15): an interrupted composition of any kind leaves nothing, visibly.
+    The first turn is always interrupted inside the composition (the search goes to the kinds and to
+    what follows, not to finding the window); the second is any turn.
+
+    post: discard_whole(interrupted_in_composition(c1, c2, kind, later), __return__) is None
     """
-    return play(s)
+    return play(interrupted_in_composition(c1, c2, kind, later))
 
 
 def injects_durable(s: Scenario) -> Played:

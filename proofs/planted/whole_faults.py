@@ -18,15 +18,16 @@ import model.loop.compose
 import model.prefix
 from model.header import EpochHeader, fold_header
 from model.jsonval import ABSENT
+
+# discard_whole, freeze_whole and injects_whole are used by the contracts' post: lines.
+from model.loop import InterruptKind
 from model.loop.events import Draft
 from model.loop.script import Window, obj
 from model.loop.state import APPEND, Interrupted, Turn, TurnFailed
 from model.prefix import NotComposed, frozen_copy
 from proofs.planted.faults import _in_loop, _patched
-
-# discard_whole, freeze_whole and injects_whole are used by the contracts' post: lines.
-from proofs.scenarios import Played, Scenario, play
-from proofs.whole import discard_whole, freeze_whole, injects_whole  # noqa: F401
+from proofs.scenarios import ContributorShape, Played, Scenario, TurnShape, play
+from proofs.whole import discard_whole, freeze_whole, injects_whole, interrupted_in_composition  # noqa: F401
 
 
 class WholeFault(Enum):
@@ -101,13 +102,14 @@ def reuse_logged_prefix(s: Scenario) -> Played:
         return play(s)
 
 
-def cache_disposed(s: Scenario) -> Played:
+def cache_disposed(c1: ContributorShape | None, c2: ContributorShape | None, kind: InterruptKind,
+                   later: TurnShape) -> Played:
     """Discard of every kind under WholeFault.CACHE_DISPOSED.
 
-    post: discard_whole(s, __return__) is None
+    post: discard_whole(interrupted_in_composition(c1, c2, kind, later), __return__) is None
     """
     with installed(WholeFault.CACHE_DISPOSED):
-        return play(s)
+        return play(interrupted_in_composition(c1, c2, kind, later))
 
 
 def deferred_injects_lost(s: Scenario) -> Played:

@@ -108,16 +108,26 @@ def test_a_legacy_event_in_a_d08_turn_is_accepted_by_the_d08_file_load() -> None
     assert report.loader() == "accepts"
 
 
-@pytest.mark.xfail(strict=True, reason="QF-13: the finding is LOG-9, which the loader accepts in general; the "
-                   "non-iterable content needs its own load-level finding (sessionspec/check, not this module)")
-def test_an_assistant_message_without_iterable_content_is_refused_by_the_file_load() -> None:
-    """QF-13: the file load's crash repair iterates every `assistant/message`'s `content`
-    (`core/session/src/repair.ts` line 54, called by `coordinator.ts` `loadCore` line 317 at
-    a55f148516) before any validation, so `content: null` makes the load throw."""
+@pytest.mark.parametrize("content", [None, {}, 3, [None]])
+def test_an_assistant_message_without_iterable_content_is_refused_by_the_file_load(content: object) -> None:
+    """QF-13: the file load's crash repair iterates every `assistant/message`'s `content` and reads each
+    block's `type` (`core/session/src/repair.ts` line 54, called by `coordinator.ts` `loadCore` line 317 at
+    a55f148516) before any validation, so a content that is not iterable, or a null block, makes the load
+    throw (measured with the real file load: "event.data.content is not iterable", "Cannot read
+    properties of null (reading 'type')")."""
     rows = B()
-    rows[index(rows, "assistant/message")]["data"]["content"] = None
-    loader, _, _ = _answer([HEADER, *rows])
-    assert loader == "refuses"
+    rows[index(rows, "assistant/message")]["data"]["content"] = content
+    loader, _, record = _answer([HEADER, *rows])
+    assert loader == "refuses" and "LOG-9" in {f["rule"] for f in record["findings"]}  # type: ignore[attr-defined]
+
+
+def test_a_string_content_is_walked_without_a_throw_so_the_file_load_accepts_it() -> None:
+    """QF-13's control: JS iterates a string's characters, so the repair walk does not throw and the
+    seed does not check content shapes: LOG-9 for the checker, accepted by the real file load (measured)."""
+    rows = B()
+    rows[index(rows, "assistant/message")]["data"]["content"] = "hello"
+    loader, _, record = _answer([HEADER, *rows])
+    assert loader == "accepts" and "LOG-9" in {f["rule"] for f in record["findings"]}  # type: ignore[attr-defined]
 
 
 @pytest.mark.xfail(strict=True, reason="QF-14: the header parser (model/codec.py) accepts a header line "

@@ -30,9 +30,9 @@ from model.rejected import FailureKind, Rejected
 from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audit import audit_events, check_end_seed, check_fork_seed
 from sessionspec.check.audit_table import LOADER_LEVELS, loader_level
+from sessionspec.check.file_load import repair_walk_throws, torn_tail_line
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
 from sessionspec.check.paths import Unlistable, escape_text
-from sessionspec.check.torn_tail import torn_tail_line
 from sessionspec.check.writers import Attribution, TurnWriter, attribute, check_turn_dialects, writer_note
 
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
@@ -399,17 +399,21 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
         return report if not prefix.notes else _with_notes(report, prefix.notes)
     dialect, source = chosen
     judged = _judge(log, prefix, dialect, strict_quirks)
-    findings = _after_torn_tail(log, line_findings + list(judged.findings))
+    findings = _file_load_answers(log, dialect, line_findings + list(judged.findings))
     report = _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes, unknown=judged.outside)
     return replace(report, writers=judged.writers)
 
 
-def _after_torn_tail(log: LogFile, findings: list[Finding]) -> list[Finding]:
-    """QF-15: the file load never reads a torn tail after the last ``turn/end``; what is found there it accepts."""
+def _file_load_answers(log: LogFile, dialect: Dialect, findings: list[Finding]) -> list[Finding]:
+    """Where the real file load answers otherwise than per rule (sessionspec/check/file_load.py): a finding
+    on an event its repair walk throws on is refused (QF-13); one in a torn tail after the last ``turn/end``
+    is never read, so accepted (QF-15)."""
+    throws = repair_walk_throws(log.events, dialect)
     torn = torn_tail_line(log, ((f.rule, f.line, f.kind) for f in findings))
+    answered = [replace(f, loader="refuses") if f.seq in throws and f.kind is FailureKind.INVALID else f for f in findings]
     if torn is None:
-        return findings
-    return [replace(f, loader="accepts") if f.line is not None and f.line >= torn else f for f in findings]
+        return answered
+    return [replace(f, loader="accepts") if f.line is not None and f.line >= torn else f for f in answered]
 
 
 def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:

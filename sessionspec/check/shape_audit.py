@@ -127,6 +127,10 @@ def _is_object(v: Json | Absent) -> bool:
     return isinstance(v, JsonObject)
 
 
+def _is_list_of_objects(v: Json | Absent) -> bool:
+    return isinstance(v, tuple) and all(isinstance(b, JsonObject) for b in v)
+
+
 ERROR_KEYS: Final[Keys] = (("name", True), ("code", True))
 PROVENANCE_KEYS: Final[Keys] = (("provider", True), ("model", True), ("replayState", False))
 TODO_KEYS: Final[Keys] = (("content", True), ("status", True))
@@ -164,7 +168,9 @@ def _type_flaws(event: Event) -> list[str]:
             flaws += _not(data, "isError", lambda v: isinstance(v, bool), "a boolean")
             flaws += _not(data, "error", lambda v: v is ABSENT or key_flaw(v, ERROR_KEYS) is None, "{name, code}")
         case "assistant/message":
-            flaws += _not(data, "content", _is_list, "a list")
+            # LOG-9: content is ContentBlock[]; a block that is not an object is no block (the file load's
+            # repair walk reads block.type and throws on it, QF-13).
+            flaws += _not(data, "content", _is_list_of_objects, "a list of objects")
             flaws += _not(data, "provenance", lambda v: key_flaw(v, PROVENANCE_KEYS) is None, "{provider, model, replayState?}")
             flaws += _not(data, "usage", lambda v: v is ABSENT or _is_object(v), "an object")
         case _:

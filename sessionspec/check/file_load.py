@@ -1,0 +1,59 @@
+"""Where the real file load answers otherwise than the per-rule table (``audit_table.LOADER_REFUSES``).
+
+Two places, both measured against the real load (docs/fidelity.md, "The file load"):
+
+* **QF-15, a torn tail it drops.**
+
+The JSONL file load (``session-persistence-jsonl/src/format.ts`` ``scanLog`` at ``a55f148516``,
+lines 226 and 279-295) keeps the contiguous prefix of a log: it ignores a last line without its
+newline, and from the first unparsable line (JSON or a packed row, FMT-1 / CHK-5) or seq gap (LOG-1)
+*after the last valid* ``turn/end`` it stops and drops the rest, which the coordinator then truncates
+(``coordinator.ts`` ``commitRepair``, line 322).  The same hole at or before that ``turn/end`` is
+committed corruption and the load throws.  So a finding at or after the torn line is one the loader
+never sees: its loader answer is ``accepts``.
+* **QF-13, the crash-repair walk that throws.**  Before any validation the load walks every
+``assistant/message`` (``core/session/src/repair.ts`` ``interruptedTurnClosers``, line 54: ``for (const
+block of event.data.content) if (block.type === 'tool-call') ...``, called from ``coordinator.ts``
+``loadCore``, line 317), so a ``content`` that is not iterable, or a block that is ``null``, makes the
+load throw: a finding on that event reads ``loader refuses``.
+
+The checker's verdicts are not changed by either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from model.jsonval import get
+from model.log import Dialect, Event
+from model.rejected import FailureKind
+from sessionspec.check.logfile import LogFile
+
+# The findings that mark a hole the scan tolerates after the last turn/end.
+HOLE_RULES: Final = frozenset({"FMT-1", "CHK-5", "LOG-1"})
+
+
+def torn_tail_line(log: LogFile, findings: Iterable[tuple[str, int | None, FailureKind]]) -> int | None:
+    """The first line of the tail the file load drops, given the findings ``(rule, line, kind)``; None
+    when the load reads the whole file."""
+    last_turn_end = max((line for event, line in zip(log.events, log.lines, strict=True) if event.type == "turn/end"), default=0)
+    holes = [line for rule, line, kind in findings
+             if rule in HOLE_RULES and kind is FailureKind.INVALID and line is not None and line > last_turn_end]
+    return min(holes, default=None)
+
+
+def repair_walk_throws(events: Sequence[Event], dialect: Dialect) -> frozenset[int]:
+    """The seqs of the ``assistant/message`` events on which the load's repair walk throws (QF-13): the
+    content (A55 ``data.content``; D08 ``data.message.content``, ``repair.ts`` line 55 at ``611615650f``,
+    DIA-10) neither an array nor a string (JS iterates a string's characters), or an array holding ``null``."""
+    throws = set()
+    for event in events:
+        if event.type != "assistant/message":
+            continue
+        content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
+        if isinstance(content, str):
+            continue
+        if not isinstance(content, tuple) or any(block is None for block in content):
+            throws.add(event.seq)
+    return frozenset(throws)

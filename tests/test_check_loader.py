@@ -130,15 +130,16 @@ def test_a_string_content_is_walked_without_a_throw_so_the_file_load_accepts_it(
     assert loader == "accepts" and "LOG-9" in {f["rule"] for f in record["findings"]}  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, reason="QF-14: the header parser (model/codec.py) accepts a header line "
-                   "without delegationDepth; the JSONL file load does not")
 def test_a_header_line_without_delegation_depth_is_refused_by_the_file_load() -> None:
     """QF-14: the JSONL header line needs a non-negative safe-integer `delegationDepth`
     (`session-persistence-jsonl/src/format.ts` `isHeaderLine`, lines 79-93 at a55f148516), else
     "corrupt session log: first line is not a session header"."""
     header = {k: v for k, v in HEADER.items() if k != "delegationDepth"}
-    loader, _, _ = _answer([header, *B()])
-    assert loader == "refuses"
+    loader, _, record = _answer([header, *B()])
+    # Valid all the same: the harness's test tooling wrote such headers (nine real fixtures); only the file
+    # load refuses them, and the report says so in a note.
+    assert loader == "refuses" and record["verdict"] == "valid"
+    assert any("QF-14" in note for note in record["notes"])  # type: ignore[attr-defined]
 
 
 def _torn(tail: str) -> str | None:

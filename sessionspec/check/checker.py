@@ -30,7 +30,7 @@ from model.rejected import FailureKind, Rejected
 from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audit import audit_events, check_end_seed, check_fork_seed
 from sessionspec.check.audit_table import LOADER_LEVELS, loader_level
-from sessionspec.check.file_load import repair_walk_throws, torn_tail_line
+from sessionspec.check.file_load import header_line_refused, repair_walk_throws, torn_tail_line
 from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
 from sessionspec.check.paths import Unlistable, escape_text
 from sessionspec.check.writers import Attribution, TurnWriter, attribute, check_turn_dialects, writer_note
@@ -112,6 +112,8 @@ class FileReport:
     notes: tuple[str, ...] = ()
     # FMT-7 Writers: which writer each turn is attributed to (empty when the dialect is undecided).
     writers: tuple[TurnWriter, ...] = ()
+    # QF-14: the file load refuses the header line itself (its answer on a file no finding decides).
+    header_refused: bool = False
 
     @staticmethod
     def unreadable(path: str, reason: str) -> FileReport:
@@ -156,7 +158,7 @@ class FileReport:
         (``onlyIf``) counts too: the loader of that dialect would refuse it."""
         if self.verdict is Verdict.UNREADABLE:
             return None
-        answers = {f.loader for f in self.findings}
+        answers = {f.loader for f in self.findings} | ({"refuses"} if self.header_refused else set())
         return next(level for level in LOADER_LEVELS if level in answers or level == "accepts")
 
 
@@ -400,8 +402,10 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
     dialect, source = chosen
     judged = _judge(log, prefix, dialect, strict_quirks)
     findings = _file_load_answers(log, dialect, line_findings + list(judged.findings))
-    report = _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes, unknown=judged.outside)
-    return replace(report, writers=judged.writers)
+    refused = header_line_refused(log.header, dialect)
+    header_note = () if refused is None else (f"the JSONL file load refuses this header line: {refused} (QF-14; the harness's JSONL writer always writes it)",)
+    report = _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes + header_note, unknown=judged.outside)
+    return replace(report, writers=judged.writers, header_refused=refused is not None)
 
 
 def _file_load_answers(log: LogFile, dialect: Dialect, findings: list[Finding]) -> list[Finding]:

@@ -17,7 +17,15 @@ block of event.data.content) if (block.type === 'tool-call') ...``, called from 
 ``loadCore``, line 317), so a ``content`` that is not iterable, or a block that is ``null``, makes the
 load throw: a finding on that event reads ``loader refuses``.
 
-The checker's verdicts are not changed by either.
+* **QF-14, a header line it does not take for one.**  The file load's ``isHeaderLine``
+(``session-persistence-jsonl/src/format.ts`` lines 79-93 at ``a55f148516``, 89-107 at ``611615650f``)
+requires a number ``version``, a string ``id``, and ``createdAt`` and ``delegationDepth`` as
+non-negative safe integers (D08 also ``origin`` absent or ``"subagent"``, ``agentPreset`` absent or a
+string), else "corrupt session log: first line is not a session header".  The harness's JSONL writer
+always writes them; its test tooling has written headers without ``delegationDepth``, so such a log is
+not invalid: the file's loader answer is ``refuses`` with a note.
+
+The checker's verdicts are not changed by any of these.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from model.jsonval import get
+from model.codec import SessionHeader
+from model.jsonval import ABSENT, Json, JsonObject, get
 from model.log import Dialect, Event
 from model.rejected import FailureKind
 from sessionspec.check.logfile import LogFile
@@ -57,3 +66,33 @@ def repair_walk_throws(events: Sequence[Event], dialect: Dialect) -> frozenset[i
         if not isinstance(content, tuple) or any(block is None for block in content):
             throws.add(event.seq)
     return frozenset(throws)
+
+
+def _safe_non_negative(value: Json) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53 - 1
+
+
+def header_line_refused(header: SessionHeader | None, dialect: Dialect | None) -> str | None:
+    """QF-14: why the file load's ``isHeaderLine`` refuses this header line, or None (also for a file
+    without a header line, which is no session file the file load would read)."""
+    if header is None:
+        return None
+    value: JsonObject = header.value
+    if get(value, "type") != "session":
+        return "its type is not \"session\""
+    version = get(value, "version")
+    if not isinstance(version, (int, float)) or isinstance(version, bool):
+        return "no number version"
+    if not isinstance(get(value, "id"), str):
+        return "no string id"
+    for key in ("createdAt", "delegationDepth"):
+        field = get(value, key)
+        if field is ABSENT or not _safe_non_negative(field):
+            return f"no non-negative safe-integer {key}"
+    if dialect is Dialect.D08:
+        origin, preset = get(value, "origin"), get(value, "agentPreset")
+        if origin is not ABSENT and origin != "subagent":
+            return "an origin other than \"subagent\""
+        if preset is not ABSENT and not isinstance(preset, str):
+            return "a non-string agentPreset"
+    return None

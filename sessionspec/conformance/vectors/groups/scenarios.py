@@ -371,4 +371,14 @@ def _requeue_and_composition_scenarios() -> list[Scenario]:
            {"op": "resume"},
            {"op": "configure", "agent": {"contributors": [P, {"idiom": "append", "content": [], "lossy": True}]}},
            send("two", reply("b"))),
+        # Issue 29: the instances the vectors lacked.
+        _s("harness/contributor-prefix-holds-at-the-third-step", "PFX-7 PFX-2 LOOP-5",
+           "one composition serves every step of the instance: the third step's request starts with the same prefix",
+           {"agent": agent(P, tools=[WORK_TOOL])},
+           send("go", work(1, 60), work(2, 60), reply("done"))),
+        _s("compaction/prune-over-a-replaced-result", "PRN-5 PRN-3 SURF-7",
+           "a later pressure pass prunes the new large result and leaves the result it already replaced as it is",
+           {"agent": compacting("CHECKPOINT: done so far.", thresholdRatio={"$number": "0.25"}, retainTokens=100, contextWindow=800,
+                                prune={"thresholdChars": 200, "headChars": 60, "tailChars": 30})},
+           send("dump", work(0, 900), reply("dumped")), send("again", work(1, 900), reply("dumped again"))),
     ]

@@ -320,3 +320,8 @@ def prefix_messages(h: EpochHeader | Absent) -> tuple[Json, ...]:
         return ()
     prefix = h.message_prefix
     return prefix if isinstance(prefix, tuple) else ()
+
+
+def latest_header(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> EpochHeader | Absent | Rejected:
+    """``requestHeader()``: the canonical header of the latest request/header (HDR-5's fold from nothing)."""
+    return fold_header(events, ABSENT, dialect)

@@ -303,3 +303,28 @@ def data_int(event: Event, key: str) -> int | None:
 
 def is_object(v: Json | Absent) -> bool:
     return isinstance(v, JsonObject)
+
+
+@final
+class _LogView(Sequence[Event]):
+    """A read-only view of the log's first ``length`` events, ``events[:length]``,
+    without copying (keeps the folds linear).  Not the session prefix (PFX)."""
+
+    __slots__ = ("_events", "_length")
+
+    def __init__(self, events: Sequence[Event], length: int) -> None:
+        self._events = events
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> Event:  # type: ignore[override]
+        if not -self._length <= index < self._length:
+            raise IndexError(index)
+        return self._events[index % self._length if index < 0 else index]
+
+
+def log_view(events: Sequence[Event], length: int) -> Sequence[Event]:
+    """``events[:length]`` as a view (no copy)."""
+    return _LogView(events, length)

@@ -16,12 +16,12 @@ from typing import Final, final
 
 from model.assemble import BlockAssembler
 from model.derive import project
-from model.header import EpochHeader, fold_header, header_of_event, opt_header_eq
+from model.header import EpochHeader, header_of_event, opt_header_eq
 from model.jsonval import ABSENT, Absent, Json, get, js_stringify, u16
-from model.log import Dialect, Event
+from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
 from model.rules import implements
-from model.surface import SurfacePlan, log_view, plan_surface_event, splice
+from model.surface import SurfacePlan, plan_surface_event, splice
 
 CHARS_PER_TOKEN: Final = 4
 BLOCK_OVERHEAD: Final = 4
@@ -31,9 +31,7 @@ ROLE_OVERHEAD: Final = 4
 @implements("MTR-1")
 def ceil4(n: int) -> int:
     """MTR-1: "The constants MUST be `CHARS_PER_TOKEN = 4`, `BLOCK_OVERHEAD = 4`, `ROLE_OVERHEAD = 4`; all
-    lengths are `U16` (§0.4)."
-
-    MTR-1: ``ceil(n / CHARS_PER_TOKEN)`` for a non-negative length.
+    lengths are `U16` (§0.4)."  ``ceil(n / CHARS_PER_TOKEN)`` for a non-negative length.
 
     pre: n >= 0
     post: CHARS_PER_TOKEN * (__return__ - 1) < n <= CHARS_PER_TOKEN * __return__
@@ -51,12 +49,8 @@ def _text_len(v: Json | Absent) -> int:
 def price(blocks: Json | Absent) -> int:
     """MTR-2: "`price(blocks)` MUST be the sum over blocks of: `text`/`reasoning` → `ceil4(U16(text)) + 4`;
     `tool-call` → `ceil4(U16(name)) + ceil4(U16(arguments)) + 4`; `tool-result` → `price(block.content) +
-    4`; any other block → `4 + ceil4(U16(JS(block)))`."
-
-    MTR-2: ``text``/``reasoning`` -> ``ceil4(U16(text)) + 4``; ``tool-call``
-    -> ``ceil4(U16(name)) + ceil4(U16(arguments)) + 4``; ``tool-result`` ->
-    ``price(block.content) + 4``; any other block -> ``4 + ceil4(U16(JS(block)))``.
-    A string content (legacy shorthand) is priced as one text block.
+    4`; any other block → `4 + ceil4(U16(JS(block)))`."  A string content (legacy shorthand) is
+    priced as one text block.
 
     post: __return__ >= 0
     post: not isinstance(blocks, str) or __return__ == ceil4(u16(blocks)) + BLOCK_OVERHEAD
@@ -82,10 +76,7 @@ def price(blocks: Json | Absent) -> int:
 
 @implements("MTR-3")
 def estimate_message(message: Json) -> int:
-    """MTR-3: "`estimateMessage(m)` MUST equal `price(m.content) + 4` (the role is ignored)."
-
-    MTR-3: ``price(m.content) + 4``; the role is ignored.
-    """
+    """MTR-3: "`estimateMessage(m)` MUST equal `price(m.content) + 4` (the role is ignored)." """
     return price(get(message, "content")) + ROLE_OVERHEAD
 
 
@@ -93,12 +84,8 @@ def estimate_message(message: Json) -> int:
 def estimate_header(header: EpochHeader | Absent, dialect: Dialect = Dialect.A55) -> int:
     """MTR-4: "`estimateHeader(h)` MUST be `0` for an absent header, else `Σ estimateMessage(p) for p in
     h.messagePrefix or []` + (`ceil4(U16(h.system)) + 4` if `system` present) + (`ceil4(U16(JS(h.tools))) +
-    4` if `tools` present and non-empty)."
-
-    MTR-4: 0 for an absent header, else Σ estimateMessage(prefix) +
-    (``ceil4(U16(system)) + 4`` if present) + (``ceil4(U16(JS(tools))) + 4`` if
-    tools present and non-empty).  Config is never priced.  DIA-9: D08 prices
-    system and tools only (its canonical header has no prefix anyway)."""
+    4` if `tools` present and non-empty)."  Config is never priced.  DIA-9: D08 prices system and tools
+    only (its canonical header has no prefix anyway)."""
     if header is ABSENT:
         return 0
     total = 0
@@ -117,10 +104,7 @@ def node_price(event: Event, dialect: Dialect = Dialect.A55) -> int | Rejected:
     """MTR-7: "Every surface event MUST be priced as `estimateMessage(derive(event))`, or `0` when it derives
     no message; append pushes `{seq, tokens}` (`surfaceTokens += tokens`); replace locates the positional
     range on the meter's own node list (invalid → reject "replace at seq … has invalid current range"),
-    splices in `{seq, tokens}` and adds `tokens − Σ removed`."
-
-    MTR-7: ``estimateMessage(derive(event))``, or 0 when it derives no message.
-    """
+    splices in `{seq, tokens}` and adds `tokens − Σ removed`." """
     message = project(event, dialect)
     if isinstance(message, Rejected):
         return message
@@ -186,11 +170,10 @@ class PricedSurface:
     """The priced surface (MTR-7): the surface nodes in order, each priced
     ``estimateMessage(derive(event))``, and their sum ``surfaceTokens``.
 
-    The one priced-surface fold: the meter, compaction, the compaction audit
-    and the generator all keep theirs with this class.  It checks nothing but
-    SURF (no step structure, MTR-6: that is the meter's), so it also serves
-    session-mode logs (Q-16).  ``seqs`` mirrors ``nodes`` so planning an event
-    never rebuilds a list (linear folds)."""
+    The one priced-surface fold: the meter, compaction, the compaction audit and the generator all
+    keep theirs with this class.  It checks nothing but SURF (no step structure, MTR-6: that is the
+    meter's), so it also serves session-mode logs (Q-16).  ``seqs`` mirrors ``nodes`` so planning an
+    event never rebuilds a list."""
 
     dialect: Dialect = Dialect.A55
     seqs: list[int] = field(default_factory=list)
@@ -245,13 +228,6 @@ class MeterState:
     def nodes(self) -> list[PricedNode]:
         return self.surface.nodes
 
-    def copy(self) -> MeterState:
-        """A detached copy (the node lists are copied; the rest is immutable)."""
-        surface = PricedSurface(dialect=self.dialect, seqs=list(self.surface.seqs), nodes=list(self.surface.nodes),
-                                tokens=self.surface.tokens)
-        return MeterState(dialect=self.dialect, consumed=self.consumed, header=self.header, surface=surface,
-                          step_start=self.step_start, anchor=self.anchor)
-
     @property
     def surface_tokens(self) -> int:
         return self.surface.tokens
@@ -265,12 +241,7 @@ def _bad(rule: str, event: Event, why: str) -> Rejected:
 def provider_output_price(event: Event, surface_price: int, events: Sequence[Event]) -> int | Rejected:
     """MTR-9: "Provider-output price: `sourceEventSeqs` absent → `t` (the durable price); else every cited seq
     MUST be `< event.seq`, unique, an `assistant/chunk` of the same turn and step (else reject); feed the
-    chunks in citation order to the stream assembler; no blocks → 0, else `price(blocks) + 4`."
-
-    MTR-9: sourceEventSeqs absent -> the durable price ``t``; else each cited
-    seq must be an earlier, unique ``assistant/chunk`` of the same turn and step;
-    the chunks are assembled in citation order; no blocks -> 0, else
-    ``price(blocks) + 4``."""
+    chunks in citation order to the stream assembler; no blocks → 0, else `price(blocks) + 4`." """
     cited = event.source_event_seqs
     if cited is ABSENT:
         return surface_price
@@ -317,15 +288,11 @@ def fold_meter_event(state: MeterState, event: Event, events: Sequence[Event]) -
     transactional per event (a malformed event raises and stays unconsumed; state unchanged)."
     MTR-8: "At an `assistant/message` the anchor MUST be replaced: let `H` = the meter's current header and
     `t` = the message's surface price."
-
-    MTR-5/6: fold one event (``events`` = the log before it); transactional:
-    on rejection the state is unchanged.  MTR-8 replaces the anchor at an
-    ``assistant/message``.
     MTR-6: "The fold MUST handle these events as follows: `request/header` → `header =
     canonical(data.header)`; `step/start` → reject if a step is open, else `stepStart = {turn, step,
     surfaceTokens: current}`; `step/end` → reject unless it matches the open step, then clear;
-    `assistant/message` → reject unless inside the matching open step (MTR-8)."
-    """
+    `assistant/message` → reject unless inside the matching open step (MTR-8)."  ``events`` is the log
+    before ``event``."""
     dialect = state.dialect
     plan = state.surface.plan(event, events)
     if isinstance(plan, Rejected):
@@ -396,11 +363,9 @@ def meter_state(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Mete
 @implements("MTR-10")
 def measure_state(state: MeterState, override: EpochHeader | Absent = ABSENT) -> Measurement:
     """MTR-10: "`measure(session, override=ABSENT)` MUST use `header = canonical(override)` if given else the
-    folded header."
-
-    MTR-10: anchor baseline plus the signed surface delta when the anchor's
-    header equals the effective header; ``none`` for a headerless empty-priced
-    surface (Q-23); else the full estimate.  An override never changes nodes."""
+    folded header."  Then the anchor baseline plus the signed surface delta when the anchor's header
+    equals the effective header; ``none`` for a headerless empty-priced surface (Q-23); else the full
+    estimate.  An override never changes nodes."""
     header = state.header if override is ABSENT else override
     anchor = state.anchor
     if anchor is not None and opt_header_eq(anchor.header, header, state.dialect):
@@ -430,8 +395,3 @@ def measure(
     if isinstance(state, Rejected):
         return state
     return measure_state(state, override)
-
-
-def latest_header(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> EpochHeader | Absent | Rejected:
-    """``requestHeader()``: the canonical header of the latest request/header (HDR-5's fold from nothing)."""
-    return fold_header(events, ABSENT, dialect)

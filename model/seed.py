@@ -24,10 +24,10 @@ from collections.abc import Sequence
 
 from model.header import check_llm_shape
 from model.jsonval import JsonObject, get
-from model.log import Dialect, Event
+from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
 from model.rules import implements
-from model.surface import SurfaceState, log_view, step_surface
+from model.surface import SurfaceState, step_surface
 
 
 @implements("LEG-1")

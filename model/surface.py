@@ -12,7 +12,7 @@ from enum import Enum
 from typing import TypeVar, final
 
 from model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int, with_values
-from model.log import Dialect, Event, surface_types
+from model.log import Dialect, Event, log_view, surface_types
 from model.rejected import Rejected
 from model.rules import implements
 
@@ -85,10 +85,7 @@ class SurfaceFold:
 @implements("SURF-11")
 def is_surface_event(event: Event, dialect: Dialect = Dialect.A55) -> bool:
     """SURF-11: "The model MUST treat an event as a surface event if and only if its type is surface-eligible
-    and it carries `surfaceOp`."
-
-    SURF-11: surface event iff the type is eligible and it carries surfaceOp.
-    """
+    and it carries `surfaceOp`." """
     return event.type in surface_types(dialect) and event.surface_op is not ABSENT
 
 
@@ -187,10 +184,7 @@ def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[in
 @implements("SURF-6")
 def check_coverage(event: Event, shadowed: Sequence[int]) -> Rejected | None:
     """SURF-6: "For a replace, `sourceEventSeqs` MUST contain every shadowed seq ("sourceEventSeqs must include
-    every shadowed surface node; missing …")."
-
-    SURF-6: a replace's sourceEventSeqs contains every shadowed seq.
-    """
+    every shadowed surface node; missing …")." """
     prov = event.source_event_seqs
     cited = set(prov) if isinstance(prov, tuple) else set()
     missing = [s for s in shadowed if s not in cited]
@@ -258,12 +252,10 @@ def plan_surface_event(
     """LOG-6: "A rejected append or seed entry MUST leave the log, the surface nodes, `replaceGeneration` and
     every cache unchanged."
     SURF-12: "The surface fold MUST NOT validate tool pairing or turn structure."
-
     SURF-9: "Surface validation MUST check in this order: 1. contiguous seq (LOG-1); 2.
     eligibility and the ``surfaceOp`` shape (SURF-2, SURF-3); 3. for an append: provenance (SURF-4);
     4. for a replace: range (SURF-5), then provenance plus coverage (SURF-4, SURF-6), then the
-    tool/result rewrite (SURF-7)."  It plans without mutating (LOG-6) and checks no tool pairing or
-    turn structure (SURF-12).
+    tool/result rewrite (SURF-7)."
     """
     bad_seq = check_seq(event, len(events))
     if bad_seq is not None:
@@ -354,7 +346,7 @@ def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Sur
     generation = 0
     replacements: list[Replacement] = []
     for index, event in enumerate(events):
-        plan = plan_surface_event(nodes, event, _LogView(events, index), dialect)
+        plan = plan_surface_event(nodes, event, log_view(events, index), dialect)
         if isinstance(plan, Rejected):
             return plan
         if plan is None:
@@ -369,31 +361,6 @@ def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Sur
         state=SurfaceState(nodes=tuple(nodes), replace_generation=generation),
         replacements=tuple(replacements),
     )
-
-
-@final
-class _LogView(Sequence[Event]):
-    """A read-only view of the log's first ``length`` events, ``events[:length]``,
-    without copying (keeps the folds linear).  Not the session prefix (PFX)."""
-
-    __slots__ = ("_events", "_length")
-
-    def __init__(self, events: Sequence[Event], length: int) -> None:
-        self._events = events
-        self._length = length
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __getitem__(self, index: int) -> Event:  # type: ignore[override]
-        if not -self._length <= index < self._length:
-            raise IndexError(index)
-        return self._events[index % self._length if index < 0 else index]
-
-
-def log_view(events: Sequence[Event], length: int) -> Sequence[Event]:
-    """``events[:length]`` as a view (no copy)."""
-    return _LogView(events, length)
 
 
 def surface_of(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceState | Rejected:
@@ -415,7 +382,6 @@ __all__ = [
     "check_tool_result_rewrite",
     "fold_surface",
     "is_surface_event",
-    "log_view",
     "plan_surface_event",
     "replacement_range",
     "splice",

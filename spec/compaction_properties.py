@@ -27,11 +27,11 @@ from model.compaction import (
     target_policy,
 )
 from model.derive import derive, derive_nodes, project
-from model.header import EpochHeader, prefix_messages
+from model.header import EpochHeader, latest_header, prefix_messages
 from model.jsonval import ABSENT, Json, JsonObject, get, js_stringify
 from model.log import Dialect, Event
 from model.loop import SentRequest
-from model.meter import estimate_header, latest_header, measure, node_price
+from model.meter import estimate_header, measure, node_price
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, prune_session
 from model.rejected import Rejected
 from model.rules import implements

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from model.jsonval import ABSENT, Json, freeze
-from model.log import Dialect, Event, make_event
+from model.log import Dialect, Event, log_view, make_event
 from model.rejected import Rejected
-from model.surface import SurfaceState, fold_surface, log_view, step_surface, surface_of
+from model.surface import SurfaceState, fold_surface, step_surface, surface_of
 
 # The shape of a D08 tool/result (tests/data/real/611615650f, acp-agent snapshots).
 D08_RESULT: dict[str, Any] = {

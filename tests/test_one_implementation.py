@@ -24,10 +24,10 @@ from model.compaction import compact_region
 from model.derive import derive, derive_nodes
 from model.header import EpochHeader, header_eq
 from model.jsonval import JsonObject, freeze, with_values
-from model.log import Dialect, Event, make_event
+from model.log import Dialect, Event, log_view, make_event
 from model.meter import PricedSurface, measure
 from model.rejected import Rejected
-from model.surface import SurfacePlan, SurfaceState, fold_surface, log_view, step_surface
+from model.surface import SurfacePlan, SurfaceState, fold_surface, step_surface
 from sessionspec.check.audit import placeholder_notes
 from sessionspec.check.compaction_audit import CompactionAudit, audit_compactions
 from sessionspec.check.header_audit import check_header_types

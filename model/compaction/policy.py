@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.header import EpochHeader
+from model.header import EpochHeader, latest_header
 from model.jsonval import Json, get, is_safe_int
 from model.log import Dialect, Event
-from model.meter import latest_header
 from model.rejected import Rejected
 from model.rules import implements
 

@@ -6,11 +6,10 @@ from collections.abc import Sequence
 
 from model.compaction.dialect import compaction_type, summarization_input, summarizer_request
 from model.compaction.records import SummaryCall
+from model.header import latest_header
 from model.jsonval import JsonObject, get
-from model.log import Dialect, Event
-from model.meter import latest_header
+from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
-from model.surface import log_view
 
 
 def _brackets(events: Sequence[Event], dialect: Dialect) -> list[tuple[Event, Event | None]]:

@@ -24,12 +24,12 @@ from model.compaction import check_summary_smaller, frame_summary, is_checkpoint
 from model.compaction.retention import balanced_cuts
 from model.header import EpochHeader, header_holds_placeholder, header_of_event
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int, json_eq
-from model.log import Dialect, Event
+from model.log import Dialect, Event, log_view
 from model.meter import PricedSurface, node_price
 from model.placeholder import mentions_placeholder
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
 from model.rejected import Rejected
-from model.surface import SurfacePlan, log_view
+from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
 
 

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import final
 
-from model.log import Dialect, Event
+from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
-from model.surface import SurfacePlan, log_view, plan_surface_event, splice
+from model.surface import SurfacePlan, plan_surface_event, splice
 
 
 @final

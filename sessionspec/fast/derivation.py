@@ -8,9 +8,9 @@ from typing import final
 
 from model.derive import project
 from model.jsonval import JsonObject
-from model.log import Dialect, Event
+from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
-from model.surface import SurfacePlan, log_view, plan_surface_event, splice
+from model.surface import SurfacePlan, plan_surface_event, splice
 
 
 @final

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 
 from model.compaction import compact_spec, target_policy
 from model.jsonval import get
-from model.log import Event
+from model.log import Event, log_view
 from model.loop import CompactionPlugin, PostStepHook, PostStepResult, StepContext, pressure_listener
 from model.meter import MeterState, fold_meter_event, measure_state
 from model.rejected import Rejected
-from model.surface import log_view
 
 
 def metered_pressure_listener(plugin: CompactionPlugin) -> PostStepHook:

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from model.compaction import balanced_cuts
-from model.header import EpochHeader, HeaderReason, header_to_json
+from model.header import EpochHeader, HeaderReason, header_to_json, latest_header
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, with_values
 from model.log import Event, make_event
 from model.loop.script import obj
-from model.meter import latest_header, node_price
+from model.meter import node_price
 from model.rejected import Rejected
 from model.surface import fold_surface
 

@@ -75,14 +75,15 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = _write(tmp_path, "trunc.jsonl", GOOD.read_bytes()[:-30])
+    # A line that does not parse, its newline written: FMT-1 on it, after the last complete turn/end.
+    bad = _write(tmp_path, "trunc.jsonl", GOOD.read_bytes()[:-30] + b"\n")
     code, out, _ = _run(capsys, "--format", "json", str(GOOD), bad)
     assert code == 1
     docs = [json.loads(line) for line in out.splitlines()]
     assert [d["kind"] for d in docs] == ["file", "file", "summary"]
     assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings", "loader", "writers"]
-    # QF-15: the cut leaves a partial last line after the last complete turn/end; the real file load drops
-    # such a torn tail (scanLog), so the loader accepts what the checker calls invalid (FMT-1).
+    # QF-15: a hole after the last valid turn/end is a torn tail the real file load drops (scanLog), so the
+    # loader accepts what the checker calls invalid (FMT-1).
     assert docs[0]["loader"] == "accepts" and docs[1]["loader"] == "accepts"
     assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
     finding = docs[1]["findings"][0]

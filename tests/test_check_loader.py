@@ -173,3 +173,49 @@ def test_the_same_hole_before_the_last_turn_end_is_refused_by_the_file_load() ->
     lines[last_end] = '{"type":"step/end","seq":'  # a line before the last turn/end (HEADER is line 0)
     report = check_log(read_stream(io.BytesIO(("\n".join(lines) + "\n").encode()), "hole.jsonl"))
     assert report.loader() == "refuses"
+
+
+def _torn_report(tail: str, strict_quirks: bool = False) -> dict[str, object]:
+    rows = B()
+    last_end = max(i for i, r in enumerate(rows) if r["type"] == "turn/end")
+    body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [HEADER, *rows[:last_end]])
+    report = check_log(read_stream(io.BytesIO((body + tail).encode()), "torn.jsonl"), strict_quirks=strict_quirks)
+    return {**report.to_json(), "loader": report.loader()}
+
+
+def test_a_torn_last_line_leaves_the_log_valid_with_a_QF_15_note() -> None:
+    """FMT-1 (amended, issue 25): a last line without its newline that does not parse is what a crash
+    mid-write leaves; the file load never reads it (QF-15), so it is a quirk note, not a finding, and
+    ``--strict-quirks`` makes it a QF-15 finding on that line, which the file load accepts."""
+    tail = '{"type":"step/end","seq":5'
+    record = _torn_report(tail)
+    assert record["verdict"] == "valid" and record["findings"] == []
+    assert any(note.startswith("quirk QF-15") for note in record["notes"])  # type: ignore[attr-defined]
+    strict = _torn_report(tail, strict_quirks=True)
+    [finding] = strict["findings"]  # type: ignore[misc]
+    last_end = max(i for i, r in enumerate(B()) if r["type"] == "turn/end")
+    # line 1 is the header, lines 2..last_end+1 the events before the last turn/end, then the torn line
+    assert (finding["rule"], finding["line"], finding["loader"]) == ("QF-15", last_end + 2, "accepts")
+
+
+@pytest.mark.parametrize(("newline", "loader"), [("\n", "refuses"), ("", "accepts")])
+def test_a_last_line_without_its_newline_is_never_read_by_the_file_load(newline: str, loader: str) -> None:
+    """QF-15: scanLog splits the file at newlines and ignores what follows the last one, whatever it
+    holds (``format.ts`` lines 226-238 at a55f148516): an event line with the right seq but a bad
+    envelope is refused by the core load when its newline was written, and never read when it was not.
+    The checker reads the line either way (the writer wrote it), so its finding stays."""
+    rows = B()
+    last_end = max(i for i, r in enumerate(rows) if r["type"] == "turn/end")
+    bad = json.dumps({"type": "step/end", "seq": last_end, "time": "noon", "data": {"turn": 2, "step": 1}}, separators=(",", ":"))
+    record = _torn_report(bad + newline)
+    assert record["verdict"] == "invalid" and record["loader"] == loader
+    assert {f["loader"] for f in record["findings"]} == {loader}  # type: ignore[attr-defined]
+
+
+def test_a_torn_header_line_is_still_refused() -> None:
+    """A crash while the header line was written leaves no header: the file load throws ("empty or
+    header-less session log", ``format.ts`` line 240), and the checker keeps FMT-1 on line 1."""
+    header = json.dumps(HEADER, separators=(",", ":"))
+    report = check_log(read_stream(io.BytesIO(header[:-3].encode()), "torn.jsonl"))
+    assert [(f.rule, f.line, f.loader) for f in report.findings] == [("FMT-1", 1, "refuses")]
+    assert "truncated last line" in report.findings[0].reason

@@ -53,7 +53,7 @@ def test_every_schema_is_a_valid_versioned_draft_2020_12_schema() -> None:
 def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "broken.jsonl"
     good = (GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl").read_text(encoding="utf-8")
-    broken.write_text(good + '{"type":"user/message","seq":999', encoding="utf-8")  # a cut last line: FMT-1
+    broken.write_text(good + '{"type":"user/message","seq":999\n', encoding="utf-8")  # a line that does not parse: FMT-1
     missing = tmp_path / "missing.jsonl"
     code, out = _run(capsys, "check", "--format", "json", str(GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl"),
                      str(broken), str(missing))
@@ -67,7 +67,7 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     wrong = copy.deepcopy(records[1])
     wrong["findings"][0]["kind"] = "fatal"
     assert _errors(validator, wrong)
-    # QF-15: a cut last line after the log's last turn/end is a torn tail the real file load drops.
+    # QF-15: an unparsable line after the log's last turn/end is a torn tail the real file load drops.
     assert records[1]["findings"][0]["loader"] == "accepts" and records[1]["loader"] == "accepts"
     wrong = copy.deepcopy(records[1])
     wrong["findings"][0]["loader"] = "maybe"

@@ -5,7 +5,8 @@ Total and bounded: every problem of the bytes becomes a :class:`LineFinding`
 ``unreadable`` reason; nothing raises to the caller.  A line longer than
 :data:`MAX_LINE_BYTES` or nested deeper than :data:`MAX_DEPTH` is a
 ``FailureKind.LIMIT`` finding (the checker's limit, not the log's fault).  A
-last line without its newline that does not parse is a crash mid-write: one
+last line without its newline is what a crash mid-write leaves, and the file
+load never reads it (QF-15): when it does not parse it is a quirk note, not a
 finding, and the rest of the file is still checked.
 
 Reading streams line by line (plain, stdin or zstandard-compressed), so memory
@@ -86,8 +87,10 @@ class LogFile:
     # seq -> line of its first occurrence (a duplicated seq keeps the first),
     # built on the first ``line_of`` call: only a log with findings needs it.
     seq_lines: dict[int, int] = field(default_factory=dict)
-    # §17 quirks of the storage lines (Q-29), notes unless --strict-quirks.
+    # §17 quirks of the storage lines (Q-29, QF-15), notes unless --strict-quirks.
     quirks: tuple[LineFinding, ...] = ()
+    # The last line when it has no newline: the JSONL file load ignores it (QF-15).
+    torn_line: int | None = None
 
     def line_of(self, seq: int | None) -> int | None:
         """The line of the first event with this seq."""
@@ -283,6 +286,7 @@ def read_stream(
     quirks: list[LineFinding] = []
     first_record = True
     number = 0
+    torn_line: int | None = None
     try:
         for number, (raw, newline, cut) in enumerate(_lines(stream), start=1):
             if cut:
@@ -293,6 +297,8 @@ def read_stream(
                 continue
             if not raw.strip():
                 continue  # FMT-1: blank lines are ignored
+            if not newline and not first_record:
+                torn_line = number  # a torn first line leaves no header, which the file load refuses
             if len(events) >= max_events:
                 reason = f"more than {max_events} events: reading stopped at this line (--max-events {max_events}, checker limit)"
                 findings.append(LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=reason, kind=FailureKind.LIMIT)))
@@ -317,7 +323,7 @@ def read_stream(
         seed = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
         parent = recorded.get("parentSession")
     return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), seed_length=seed,
-        parent_session=parent if isinstance(parent, str) else None, quirks=tuple(quirks),
+        parent_session=parent if isinstance(parent, str) else None, quirks=tuple(quirks), torn_line=torn_line,
     )
 
 
@@ -330,11 +336,17 @@ def _read_line(
     although the packer never emits them; the model's decoder MUST accept
     them; the checker notes them." """
 
-    def finding(rejected: Rejected) -> LineFinding:
-        if not newline:
-            # A last line cut short by a crash mid-write (no newline, not JSON).
+    def finding(rejected: Rejected) -> LineFinding | None:
+        if newline:
+            return LineFinding(line=number, rejected=rejected)
+        if first_record:
+            # A torn first line leaves no header: the file load refuses ("empty or header-less session log").
             return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=f"truncated last line (a crash mid-write?): {rejected.reason}", kind=rejected.kind))
-        return LineFinding(line=number, rejected=rejected)
+        # QF-15: a crash mid-write leaves the last line cut short and without its newline; the file load
+        # ignores such a line (scanLog), so the log is what the writer committed before it.
+        reason = f"torn last line (a crash mid-write), ignored by the file load: {rejected.reason}"
+        quirks.append(LineFinding(line=number, rejected=Rejected(rule="QF-15", reason=reason, kind=rejected.kind)))
+        return None
 
     try:
         text = raw.decode("utf-8")

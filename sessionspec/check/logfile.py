@@ -276,7 +276,7 @@ def _read_line(
         return finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"))
     if too_deep(raw):
         return finding(Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT))
-    value = parse_decoded(raw, text)  # = model.codec.parse_value(text), checked in tests/test_fast_parse.py
+    value = parse_decoded(raw, text)  # = model.codec.parse_value(text), checked in tests/fast/test_fast_parse.py
     if isinstance(value, Rejected):
         return finding(value)
     if first_record and isinstance(value, JsonObject) and get(value, "type") == "session":

@@ -1,17 +1,27 @@
 """Builders shared by several test modules (one place: a test module never imports another).
 
 ``Log`` writes small A55 logs event by event (seq = index); the summarisers stand in for the model
-call of a compaction (CMP-17) with a fixed summary.
+call of a compaction (CMP-17) with a fixed summary.  The row helpers below them serve the checker's
+corruption tests: a corruption is one edit of a real or ground-truth log that the checker finds
+valid; :func:`rules_after` checks the edited rows and returns the rules named.  The unedited log is
+asserted valid first, so no test passes vacuously.
 """
 
 from __future__ import annotations
 
+import copy
+import io
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from model.compaction import SummarizerOutput, SummaryCall
 from model.jsonval import ABSENT, freeze
 from model.log import Event, make_event
+from sessionspec.check.checker import FileReport, Verdict, check_log
+from sessionspec.check.logfile import read_stream
 
 # The bundled data: real logs (tests/data/real, from ../shared/corpus) and the real harness's ground truth.
 DATA = Path(__file__).parent / "data"
@@ -81,3 +91,119 @@ def busy_log(steps: int = 4, size: int = 400) -> Log:
     for step in range(1, steps + 1):
         log.tool_step(1, step, "x" * size)
     return log
+
+
+# ---------------------------------------------------------------- rows of real logs, for the checker
+
+Row = dict[str, Any]
+
+A55_SNAPSHOTS = REAL / "a55f148516" / "examples" / "acp-agent" / "tests" / "snapshots"
+D08_SNAPSHOTS = REAL / "611615650f" / "examples" / "acp-agent" / "tests" / "snapshots"
+D08_HEADLESS = REAL / "611615650f" / "examples" / "headless-agent" / "tests" / "snapshots"
+
+
+def load(path: Path) -> list[Row]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def gt(scenario: str) -> list[Row]:
+    return load(GROUNDTRUTH / scenario / "session.jsonl")
+
+
+def text(rows: list[Row]) -> bytes:
+    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+def check(rows: list[Row]) -> FileReport:
+    return check_log(read_stream(io.BytesIO(text(rows)), "corrupt.jsonl"))
+
+
+def rules(report: FileReport) -> set[str]:
+    return {f.rule for f in report.findings}
+
+
+def index(rows: list[Row], type_name: str, nth: int = 0, **data: Any) -> int:
+    hits = [i for i, r in enumerate(rows) if r.get("type") == type_name and all(r.get("data", {}).get(k) == v for k, v in data.items())]
+    return hits[nth]
+
+
+def rules_after(rows: list[Row], edit: Callable[[list[Row]], list[Row] | None]) -> set[str]:
+    """The rules named once ``edit`` (in place, or returning new rows) is applied
+    to a copy of ``rows``; the unedited rows must be valid."""
+    base = check(rows)
+    assert base.verdict is Verdict.VALID, [f.text("base") for f in base.findings]
+    edited = copy.deepcopy(rows)
+    out = edit(edited)
+    report = check(out if out is not None else edited)
+    return rules(report)
+
+
+def renumber_insert(rows: list[Row], at: int, new: Row) -> list[Row]:
+    """Insert ``new`` at position ``at`` (its seq the position's), shifting the
+    later seqs and every seq reference to them by one."""
+    row = rows[at] if at < len(rows) else None
+    first: int = (row["seq"] if "seq" in row else row["seq0"]) if row is not None else rows[-1]["seq"] + 1
+
+    def shift(s: Any) -> Any:
+        return s + 1 if isinstance(s, int) and s >= first else s
+
+    out: list[Row] = []
+    for r in rows:
+        r = copy.deepcopy(r)
+        if "seq" in r:
+            r["seq"] = shift(r["seq"])
+        if "seq0" in r:  # a packed chunk row (CHK-1)
+            r["seq0"] = shift(r["seq0"])
+        if "sourceEventSeqs" in r:
+            r["sourceEventSeqs"] = [shift(s) for s in r["sourceEventSeqs"]]
+        op = r.get("surfaceOp")
+        if isinstance(op, dict):
+            op["start"], op["end"] = shift(op["start"]), shift(op["end"])
+        if r.get("type") in ("compact/summary", "compaction/summary"):
+            d = r["data"]
+            d["shadowedSeqs"] = [shift(s) for s in d["shadowedSeqs"]]
+            d["shadowedRange"] = {"start": shift(d["shadowedRange"]["start"]), "end": shift(d["shadowedRange"]["end"])}
+        out.append(r)
+    new = dict(new, seq=first)
+    header = 1 if out and out[0].get("type") == "session" else 0
+    position = at if at >= header else header
+    out.insert(position, new)
+    return out
+
+
+def permute(rows: list[Row], order: list[int]) -> list[Row]:
+    """The rows in ``order`` (indices into ``rows``), seqs renumbered by position
+    and every seq reference (provenance, replace ranges, compaction summaries)
+    following its event."""
+    header = [r for r in rows if r.get("type") == "session"]
+    events = [r for r in rows if r.get("type") != "session"]
+    assert all("seq" in r for r in events), "permute works on unpacked logs only"
+    moved = [copy.deepcopy(events[i]) for i in order]
+    new_seq = {events[i]["seq"]: position for position, i in enumerate(order)}
+
+    def m(s: Any) -> Any:
+        return new_seq.get(s, s) if isinstance(s, int) else s
+
+    for position, r in enumerate(moved):
+        r["seq"] = position
+        if "sourceEventSeqs" in r:
+            r["sourceEventSeqs"] = [m(s) for s in r["sourceEventSeqs"]]
+        op = r.get("surfaceOp")
+        if isinstance(op, dict):
+            op["start"], op["end"] = m(op["start"]), m(op["end"])
+        if r.get("type") in ("compact/summary", "compaction/summary"):
+            d = r["data"]
+            d["shadowedSeqs"] = [m(s) for s in d["shadowedSeqs"]]
+            d["shadowedRange"] = {"start": m(d["shadowedRange"]["start"]), "end": m(d["shadowedRange"]["end"])}
+    return header + moved
+
+
+def events_to_rows(events: Any) -> list[Row]:
+    from model.codec import serialize_event
+
+    return [json.loads(serialize_event(e)) for e in events]
+
+
+def rows_to_events(rows: list[Row]) -> Any:
+    log = read_stream(io.BytesIO(text(rows)), "rows.jsonl")
+    return log.events

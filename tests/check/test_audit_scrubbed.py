@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from sessionspec.check.checker import Verdict
-from tests.audit_support import A55_SNAPSHOTS, check, gt, load
+from tests.support import A55_SNAPSHOTS, check, gt, load
 
 
 def _scrub(rows: list[dict[str, object]], *, tools_as_names: bool) -> list[dict[str, object]]:

@@ -20,7 +20,7 @@ import pytest
 from model.loop import Placement, Prompt, PromptContext, prompt_message_data
 from model.repair import repair_closers
 from sessionspec.check.checker import Verdict
-from tests.audit_support import (
+from tests.support import (
     A55_SNAPSHOTS,
     D08_HEADLESS,
     D08_SNAPSHOTS,

@@ -21,7 +21,7 @@ from model.rejected import FailureKind
 from sessionspec.check.audit_table import loader_level
 from sessionspec.check.checker import check_log
 from sessionspec.check.logfile import read_stream
-from tests.audit_support import Row, check, gt, index, renumber_insert
+from tests.support import Row, check, gt, index, renumber_insert
 
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "check.v3.schema.json"
 

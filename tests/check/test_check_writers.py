@@ -20,7 +20,7 @@ import pytest
 from model.log import Dialect
 from sessionspec.check.checker import Verdict, check_log
 from sessionspec.check.logfile import read_path
-from tests.audit_support import A55_SNAPSHOTS, D08_SNAPSHOTS, Row, check, gt, index, load, permute, renumber_insert, rules
+from tests.support import A55_SNAPSHOTS, D08_SNAPSHOTS, Row, check, gt, index, load, permute, renumber_insert, rules
 
 
 def B() -> list[Row]:
@@ -230,8 +230,7 @@ def test_the_writers_note_names_seed_and_crash_repair() -> None:
     """FMT-7 Writers: a fork child's seed (LOG-8: judged where it was written) and a turn the
     crash repair closed (LOG-14) are named in the report."""
     from model.repair import repair_closers
-    from tests.audit_support import events_to_rows, rows_to_events
-    from tests.support import GROUNDTRUTH
+    from tests.support import GROUNDTRUTH, events_to_rows, rows_to_events
     child = check_log(read_path(str(GROUNDTRUTH / "k-fork-seeded-child" / "session.jsonl")))
     assert child.verdict is Verdict.VALID and any(n.startswith("writers (FMT-7): seed (copied; judged where it was written): turn 1;") for n in child.notes)
     rows = B()[:37]

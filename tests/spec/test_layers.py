@@ -95,9 +95,14 @@ def test_a_command_imports_only_its_own_module() -> None:
 def test_no_test_module_imports_another() -> None:
     """Issue 28: builders shared by tests live in one support module (tests/support.py), never in a test module."""
     found = sorted(f"{path.name}:{line} imports {name}"
-                   for path in (ROOT / "tests").glob("*.py")
+                   for path in _test_sources()
                    for line, name in _imported_modules(path) if name.split(".")[-1].startswith("test_"))
     assert found == []
+
+
+def _test_sources() -> list[Path]:
+    """Every Python file of tests/ at any depth (tests by subject live in tests/<area>/), the data aside."""
+    return sorted(path for path in (ROOT / "tests").rglob("*.py") if "data" not in path.relative_to(ROOT / "tests").parts[:1])
 
 
 def _imported_modules(path: Path) -> set[tuple[int, str]]:
@@ -133,6 +138,6 @@ def test_every_d08_branch_of_the_model_names_its_dia_rule() -> None:
 def test_no_test_module_imports_conftest() -> None:
     """Issue 28: conftest.py is pytest's (profiles, hooks); the data paths and builders tests share are
     tests/support.py, imported like any module."""
-    found = sorted(f"{path.name}:{line}" for path in (ROOT / "tests").glob("*.py")
+    found = sorted(f"{path.name}:{line}" for path in _test_sources()
                    for line, name in _imported_modules(path) if name.split(".")[-1] == "conftest")
     assert found == []

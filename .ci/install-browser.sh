@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install a headless browser (Debian's chromium) for tests/test_replay_browser.py.
+# Install a headless browser (Debian's chromium) for tests/replay/test_replay_browser.py.
 # Idempotent and quiet; never fails the build: when it cannot install (no root,
 # no apt, no network) it says so on stderr and exits 0, and the browser test
 # skips with a clear reason.

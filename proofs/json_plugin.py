@@ -26,7 +26,7 @@ alias.  It does three things:
    callee postcondition is reported as a refutation of the caller: a bug shared
    by two callees (the loop and the rebuild both calling ``build_request``) is
    no longer invisible.  This patches CrossHair internals; the version is
-   pinned in ``pyproject.toml`` and ``tests/test_proofs.py`` tests the hook.
+   pinned in ``pyproject.toml`` and ``tests/proofs/test_proofs.py`` tests the hook.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def _text(v: Json | Absent) -> str:
 # NOTE: these estimates MUST agree with ``model.meter`` (MTR-2..4), the one
 # registered implementation of those rules; they are repeated here (and not
 # registered) only so economics does not depend on the meter's replay state
-# machine.  tests/test_economics.py asserts the agreement.
+# machine.  tests/replay/test_economics.py asserts the agreement.
 def estimate_content(content: Json) -> int:
     """MTR-2 ``price(blocks)``: text/reasoning ``ceil4(U16(text)) + 4``;
     tool-call ``ceil4(U16(name)) + ceil4(U16(arguments)) + 4``; tool-result

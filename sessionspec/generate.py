@@ -18,7 +18,7 @@ of a later block is renumbered to follow the earlier ones, the block's first
 over what earlier blocks left on the surface (see :class:`_BlockStitch`).  A
 log of at most one block is the simulator's output unchanged.  Deterministic
 in ``--seed``; ``sessionspec check`` judges the output valid
-(tests/test_generate.py).
+(tests/tools/test_generate.py).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ alike by both (``_js_string`` of the definition is itself ``json.dumps`` with
 ``ensure_ascii=False``).  Non-finite floats and values outside the JSON domain
 make the C encoder raise, and fall back too, so the result equals
 ``js_stringify`` on every value of the JSON domain (string keys only;
-tests/test_generate_text.py states it as a property).
+tests/tools/test_generate_text.py states it as a property).
 """
 
 from __future__ import annotations

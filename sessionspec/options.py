@@ -19,7 +19,7 @@ from model.log import Dialect
 
 DIALECT_METAVAR: Final = "a55|d08"
 # The one exit-code table (issue 30): `sessionspec --help`, docs/cli.md, docs/guide.md and the
-# README show exactly these rows; tests/test_exit_codes.py keeps them equal and runs a command for
+# README show exactly these rows; tests/tools/test_exit_codes.py keeps them equal and runs a command for
 # each code.  `check --help` adds its own precedence (docs/check.md); its codes mean the same.
 EXIT_CODES: Final = (
     (0, "success: every log valid, every vector passed, no divergence, every mutant killed"),

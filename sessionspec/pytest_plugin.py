@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 # the plugin loads in every pytest run of an environment that has sessionspec.
 
 # The command line's defaults, spelled here so that loading the plugin imports nothing of the kit;
-# tests/test_pytest_plugin.py checks they equal sessionspec.conformance's (conform.search.DEFAULT_EXAMPLES,
+# tests/conformance/test_pytest_plugin.py checks they equal sessionspec.conformance's (conform.search.DEFAULT_EXAMPLES,
 # driver.DEFAULT_TIMEOUT).
 DEFAULT_EXAMPLES: Final = 200
 DEFAULT_TIMEOUT: Final = 30.0

@@ -4,7 +4,7 @@ For every rule (book order): its ID and normative text, the source of each
 implementing function with its PEP 316 contracts, and the properties, tests and
 vectors that check it (``sessionspec.coverage``).  The seed note's claims are linked to
 the rules that make them true.  The output is deterministic (no dates, sorted
-lists), so ``tests/test_spec_render.py`` can require the committed
+lists), so ``tests/spec/test_spec_render.py`` can require the committed
 ``docs/SPEC.md`` to equal a fresh rendering; regenerate with
 ``sessionspec spec --out docs/SPEC.md``.
 """

@@ -3,7 +3,7 @@
 Each predicate is a pure, total function named after what it protects,
 carries ``@implements`` with its property ID, and returns ``None`` when the
 property holds for its input, else the violation in words (starting with the
-P-ID).  ``tests/test_compaction_properties.py`` feeds them generated surfaces
+P-ID).  ``tests/model/test_compaction_properties.py`` feeds them generated surfaces
 and logs; the loop's state machines feed them the loop's logs.  Docstrings name
 the P-ID and the rules checked.
 """

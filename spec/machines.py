@@ -34,7 +34,7 @@ happen as the log grows, and the compaction invariants of
 ``under_test`` (an :class:`UnderTest`) names what a run checks besides the
 model: a context installed around each turn (the tests install a planted
 variant of ``sessionspec.planted.loop`` there, and
-``tests/test_machine_mutants.py`` proves each invariant catches one), the
+``tests/spec/test_machine_mutants.py`` proves each invariant catches one), the
 checker's request finder (P-INV-1 via the checker) and the pressure listener
 (an incremental meter in front of compact-basic).  They are passed in, so
 spec/ depends on the model alone.

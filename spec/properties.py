@@ -3,7 +3,7 @@
 Each predicate is a pure, total function named after what it protects,
 carries ``@implements`` with its property ID, and returns ``None`` when the
 property holds for its input, else the violation in words (starting with the
-P-ID).  The Hypothesis tests (``tests/test_core_properties.py``) and other
+P-ID).  The Hypothesis tests (``tests/model/test_core_properties.py``) and other
 helpers feed them generated inputs.  Docstrings name the P-ID and the rules it
 checks.  :data:`PROPERTY_PREDICATES` maps each P-ID to its main predicate.
 """

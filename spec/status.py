@@ -11,7 +11,7 @@ For each ID two answers, and the reason whenever the answer is no:
   not this one, or ``"note"``/``"unknown"``), ``Undecidable(reason)`` or ``NotYet(reason)``.
 
 Functions are never named here: the links live on the functions (``@implements``, ``@audits``),
-and ``tests/test_rule_status.py`` requires this table and the links to agree.  docs/SPEC.md,
+and ``tests/spec/test_rule_status.py`` requires this table and the links to agree.  docs/SPEC.md,
 docs/check.md's audit table, the coverage report and ``sessionspec rules`` are rendered from it.
 """
 
@@ -127,9 +127,9 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "DER-4": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "DER-5": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "DER-6": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
-    "DER-7": RuleStatus(NotDefined('constrains caching implementations: sessionspec.fast.derivation is checked against derive (tests/test_incremental.py)'), Undecidable(_DEFINITION)),
+    "DER-7": RuleStatus(NotDefined('constrains caching implementations: sessionspec.fast.derivation is checked against derive (tests/fast/test_incremental.py)'), Undecidable(_DEFINITION)),
     "DER-8": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
-    "DER-9": RuleStatus(NotDefined('derived messages are JsonObject/tuple values, immutable by construction (tests/test_jsonval.py)'), Undecidable(_RUNTIME)),
+    "DER-9": RuleStatus(NotDefined('derived messages are JsonObject/tuple values, immutable by construction (tests/model/test_jsonval.py)'), Undecidable(_RUNTIME)),
     # HDR
     "HDR-1": RuleStatus(NotDefined(_SHAPE), AUDITED),
     "HDR-2": RuleStatus(DEFINED, AUDITED),

@@ -1,6 +1,6 @@
 """A heartbeat for long tests (issue 30): the suite prints a dot per test
 (``addopts = -q``), so one test that runs for minutes (CrossHair in
-tests/test_proofs.py) looks like a hang.  While a test runs longer than
+tests/proofs/test_proofs.py) looks like a hang.  While a test runs longer than
 ``SESSIONSPEC_HEARTBEAT`` seconds (default 30; 0 turns it off), a line names
 it and how long it has run, every that many seconds.
 

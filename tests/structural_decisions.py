@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from structural_edits import MOVE_BY, Decision, Edit, Kind
-
 from model.compaction import is_checkpoint_source
 from model.jsonval import ABSENT, get
 from model.log import Dialect, Event
+from tests.structural_edits import MOVE_BY, Decision, Edit, Kind
 
 STRUCT: Final = frozenset({"turn/start", "turn/end", "step/start", "step/end"})
 LOOP_WRITTEN: Final = STRUCT | {"assistant/message", "tool/call", "tool/result", "prompt/blocked", "request/header", "assistant/chunk",

@@ -92,7 +92,7 @@ def mutation_attempt(t: Turn, request: Request, message: str) -> None:
     (for example by a stream listener) raises into the step, which becomes a turn error."  The
     script's stream listener edits the first message's content when the request has a message (as
     the harness adapter's listener does); the model's request is a frozen value (a frozen dataclass
-    of tuples and ``JsonObject``: ``tests/test_wire.py`` tries every way in), so the edit raises and
+    of tuples and ``JsonObject``: ``tests/model/test_wire.py`` tries every way in), so the edit raises and
     the step ends as a turn error with the listener's message."""
     if request.messages:
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", message)))

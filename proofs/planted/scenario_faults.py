@@ -3,7 +3,7 @@
 One CrossHair target per planted fault: the same postcondition as the real
 contract, the body runs the scenario with the fault installed
 (:func:`proofs.planted.faults.installed`).  ``proofs/run --planted`` and
-``tests/test_proofs.py`` require CrossHair to refute every one of them, and
+``tests/proofs/test_proofs.py`` require CrossHair to refute every one of them, and
 replay the counterexample concretely.
 """
 

@@ -41,7 +41,7 @@ SCHEMA_VERSION: Final = 3
 LOADER_TEXT: Final = {"refuses": "loader refuses", "companion-refuses": "loader: only its invariant companion refuses", "accepts": "loader accepts"}
 
 # The exit codes of `sessionspec check`, the one table (docs/check.md, docs/guide.md and --help
-# show it; tests/test_hostile_files.py keeps them equal).  When several apply the first listed in
+# show it; tests/check/test_hostile_files.py keeps them equal).  When several apply the first listed in
 # EXIT_PRECEDENCE wins: unknown is not a pass, but a definite failure says more.
 EXIT_CODES: Final = (
     (0, "every file is valid"),

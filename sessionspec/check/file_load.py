@@ -46,10 +46,14 @@ HOLE_RULES: Final = frozenset({"FMT-1", "CHK-5", "LOG-1"})
 def torn_tail_line(log: LogFile, findings: Iterable[tuple[str, int | None, FailureKind]]) -> int | None:
     """The first line of the tail the file load drops, given the findings ``(rule, line, kind)``; None
     when the load reads the whole file."""
-    last_turn_end = max((line for event, line in zip(log.events, log.lines, strict=True) if event.type == "turn/end"), default=0)
+    if log.header is None and not log.events:
+        return None  # neither a header line nor an event (a torn first line): nothing the load could read
+    # The scan splits at newlines: a last line without one is never parsed, whatever it holds.
+    ends = (line for event, line in zip(log.events, log.lines, strict=True) if event.type == "turn/end" and line != log.torn_line)
+    last_turn_end = max(ends, default=0)
     holes = [line for rule, line, kind in findings
              if rule in HOLE_RULES and kind is FailureKind.INVALID and line is not None and line > last_turn_end]
-    return min(holes, default=None)
+    return min([*holes, *([] if log.torn_line is None else [log.torn_line])], default=None)
 
 
 def repair_walk_throws(events: Sequence[Event], dialect: Dialect) -> frozenset[int]:

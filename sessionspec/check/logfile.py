@@ -5,13 +5,14 @@ Total and bounded: every problem of the bytes becomes a :class:`LineFinding`
 ``unreadable`` reason; nothing raises to the caller.  A line longer than
 :data:`MAX_LINE_BYTES` or nested deeper than :data:`MAX_DEPTH` is a
 ``FailureKind.LIMIT`` finding (the checker's limit, not the log's fault).  A
-last line without its newline that does not parse is a crash mid-write: one
+last line without its newline is what a crash mid-write leaves, and the file
+load never reads it (QF-15): when it does not parse it is a quirk note, not a
 finding, and the rest of the file is still checked.
 
 Reading streams line by line (plain, stdin or zstandard-compressed), so memory
 is one file's events, independent of how many files a run checks.
 
-Reads are typed and bounded (issue 15): only regular files and ``-`` (stdin)
+Reads are typed and bounded (issue 15, ``byte_source``): only regular files and ``-`` (stdin)
 are read; a FIFO, socket or device is ``unreadable`` without being opened, so
 nothing can block.  A zstandard stream must end at a frame boundary with every
 frame complete, else it is ``unreadable`` naming the byte offset.  A log with
@@ -23,9 +24,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from model.jsonval import JsonObject, get
 from model.log import Event
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.byte_source import ZstdFrames, open_regular
 from sessionspec.fast.parse import parse_decoded
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -47,9 +47,6 @@ MAX_DEPTH: Final = 200
 # half the memory.
 MAX_EVENTS: Final = 5_000_000
 STDIN: Final = "-"
-# Compressed bytes handed to the zstd decoder at a time: a frame expands at
-# most about 32768-fold (an RLE block), so one step yields at most ~64 MiB.
-ZSTD_STEP: Final = 2048
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _OPENERS: Final = frozenset(b"[{")
@@ -86,8 +83,10 @@ class LogFile:
     # seq -> line of its first occurrence (a duplicated seq keeps the first),
     # built on the first ``line_of`` call: only a log with findings needs it.
     seq_lines: dict[int, int] = field(default_factory=dict)
-    # §17 quirks of the storage lines (Q-29), notes unless --strict-quirks.
+    # §17 quirks of the storage lines (Q-29, QF-15), notes unless --strict-quirks.
     quirks: tuple[LineFinding, ...] = ()
+    # The last line when it has no newline: the JSONL file load ignores it (QF-15).
+    torn_line: int | None = None
 
     def line_of(self, seq: int | None) -> int | None:
         """The line of the first event with this seq."""
@@ -119,80 +118,6 @@ def nesting_depth(raw: bytes) -> int:
         else:
             depth -= 1
     return deepest
-
-
-class ZstdStreamError(ValueError):
-    """A zstandard stream that is corrupt or ends inside a frame."""
-
-
-class ZstdFrames(io.RawIOBase):
-    """The decompressed bytes of a zstandard stream, frame by frame.
-
-    Unlike ``stream_reader(read_across_frames=True)``, a stream cut inside a
-    frame (the first or any later one) is an error naming the frame and its
-    byte offset, never a silent end of data: a cut frame is lost data."""
-
-    def __init__(self, raw: BinaryIO) -> None:
-        import zstandard  # the persistence format's optional zstd frames (FMT-1)
-
-        super().__init__()
-        self._zstd = zstandard
-        self._raw = raw
-        self._new_frame = zstandard.ZstdDecompressor().decompressobj
-        self._frame = self._new_frame()
-        self._frame_number = 1
-        self._frame_start = 0  # compressed offset of the current frame
-        self._fed = 0  # compressed bytes consumed so far
-        self._in_frame = False  # bytes of the current frame have been fed
-        self._pending = b""  # compressed bytes not yet fed
-        self._out = b""
-        self._out_pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        if not self.closed:
-            self._raw.close()
-        super().close()
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        while self._out_pos >= len(self._out):
-            if not self._step():
-                return 0
-        n = min(len(buffer), len(self._out) - self._out_pos)
-        buffer[:n] = self._out[self._out_pos : self._out_pos + n]
-        self._out_pos += n
-        return n
-
-    def _step(self) -> bool:
-        """Decompress the next few compressed bytes; False at a clean end."""
-        if not self._pending:
-            self._pending = self._raw.read(ZSTD_STEP)
-            if not self._pending:
-                if self._in_frame:
-                    raise ZstdStreamError(
-                        f"zstd stream ends at byte {self._fed} inside frame {self._frame_number} "
-                        f"(which starts at byte {self._frame_start}): the frame is incomplete"
-                    )
-                return False
-        chunk, self._pending = self._pending[:ZSTD_STEP], self._pending[ZSTD_STEP:]
-        self._in_frame = True
-        try:
-            self._out = self._frame.decompress(chunk)
-        except self._zstd.ZstdError as error:
-            raise ZstdStreamError(f"corrupt zstd frame {self._frame_number} (starts at byte {self._frame_start}): {error}") from None
-        self._out_pos = 0
-        self._fed += len(chunk)
-        if self._frame.eof:
-            rest = self._frame.unused_data
-            self._fed -= len(rest)
-            self._pending = rest + self._pending
-            self._frame = self._new_frame()
-            self._frame_number += 1
-            self._frame_start = self._fed
-            self._in_frame = False
-        return True
 
 
 def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool, bool]]:
@@ -283,6 +208,7 @@ def read_stream(
     quirks: list[LineFinding] = []
     first_record = True
     number = 0
+    torn_line: int | None = None
     try:
         for number, (raw, newline, cut) in enumerate(_lines(stream), start=1):
             if cut:
@@ -293,6 +219,8 @@ def read_stream(
                 continue
             if not raw.strip():
                 continue  # FMT-1: blank lines are ignored
+            if not newline and not first_record:
+                torn_line = number  # a torn first line leaves no header, which the file load refuses
             if len(events) >= max_events:
                 reason = f"more than {max_events} events: reading stopped at this line (--max-events {max_events}, checker limit)"
                 findings.append(LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=reason, kind=FailureKind.LIMIT)))
@@ -317,7 +245,7 @@ def read_stream(
         seed = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
         parent = recorded.get("parentSession")
     return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), seed_length=seed,
-        parent_session=parent if isinstance(parent, str) else None, quirks=tuple(quirks),
+        parent_session=parent if isinstance(parent, str) else None, quirks=tuple(quirks), torn_line=torn_line,
     )
 
 
@@ -330,11 +258,17 @@ def _read_line(
     although the packer never emits them; the model's decoder MUST accept
     them; the checker notes them." """
 
-    def finding(rejected: Rejected) -> LineFinding:
-        if not newline:
-            # A last line cut short by a crash mid-write (no newline, not JSON).
+    def finding(rejected: Rejected) -> LineFinding | None:
+        if newline:
+            return LineFinding(line=number, rejected=rejected)
+        if first_record:
+            # A torn first line leaves no header: the file load refuses ("empty or header-less session log").
             return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=f"truncated last line (a crash mid-write?): {rejected.reason}", kind=rejected.kind))
-        return LineFinding(line=number, rejected=rejected)
+        # QF-15: a crash mid-write leaves the last line cut short and without its newline; the file load
+        # ignores such a line (scanLog), so the log is what the writer committed before it.
+        reason = f"torn last line (a crash mid-write), ignored by the file load: {rejected.reason}"
+        quirks.append(LineFinding(line=number, rejected=Rejected(rule="QF-15", reason=reason, kind=rejected.kind)))
+        return None
 
     try:
         text = raw.decode("utf-8")
@@ -342,7 +276,7 @@ def _read_line(
         return finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"))
     if too_deep(raw):
         return finding(Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT))
-    value = parse_decoded(raw, text)  # = model.codec.parse_value(text), checked in tests/test_fast_parse.py
+    value = parse_decoded(raw, text)  # = model.codec.parse_value(text), checked in tests/fast/test_fast_parse.py
     if isinstance(value, Rejected):
         return finding(value)
     if first_record and isinstance(value, JsonObject) and get(value, "type") == "session":
@@ -363,46 +297,8 @@ def _read_line(
     return None
 
 
-_KINDS: Final = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def not_regular(mode: int) -> str | None:
-    """Why a file of this mode is not read (None: a regular file)."""
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((text for test, text in _KINDS if test(mode)), "not a regular file")
-    return f"{kind}: only regular files and - (stdin) are read"
-
-
 def _unreadable(name: str, reason: str) -> LogFile:
     return LogFile(name=name, header=None, events=(), lines=(), findings=(), unreadable=reason)
-
-
-def open_regular(path: str) -> BinaryIO | str:
-    """Open a regular file for reading, or say why not.  The type is checked
-    before opening (a FIFO is never opened, so it cannot block) and again on
-    the open descriptor (a path swapped in between is caught too)."""
-    try:
-        why = not_regular(os.stat(path).st_mode)
-        if why is not None:
-            return why
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as error:
-        return f"cannot open: {error.strerror or error}"
-    try:
-        why = not_regular(os.fstat(fd).st_mode)
-    except OSError as error:
-        why = f"cannot open: {error.strerror or error}"
-    if why is not None:
-        os.close(fd)
-        return why
-    return os.fdopen(fd, "rb")
 
 
 def read_path(path: str, max_events: int = MAX_EVENTS) -> LogFile:

@@ -4,7 +4,7 @@ Directories are walked recursively in sorted order for ``*.jsonl`` and
 ``*.jsonl.zst``.  Nothing is skipped silently: a directory that cannot be
 listed is yielded as :class:`Unlistable` (its report is ``unreadable``); a
 file whose name matches is yielded whatever its type, and the reader refuses
-a FIFO, socket or device without opening it (``logfile.open_regular``).
+a FIFO, socket or device without opening it (``byte_source.open_regular``).
 
 Directory symlinks are followed, because fleets of logs are often assembled
 from links; each directory (by device and inode) is walked at most once per

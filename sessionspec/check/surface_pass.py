@@ -9,7 +9,7 @@ calls per event for one answer.
 
 The fold is :func:`model.surface.fold_surface`'s own loop (the definition, SURF-1 and
 SURF-10: ``plan_surface_event`` on the nodes so far, then the one ``splice``), keeping the
-plans instead of the replacement history; tests/test_one_pass.py holds its nodes and its
+plans instead of the replacement history; tests/check/test_one_pass.py holds its nodes and its
 rejection equal to ``fold_surface``'s on generated and mutated logs.  A plan's indices
 name positions in the node list as it was before the event; every consumer keeps its
 per-node lists in the same order (the one splice), so the plan fits each of them.

@@ -1,5 +1,5 @@
 """Fast paths: optimized equivalents of normative definitions of ``model/``.
 
-Each is tied to its definition by a Hypothesis property (tests/test_fast.py,
-tests/test_incremental.py); ``model/`` never imports this package.
+Each is tied to its definition by a Hypothesis property (tests/fast/test_fast.py,
+tests/fast/test_incremental.py); ``model/`` never imports this package.
 """

@@ -21,7 +21,7 @@ class IncrementalDerivation:
     Appends extend the cache; a replace forces a rebuild from the nodes (keyed
     by ``replaceGeneration``).  ``messages()`` returns a fresh tuple each time.
     This is the checker's fast path; ``derive`` stays the executable definition
-    (tests/test_incremental.py and tests/test_derive.py tie them together).
+    (tests/fast/test_incremental.py and tests/model/test_derive.py tie them together).
     """
 
     dialect: Dialect = Dialect.A55

@@ -5,7 +5,7 @@ from the whole log for every turn and takes each boundary as ``derive`` over
 the fold (the definition).  :class:`LiveLog` keeps an
 :class:`~model.derive.IncrementalDerivation` (DER-7) open instead, so a long
 simulation stays linear.  The turn itself is the normative
-:func:`model.loop.play_turn`; ``tests/test_fast.py`` asserts that both produce
+:func:`model.loop.play_turn`; ``tests/fast/test_fast.py`` asserts that both produce
 the same log and requests.
 """
 

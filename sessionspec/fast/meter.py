@@ -3,7 +3,7 @@
 Below the threshold ``compactIfNeeded`` appends nothing (CMP-8: "if total <
 threshold return none"), so the full :func:`model.loop.pressure_listener`
 (which re-measures the whole log) only needs to run at or above it.  The
-answer is the same; ``tests/test_fast.py`` asserts it.
+answer is the same; ``tests/fast/test_fast.py`` asserts it.
 """
 
 from __future__ import annotations

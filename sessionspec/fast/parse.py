@@ -11,7 +11,7 @@ line has no duplicate key (a duplicate collapses, so the text shrinks), no white
 variant, no ``-0`` (re-encoded as ``0``) and no integral float written with a fraction (read
 as an integer, re-encoded without it); the freeze walk then checks the integer range.  Any
 other line (or any doubt) goes to the exact decoder, so the result is always the definition's;
-``tests/test_fast_parse.py`` checks that equivalence on generated, hostile and real lines.
+``tests/fast/test_fast_parse.py`` checks that equivalence on generated, hostile and real lines.
 """
 
 from __future__ import annotations

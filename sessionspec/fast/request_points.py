@@ -1,7 +1,7 @@
 """INV-5 in one pass: every loop request of a log with its boundary and header,
 as the checker and replay need them (the definition, quadratic when run for
 every request, is :func:`model.reconstruct.rebuild_request_at`; the
-properties of tests/test_incremental.py assert the two agree)."""
+properties of tests/fast/test_incremental.py assert the two agree)."""
 
 from __future__ import annotations
 

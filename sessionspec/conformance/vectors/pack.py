@@ -11,7 +11,7 @@ every vector's id, group, rules, the operations and features it needs
 It is byte-reproducible: members in sorted order, fixed mtime (0), owner and
 group 0 with empty names, mode 0644, ustar headers (no pax time records), gzip
 with mtime 0, no file name and a fixed compression level.  Packing twice gives
-the same bytes; tests/test_pack.py checks it.  Stale vectors (a vector file
+the same bytes; tests/conformance/test_pack.py checks it.  Stale vectors (a vector file
 whose registry digest is not the registry's) are refused: an artifact must not
 claim rules its vectors were not generated from.
 """

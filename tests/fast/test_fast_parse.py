@@ -1,0 +1,96 @@
+"""The fast line parser (sessionspec.fast.parse) gives exactly what the model's decoder gives.
+
+The definition is ``model.codec.parse_value`` (lossless JSON: FMT-2 duplicate keys, LOG-4
+``-0`` and unsafe integers, integral floats as integers).  Equality is checked on the
+``repr`` of the result, which shows container types (JsonObject vs tuple), key order and
+number types (``1`` vs ``1.0``); a rejection must name the same rule and failure kind.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model.codec import parse_value
+from model.jsonval import MAX_SAFE_INTEGER, Json
+from model.rejected import Rejected
+from sessionspec.fast.parse import parse_line
+from sessionspec.generate import write_log
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def _same(raw: bytes) -> None:
+    fast = parse_line(raw)
+    try:
+        exact: Json | Rejected = parse_value(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        assert isinstance(fast, Rejected) and fast.rule == "FMT-1"
+        return
+    if isinstance(exact, Rejected):
+        assert isinstance(fast, Rejected), (raw, fast)
+        assert (fast.rule, fast.kind) == (exact.rule, exact.kind), raw
+    else:
+        assert repr(fast) == repr(exact), raw
+
+
+plain = st.recursive(
+    st.none() | st.booleans() | st.text()
+    | st.integers(min_value=-(2**70), max_value=2**70) | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 1e21, 5e-324]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(plain, st.sampled_from(["msgspec", "compact", "spaced", "ascii"]))
+def test_any_json_text_parses_as_the_model_parses_it(value: object, style: str) -> None:
+    match style:
+        case "msgspec":
+            raw = msgspec.json.encode(value)
+        case "compact":
+            raw = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        case "spaced":
+            raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        case _:
+            raw = json.dumps(value).encode()
+    _same(raw)
+
+
+@given(st.dictionaries(st.sampled_from("abc"), st.integers(0, 3), min_size=1), st.sampled_from("abc"))
+def test_a_duplicate_key_is_always_reported(value: dict[str, int], key: str) -> None:
+    raw = msgspec.json.encode(value)[:-1] + f',"{key}":9}}'.encode()
+    if key in value:
+        assert isinstance(parse_line(raw), Rejected) and parse_line(raw).rule == "FMT-2"  # type: ignore[union-attr]
+    _same(raw)
+
+
+HOSTILE = [
+    b'{"a":1,"a":1}', b"-0", b'{"x":-0}', b'{"x":-0.0}', b"[-0.0]", b"1.0", b'{"id":"call-0"}', b'{"n":-0e5}',
+    str(MAX_SAFE_INTEGER).encode(), str(MAX_SAFE_INTEGER + 1).encode(), str(-MAX_SAFE_INTEGER - 1).encode(),
+    b"12345678901234567890123", b"[1e400]", b"1E2", b'"\\ud800"', b'"\\u00e9"', b'"\xc3\xa9"', b'"\xff"', b' {"a":1}',
+    b'{"a":1} ', b"NaN", b"[1,2,]", b"", b"{", b'"\\/"', b'"\x01"', b"[" * 5000 + b"]" * 5000, b"true", b"null",
+    b'{"a":[1,{"b":[2.5,3]}]}', b'{"s":"\\n\\t\\u0001\\"\\\\"}', b'"\xe2\x80\xa8"',
+]
+
+
+def test_hostile_lines_parse_as_the_model_parses_them() -> None:
+    for raw in HOSTILE:
+        _same(raw)
+
+
+def test_every_real_and_generated_line_parses_as_the_model_parses_it() -> None:
+    lines: list[bytes] = []
+    for path in sorted(DATA.rglob("*.jsonl")):
+        lines += [line for line in path.read_bytes().splitlines() if line.strip()]
+    generated = io.StringIO()
+    write_log(generated, 3000, 7)
+    lines += [line.encode() for line in generated.getvalue().splitlines() if line.strip()]
+    assert len(lines) > 5000
+    for raw in lines:
+        _same(raw)

@@ -1,0 +1,104 @@
+"""One answer to "what defines rule X, what checks it" (issue 28): spec.status.STATUS and the links
+on the functions (@implements, @audits) agree, for every rule and property of the book."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from model.rules import IMPLEMENTATIONS
+from sessionspec.check.audits import load_audits
+from spec.registry import load_definitions, properties, rules
+from spec.status import STATUS, Audited, Defined, NotDefined, OutOfScope
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _definitions(rule_id: str) -> set[str]:
+    load_definitions()
+    return {f"{f.__module__}.{f.__qualname__}" for f in IMPLEMENTATIONS.get(rule_id, [])}
+
+
+def test_the_table_has_exactly_the_books_ids() -> None:
+    assert set(STATUS) == {r.id for r in rules()} | {p.id for p in properties()}
+
+
+def test_every_key_is_a_literal() -> None:
+    """Keys built by f-strings or ** expansions cannot be found by grep (issue 28)."""
+    tree = ast.parse((ROOT / "spec" / "status.py").read_text(encoding="utf-8"))
+    table = next(node.value for node in ast.walk(tree)
+                 if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "STATUS")
+    assert isinstance(table, ast.Dict)
+    assert all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in table.keys)
+    assert len(table.keys) == len(STATUS)
+
+
+def test_defined_exactly_when_a_function_implements_it() -> None:
+    wrong = {rid: (type(status.model).__name__, sorted(_definitions(rid)))
+             for rid, status in STATUS.items() if isinstance(status.model, Defined) != bool(_definitions(rid))}
+    assert wrong == {}
+
+
+def test_rules_are_defined_in_model_and_properties_in_spec() -> None:
+    misplaced = {rid: sorted(names) for rid in STATUS if (names := _definitions(rid))
+                 and not all(n.startswith("spec." if rid.startswith("P-") else "model.") for n in names)}
+    assert misplaced == {}
+
+
+def test_out_of_scope_is_for_rules_only() -> None:
+    assert not [rid for rid, status in STATUS.items() if rid.startswith("P-") and isinstance(status.model, OutOfScope)]
+
+
+def test_audited_exactly_when_a_checker_function_audits_it() -> None:
+    links = load_audits()
+    wrong = {rid: type(status.log).__name__ for rid, status in STATUS.items()
+             if isinstance(status.log, Audited) != bool(links.get(rid))}
+    assert wrong == {}
+
+
+def test_every_audit_link_names_a_registered_rule_property_or_quirk() -> None:
+    from spec.registry import quirks
+
+    known = set(STATUS) | {q.id for q in quirks()}
+    assert sorted(set(load_audits()) - known) == []
+
+
+def test_a_reported_as_names_a_rule_or_a_non_finding() -> None:
+    for rid, status in STATUS.items():
+        if isinstance(status.log, Audited) and status.log.reported_as is not None:
+            assert status.log.reported_as in STATUS or status.log.reported_as in ("note", "unknown"), rid
+
+
+def test_a_reason_is_given_whenever_the_answer_is_no() -> None:
+    for rid, status in STATUS.items():
+        if isinstance(status.model, (OutOfScope, NotDefined)):
+            assert status.model.reason.strip(), rid
+
+
+def test_every_function_a_reason_names_exists() -> None:
+    """A reason or part may point at a function in prose ("reasons by sessionspec.check.x.f"); when the
+    function moves, the prose must follow (issue 28: the old tables named 60 functions wrongly)."""
+    import importlib
+    import importlib.util
+    import re
+
+    from spec.status import NotYet, Undecidable
+
+    texts = []
+    for status in STATUS.values():
+        for facet in (status.model, status.log):
+            match facet:
+                case Audited(part=text) | Undecidable(reason=text) | NotYet(reason=text) | OutOfScope(reason=text) | NotDefined(reason=text):
+                    texts.append(text)
+                case _:
+                    pass
+    missing = []
+    for dotted in sorted({m for text in texts for m in re.findall(r"\b(?:sessionspec|model)(?:\.\w+)+", text)}):
+        module, _, name = dotted.rpartition(".")
+        try:
+            found = hasattr(importlib.import_module(module), name)
+        except ModuleNotFoundError:
+            found = importlib.util.find_spec(dotted) is not None
+        if not found:
+            missing.append(dotted)
+    assert missing == []

@@ -1,0 +1,56 @@
+"""One CLI dialect (issue 20 part 4): the same spelling of ``--dialect`` in every
+subcommand and ``--version`` (the exit-code table: tests/tools/test_exit_codes.py)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model.log import Dialect
+from sessionspec.cli import main
+from sessionspec.options import dialect_value
+from spec.registry import registry_digest
+from tests.support import GROUNDTRUTH
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+LOG = str(GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl")
+
+
+@pytest.mark.parametrize(("text", "dialect"), [("a55", Dialect.A55), ("A55", Dialect.A55), ("d08", Dialect.D08),
+                                               ("D08", Dialect.D08), ("a55f148516", Dialect.A55), ("611615650F", Dialect.D08)])
+def test_every_spelling_of_a_dialect_is_accepted(text: str, dialect: Dialect) -> None:
+    assert dialect_value(text) is dialect
+
+
+@pytest.mark.parametrize("spelling", ["a55", "A55"])
+def test_check_and_replay_take_the_same_spellings(spelling: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--dialect", spelling, "--format", "json", LOG]) == 0
+    assert '"dialectSource": "forced"' in capsys.readouterr().out
+    assert main(["replay", LOG, "--dialect", spelling]) == 0
+    assert "dialect a55f148516" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["check", LOG], ["replay", LOG]])
+def test_an_unknown_dialect_is_a_usage_error_naming_the_spelling(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--dialect", "z99"])
+    assert exited.value.code == 2
+    assert "choose a55 or d08" in capsys.readouterr().err
+
+
+def test_help_shows_one_metavar_for_dialect(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("check", "replay"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "--dialect a55|d08" in capsys.readouterr().out
+
+
+def test_version() -> None:
+    done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert re.fullmatch(r"sessionspec \S+ \(rule registry [0-9a-f]{16}, sessionspec-vectors/1, dialects a55 d08\)\n", done.stdout)
+    assert registry_digest() in done.stdout

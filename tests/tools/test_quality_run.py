@@ -1,0 +1,121 @@
+"""quality/run's whole-model sample (issue 20 part 5): seeded uniform sampling,
+the Wilson interval, and the counting of verdicts, without running mutmut."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "quality" / "run"
+
+
+def _load() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("quality_run", str(SCRIPT))
+    spec = importlib.util.spec_from_loader("quality_run", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+Q = _load()
+
+
+@pytest.mark.parametrize(("k", "n", "low", "high"), [
+    (95, 100, 0.8882, 0.9785),  # the textbook Wilson interval (e.g. Newcombe 1998, method 3)
+    (0, 10, 0.0, 0.2775),
+    (10, 10, 0.7225, 1.0),
+    (930, 1000, 0.9125, 0.9442),
+])
+def test_wilson_interval_matches_reference_values(k: int, n: int, low: float, high: float) -> None:
+    lo, hi = Q.wilson(k, n)
+    assert lo == pytest.approx(low, abs=5e-4) and hi == pytest.approx(high, abs=5e-4)
+    assert lo <= k / n <= hi
+
+
+def test_wilson_without_trials_says_nothing() -> None:
+    assert Q.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_total_sample_is_seeded_and_ignores_input_order() -> None:
+    names = [f"model.m.x_f__mutmut_{i}" for i in range(500)]
+    a = Q.total_sample(names, 50, 7)
+    assert a == Q.total_sample(list(reversed(names)), 50, 7) and len(set(a)) == 50 and set(a) <= set(names)
+    assert a != Q.total_sample(names, 50, 8)
+    assert Q.total_sample(names[:10], 50, 7) == sorted(names[:10])
+
+
+def test_total_sample_weighs_modules_by_their_size() -> None:
+    """Uniform over all mutants: a module with 10 % of them gets about 10 % of the sample."""
+    names = [f"model.big.x__mutmut_{i}" for i in range(900)] + [f"model.small.x__mutmut_{i}" for i in range(100)]
+    shares = [sum(n.startswith("model.small.") for n in Q.total_sample(names, 200, seed)) / 200 for seed in range(60)]
+    assert 0.09 < sum(shares) / len(shares) < 0.11
+
+
+def _workdir(tmp_path: Path, codes: dict[str, dict[str, int | None]]) -> Path:
+    meta = tmp_path / "mutants" / "model"
+    meta.mkdir(parents=True)
+    for module, by_key in codes.items():
+        (meta / f"{module}.py.meta").write_text(json.dumps({"exit_code_by_key": by_key}), encoding="utf-8")
+    return tmp_path
+
+
+def test_summarize_total_counts_verdicts_and_equivalents(tmp_path: Path) -> None:
+    codes: dict[str, dict[str, int | None]] = {
+        "a": {"model.a.x_f__mutmut_1": 1, "model.a.x_f__mutmut_2": 0, "model.a.x_f__mutmut_3": 36, "model.a.x_f__mutmut_4": None},
+        "b": {"model.b.x_g__mutmut_1": 34, "model.b.x_g__mutmut_2": 99, "model.b.x_g__mutmut_3": 33, "model.b.x_g__mutmut_4": 3},
+    }
+    workdir = _workdir(tmp_path, codes)
+    t = Q.summarize_total(workdir, ["a", "b"], 100, 0, {"model.a.x_f__mutmut_2": "same result"})
+    # killed: codes 1, 36 (timeout), 3; survived: 0, 99 (unknown verdict counts against), 33 (no tests);
+    # untested: None; skipped (34) leaves the sample's denominator.
+    assert (t["population"], t["sample"], t["tested"], t["killed"], t["survived"], t["untested"], t["skipped"]) == (8, 8, 6, 3, 3, 1, 1)
+    assert t["score"] == pytest.approx(0.5) and t["scoreWithoutEquivalent"] == pytest.approx(3 / 5)
+    assert t["wilson95"] == list(Q.wilson(3, 6)) and t["wilson95WithoutEquivalent"] == list(Q.wilson(3, 5))
+    assert {s["name"]: s["equivalent"] for s in t["survivors"]} == {
+        "model.a.x_f__mutmut_2": "same result", "model.b.x_g__mutmut_2": None, "model.b.x_g__mutmut_3": None}
+    text = Q.total_text(t)
+    assert "Wilson 95% interval" in text and "not yet tested 1" in text and "(equivalent: same result)" in text
+
+
+def test_equivalent_file_needs_a_reason(tmp_path: Path) -> None:
+    good = tmp_path / "eq.tsv"
+    good.write_text("# comment\n\nmodel.a.x_f__mutmut_2\tthe same value either way\n", encoding="utf-8")
+    assert Q.read_equivalent(good) == {"model.a.x_f__mutmut_2": "the same value either way"}
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("model.a.x_f__mutmut_2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.tsv:1"):
+        Q.read_equivalent(bad)
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert Q.main(["--sample-total", "0"]) == 2
+    assert Q.main(["--sample-total", "5", "--sample", "3"]) == 2
+    assert "--sample-total" in capsys.readouterr().err
+
+
+def test_the_population_is_every_module_of_model_packages_included() -> None:
+    """Issue 29: a whole-model sample draws from model/compaction/ and model/loop/ too."""
+    root = SCRIPT.parents[1]
+    modules = Q.model_modules(root)
+    assert {"surface", "compaction/region", "loop/turn", "derive"} <= set(modules)
+    assert not any(m.endswith("__init__") for m in modules)
+    assert len(modules) == sum(1 for p in (root / "model").rglob("*.py") if p.name != "__init__.py")
+
+
+def test_the_mutation_profile_is_registered_before_the_conftest_loads_a_profile(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    original = (SCRIPT.parents[1] / "tests" / "conftest.py").read_text(encoding="utf-8")
+    (tests / "conftest.py").write_text(original, encoding="utf-8")
+    Q.install_mutation_profile(tmp_path, 5)
+    Q.install_mutation_profile(tmp_path, 8)  # idempotent: one registration, the latest size
+    text = (tests / "conftest.py").read_text(encoding="utf-8")
+    assert text.count("register_profile('mutation'") == 1 and "max_examples=8" in text
+    assert text.index("register_profile('mutation'") < text.index("settings.load_profile(")
+    assert text.replace(Q.MUTATION_PROFILE.replace("MAX", "8"), "") == original

@@ -381,4 +381,20 @@ def _requeue_and_composition_scenarios() -> list[Scenario]:
            {"agent": compacting("CHECKPOINT: done so far.", thresholdRatio={"$number": "0.25"}, retainTokens=100, contextWindow=800,
                                 prune={"thresholdChars": 200, "headChars": 60, "tailChars": 30})},
            send("dump", work(0, 900), reply("dumped")), send("again", work(1, 900), reply("dumped again"))),
+        # The cache and composition count are not in the answer (docs/conformance.md, in-composition): the inject
+        # shows the attempt (PFX-8), the changed contributor that the resumed instance composes its own.
+        _s("harness/dispose-in-composition-then-resume-recomposes", "PFX-5 PFX-8 LOOP-15 LOOP-1 PFX-2",
+           "a dispose inside the composition: the inject stays, the turn ends disposed with no step, header or request; "
+           "the instance refuses a turn; the resumed instance composes its own contributors once, its requests carry them",
+           {"agent": agent(contributor("<pfx 1>", inject=_inject(1)))},
+           send("go", reply("never"), interrupt={"window": "in-composition", "kind": "dispose"}),
+           send("refused", reply("never")),
+           {"op": "configure", "agent": {"contributors": [contributor("<pfx 2>", inject=_inject(2))]}},
+           {"op": "resume"},
+           send("again", reply("a")),
+           send("more", reply("b"))),
     ]
+
+
+def _inject(instance: int) -> dict[str, Any]:
+    return {"content": text(f"injected while instance {instance} composes"), "source": {"kind": "plugin", "plugin": "composer"}}

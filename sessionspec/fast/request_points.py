@@ -90,6 +90,7 @@ def request_points(
     surface transitions of ``events`` already planned (one per event, by the
     checker's one surface fold), so the derivation does not plan them again.
 
+    pre: plans is None or len(plans) == len(events)
     post: isinstance(__return__, Rejected) or all(p.step_start_seq >= first_live_seq for p in __return__)
     post: isinstance(__return__, Rejected) or all(a.step_start_seq < b.step_start_seq for a, b in zip(__return__, __return__[1:]))
     post: isinstance(__return__, Rejected) or all(p.first_chunk_seq is None or p.first_chunk_seq > p.step_start_seq for p in __return__)

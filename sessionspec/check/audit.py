@@ -46,6 +46,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import audit_compactions
 from sessionspec.check.compaction_rules_audit import audit_compaction_rules
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_d08_turn_end, check_retry_attempts
+from sessionspec.check.folds import registered_folds, run_folds
 from sessionspec.check.header_audit import check_header_reasons, check_header_types
 from sessionspec.check.loop_audit import audit_loop
 from sessionspec.check.nesting_audit import check_nesting
@@ -53,7 +54,7 @@ from sessionspec.check.opaque import is_opaque
 from sessionspec.check.provenance_audit import audit_provenance
 from sessionspec.check.repair_audit import audit_repair
 from sessionspec.check.retention_audit import audit_zero_retention
-from sessionspec.check.shape_audit import audit_shapes
+from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.surface_pass import surface_transitions
 from sessionspec.fast.request_points import request_points
 
@@ -295,7 +296,8 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     retries (DIA-10, DIA-7), surface, nesting, header reasons, request
     points, compaction — every finding, in a stable order; pre-A55 designs
     (LEG-7) as the reason the log is outside the model."""
-    found: list[Rejected] = []
+    # Issue 26: the audits that are folds run in one loop over the events (sessionspec.check.folds).
+    found, _ = run_folds(events, dialect, first_live_seq, registered_folds())
     notes: list[str] = []
     found += check_load_shapes(events, dialect)
     if dialect is Dialect.D08:
@@ -310,7 +312,6 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     found += check_nesting(events, dialect, first_live_seq)
     found += check_header_reasons(events, dialect, first_live_seq)
     # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
-    found += audit_shapes(events, dialect, first_live_seq)
     found += audit_loop(events, dialect, first_live_seq)
     found += audit_provenance(events, dialect, first_live_seq)
     found += audit_repair(events, dialect, first_live_seq)

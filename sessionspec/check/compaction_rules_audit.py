@@ -18,7 +18,7 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq, obj
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.shape_audit import key_flaw
+from sessionspec.check.shape_keys import key_flaw
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
 CHECKPOINT_SOURCE: Final = obj((("kind", "plugin"), ("plugin", "compact")))

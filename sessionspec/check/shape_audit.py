@@ -14,17 +14,16 @@ A55 table there (message identity is DIA-10's).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
 from typing import Final
 
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
+from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.opaque import is_opaque
-
-# key, required?  (the logged order is the order listed)
-Keys = tuple[tuple[str, bool], ...]
+from sessionspec.check.shape_keys import Keys, key_flaw
 
 TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
 A55_DATA_KEYS: Final[dict[str, Keys]] = {
@@ -75,36 +74,6 @@ DIA4_KEYS: Final[Keys] = (
     ("shadowedRange", True), ("shadowedSeqs", True), ("shadowedTokenCount", True), ("provider", True), ("model", True),
     ("maxTokens", False), ("usage", False),
 )
-
-
-@cache
-def _valid_orders(keys: Keys) -> frozenset[tuple[str, ...]]:
-    """Every key tuple ``keys`` allows: the required keys, any subset of the
-    optional ones, in the listed order (a fast path for the common case)."""
-    orders: list[tuple[str, ...]] = [()]
-    for name, required in keys:
-        orders = [(*o, name) for o in orders] + ([] if required else orders)
-    return frozenset(orders)
-
-
-def key_flaw(value: Json | Absent, keys: Keys) -> str | None:
-    """Why ``value`` is not an object with exactly ``keys`` (the required ones
-    present) in the listed order; None when it is."""
-    if not isinstance(value, JsonObject):
-        return "is not an object"
-    if tuple(value) in _valid_orders(keys):
-        return None
-    order = [name for name, _ in keys]
-    extra = [k for k in value if k not in order]
-    if extra:
-        return f"has the unexpected key {extra[0]!r}"
-    missing = [name for name, required in keys if required and name not in value]
-    if missing:
-        return f"lacks {missing[0]!r}"
-    positions = [order.index(k) for k in value]
-    if positions != sorted(positions):
-        return f"has its keys out of order ({', '.join(value)}; expected {', '.join(k for k in order if k in value)})"
-    return None
 
 
 def _is_int(v: Json | Absent) -> bool:
@@ -370,28 +339,45 @@ def check_plugin_shape(event: Event) -> Rejected | None:
 
 
 @audits("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")
-def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+class ShapeAudit(AuditFold):
     """Every live event held to the shape its writer gives it (see the module
-    docstring).  Seed events were judged where they were written."""
-    found: list[Rejected] = []
-    for event in events:
-        if event.seq < first_live_seq:
-            continue
+    docstring).  Seed events were judged where they were written.  No state beyond
+    the current event."""
+
+    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(events, dialect, first_live_seq)
+        self.found: list[Rejected] = []
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        if event.seq < self.first_live_seq:
+            return
+        dialect = self.dialect
+        found = self.found
         found += check_core_shape(event, dialect)
         match event.type:
             case "turn/end":
                 end = check_turn_end_reason(event, dialect)
-                found += [end] if end is not None else []
+                if end is not None:
+                    found.append(end)
             case "user/message" | "steering/message" if dialect is Dialect.A55:
                 found += check_prompt_shape(event)
             case "request/header":
                 found += check_header_canonical(event, dialect)
             case "session/title" | "request/context":
                 plugin = check_plugin_shape(event)
-                found += [plugin] if plugin is not None else []
+                if plugin is not None:
+                    found.append(plugin)
             case "user/message" if not isinstance(get(get(event.data, "source"), "kind"), str):
                 found.append(Rejected(rule="LOG-9", seq=event.seq, reason="user/message source is not a MessageSource {kind, ...}"))
             case _:
                 shape = check_compaction_shape(event, dialect)
-                found += [shape] if shape is not None else []
-    return found
+                if shape is not None:
+                    found.append(shape)
+
+    def finish(self) -> list[Rejected]:
+        return self.found
+
+
+def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`ShapeAudit` run alone."""
+    return run_alone(ShapeAudit, events, dialect, first_live_seq)

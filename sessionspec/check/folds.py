@@ -1,0 +1,103 @@
+"""The audits as incremental folds, driven by one loop over the events (issue 26).
+
+An audit that walks the log is an :class:`AuditFold`: its state, :meth:`AuditFold.step`
+for one event (with that event's surface transition), and :meth:`AuditFold.finish` for
+its findings.  :func:`run_folds` is the one loop: it folds the surface once per event
+(SURF-10, :func:`model.surface.fold_surface`'s own loop: ``plan_surface_event`` on the
+nodes so far, then the one ``splice``) and hands the plan to every fold, so no audit
+walks the event list again and none plans the surface again.
+
+A fold is registered where it is defined, with the rule IDs it audits, by the same
+``@audits`` decorator the per-event checks carry (:mod:`sessionspec.check.audits`): that
+link is the one place saying which audit checks which rule (docs/check.md's table and
+docs/SPEC.md read it, ``spec/status.py`` must agree), and the loop runs every registered
+fold class (:func:`registered_folds`), so a fold cannot run unlisted, nor be listed and
+not run.
+
+A fold that needs a valid surface (``NEEDS_SURFACE``: it reads the plans, or judges what
+only a foldable surface makes meaningful) stops at the surface's rejection and its
+findings are dropped: the rejection is the finding, and a surface that cannot be folded
+would only give knock-on noise (what the passes did before: they were not run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from model.log import Dialect, Event, log_view
+from model.rejected import Rejected
+from model.surface import SurfacePlan, plan_surface_event, splice
+from sessionspec.check.audits import AUDITS
+
+Step = Callable[[Event, SurfacePlan | None], None]
+
+
+class AuditFold:
+    """One audit as a fold over the log: construct it for a log (``events`` is the whole
+    audited list, for the folds that read the log before an event), ``step`` every event
+    in order, then ``finish`` once."""
+
+    # Does the fold need a surface that folds (see the module docstring)?
+    NEEDS_SURFACE: ClassVar[bool] = False
+    # The dialects the fold audits (the D08-only shapes and retries run for D08 alone).
+    DIALECTS: ClassVar[frozenset[Dialect]] = frozenset(Dialect)
+
+    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        self.events = events
+        self.dialect = dialect
+        self.first_live_seq = first_live_seq
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        """Fold one event; ``plan`` is its surface transition (None: the surface is
+        unchanged, or the surface was rejected and the fold does not need it)."""
+        raise NotImplementedError
+
+    def finish(self) -> Sequence[Rejected]:
+        """The fold's findings, after the last event."""
+        raise NotImplementedError
+
+
+def registered_folds() -> list[type[AuditFold]]:
+    """Every fold class carrying an ``@audits`` link, in a fixed order (by module and name)."""
+    folds = {f for linked in AUDITS.values() for f in linked if isinstance(f, type) and issubclass(f, AuditFold)}
+    return sorted(folds, key=lambda f: (f.__module__, f.__qualname__))
+
+
+def run_folds(
+    events: Sequence[Event], dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]]
+) -> tuple[list[Rejected], Rejected | None]:
+    """One loop over ``events``: the surface folded once per event, every fold of ``folds``
+    (of this dialect) stepped with the event's plan.  The findings of the folds, and the
+    surface's rejection (then the folds that need the surface are left out).  The surface is
+    folded only when some fold needs it; :func:`sessionspec.check.audit.audit_events` runs a
+    fold that always does (the request points), so its rejection is always found."""
+    made = [fold(events, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
+    free = [fold for fold in made if not fold.NEEDS_SURFACE]
+    steps: list[Step] = [fold.step for fold in made]
+    nodes: list[int] = []
+    rejected: Rejected | None = None
+    # Without a fold that needs it (one fold run alone), the surface is not folded.
+    surfaced = len(free) < len(made)
+    for index, event in enumerate(events):
+        plan: SurfacePlan | None = None
+        if surfaced and rejected is None:
+            planned = plan_surface_event(nodes, event, log_view(events, index), dialect)
+            if isinstance(planned, Rejected):
+                rejected = planned
+                steps = [fold.step for fold in free]
+            elif planned is not None:
+                plan = planned
+                splice(nodes, plan, plan.seq)
+        for step in steps:
+            step(event, plan)
+    found: list[Rejected] = []
+    for fold in made if rejected is None else free:
+        found += fold.finish()
+    return found, rejected
+
+
+def run_alone(fold: type[AuditFold], events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """One fold's findings on its own (the tests and ``bench/check_passes`` call the audits one
+    by one); a fold that needs the surface finds nothing where the surface is rejected."""
+    return run_folds(events, dialect, first_live_seq, [fold])[0]

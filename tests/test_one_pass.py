@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import fold_surface
-from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.check import audit  # noqa: F401  (imports every fold module)
+from sessionspec.check.audits import AUDITS
+from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
+from sessionspec.check.folds import registered_folds, run_alone, run_folds
+from sessionspec.check.request_audit import RequestPointAudit, check_request_points
+from sessionspec.check.shape_audit import ShapeAudit
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
 from sessionspec.fast.request_points import request_points
 from spec.strategies import surface_ops, well_formed_logs
@@ -59,3 +64,32 @@ def test_audits_give_the_same_answer_from_the_shared_plans(drawn: tuple[tuple[Ev
     assert request_points(events, dialect, 0, shared.plans) == request_points(events, dialect)
     assert audit_compactions(events, dialect, shared.plans) == audit_compactions(events, dialect)
 
+
+
+@given(_logs())
+def test_the_one_loop_gives_what_each_audit_gives_alone(drawn: tuple[tuple[Event, ...], Dialect]) -> None:
+    """Issue 26, step 2: the folds stepped together in one loop (``run_folds``: one surface
+    fold, its plans handed on) find what each audit finds on its own walk of the log, and the
+    loop's surface rejection is the shared fold's (so ``fold_surface``'s)."""
+    events, dialect = drawn
+    shared = _same_as_definition(events, dialect)
+    folds = registered_folds()
+    found, rejected = run_folds(events, dialect, 0, folds)
+    if isinstance(shared, Rejected):
+        assert rejected == shared
+        alone = [f for fold in folds if not fold.NEEDS_SURFACE and dialect in fold.DIALECTS for f in run_alone(fold, events, dialect)]
+    else:
+        assert rejected is None
+        alone = [f for fold in folds if dialect in fold.DIALECTS for f in run_alone(fold, events, dialect)]
+        assert list(audit_compactions(events, dialect)) == run_alone(CompactionFold, events, dialect)
+        assert check_request_points(events, dialect) == run_alone(RequestPointAudit, events, dialect)
+    assert sorted(found, key=repr) == sorted(alone, key=repr)
+
+
+def test_every_fold_is_registered_with_its_rules() -> None:
+    """The ``@audits`` link is the one registration: the loop runs exactly the fold classes it
+    links, and each links at least one rule."""
+    folds = registered_folds()
+    assert {CompactionFold, RequestPointAudit, ShapeAudit} <= set(folds)
+    for fold in folds:
+        assert any(fold in linked for linked in AUDITS.values()), fold

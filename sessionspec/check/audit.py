@@ -41,9 +41,8 @@ from model.jsonval import ABSENT, JsonObject, get, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
-from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
 from sessionspec.check.compaction_rules_audit import audit_compaction_rules
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_d08_turn_end, check_retry_attempts
 from sessionspec.check.folds import registered_folds, run_folds
@@ -53,10 +52,9 @@ from sessionspec.check.nesting_audit import check_nesting
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.provenance_audit import audit_provenance
 from sessionspec.check.repair_audit import audit_repair
+from sessionspec.check.request_audit import RequestPointAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.retention_audit import audit_zero_retention
 from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.surface_pass import surface_transitions
-from sessionspec.fast.request_points import request_points
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 
@@ -191,36 +189,6 @@ def check_end_seed(events: Sequence[Event], seed_length: int) -> list[Rejected]:
 # --------------------------------------------------------------------------- requests
 
 
-@audits("FMT-8", "INV-7", "HDR-9", "P-INV-1")
-def check_request_points(
-    events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0, plans: Sequence[SurfacePlan | None] | None = None
-) -> list[Rejected]:
-    """FMT-8/INV-7: every live request point has a header in force (HDR-9,
-    FMT-9 g) naming a provider and model, and its request (prefix first,
-    WIRE-2, then the boundary derivation) can be built.
-
-    The requests are not materialized: ``build_request`` (WIRE-1) is total on
-    a header and a boundary, and ``request_points`` fails (INV-7) when a
-    boundary cannot be derived, so a point with a header in force has a
-    request.  Copying every boundary (``RequestPoint.request()``) would cost
-    the history length per request, quadratic in the log.  ``plans``: the
-    events' surface transitions, when the checker's one surface fold made them."""
-    points = request_points(events, dialect, first_live_seq, plans)
-    if isinstance(points, Rejected):
-        return [points]
-    found: list[Rejected] = []
-    for point in points:
-        at = point.first_chunk_seq if point.first_chunk_seq is not None else point.step_start_seq
-        if point.header is ABSENT:
-            found.append(Rejected(rule="FMT-9", seq=at, reason=f"request of the step at seq {point.step_start_seq} has no request/header in force"))
-            continue
-        config = point.header.config
-        provider, model = get(config, "provider"), get(config, "model")
-        if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
-            found.append(Rejected(rule="HDR-8", seq=at, reason="request header in force lacks provider/model"))
-    return found
-
-
 # --------------------------------------------------------------------------- FMT-11
 
 
@@ -296,30 +264,27 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     retries (DIA-10, DIA-7), surface, nesting, header reasons, request
     points, compaction — every finding, in a stable order; pre-A55 designs
     (LEG-7) as the reason the log is outside the model."""
-    # Issue 26: the audits that are folds run in one loop over the events (sessionspec.check.folds).
-    found, _ = run_folds(events, dialect, first_live_seq, registered_folds())
+    # Issue 26: the audits that are folds run in one loop over the events, which folds the
+    # surface once (DIA-11's rejection is fold_surface's) and hands each event's plan to them
+    # (sessionspec.check.folds); the folds that need the surface stop at its rejection.
+    found, surface_rejected = run_folds(events, dialect, first_live_seq, registered_folds())
+    if surface_rejected is not None:
+        found.append(surface_rejected)
     notes: list[str] = []
     found += check_load_shapes(events, dialect)
     if dialect is Dialect.D08:
         found += check_d08_message_shapes(events)
         found += check_retry_attempts(events)
     notes += placeholder_notes(events)
-    # Issue 26: the surface is folded once (DIA-11's rejection is fold_surface's, see
-    # surface_pass); the request points and the compaction audit reuse its plans.
-    transitions = surface_transitions(events, dialect)
-    if isinstance(transitions, Rejected):
-        found.append(transitions)
     found += check_nesting(events, dialect, first_live_seq)
     found += check_header_reasons(events, dialect, first_live_seq)
     # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
     found += audit_loop(events, dialect, first_live_seq)
     found += audit_provenance(events, dialect, first_live_seq)
     found += audit_repair(events, dialect, first_live_seq)
-    if not isinstance(transitions, Rejected):
+    if surface_rejected is None:
         found += audit_compaction_rules(events, dialect, first_live_seq)
         found += audit_zero_retention(events, dialect, first_live_seq)
-        found += check_request_points(events, dialect, first_live_seq, transitions.plans)
-        found += audit_compactions(events, dialect, transitions.plans)
     return Audit(
         findings=_sorted(found),
         notes=tuple(notes),

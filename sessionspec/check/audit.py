@@ -47,7 +47,7 @@ from sessionspec.check.compaction_rules_audit import audit_compaction_rules
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_d08_turn_end, check_retry_attempts
 from sessionspec.check.folds import registered_folds, run_folds
 from sessionspec.check.header_audit import check_header_reasons, check_header_types
-from sessionspec.check.loop_audit import audit_loop
+from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.nesting_audit import check_nesting
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.provenance_audit import audit_provenance
@@ -279,7 +279,6 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     found += check_nesting(events, dialect, first_live_seq)
     found += check_header_reasons(events, dialect, first_live_seq)
     # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
-    found += audit_loop(events, dialect, first_live_seq)
     found += audit_provenance(events, dialect, first_live_seq)
     found += audit_repair(events, dialect, first_live_seq)
     if surface_rejected is None:

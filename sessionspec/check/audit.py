@@ -46,12 +46,12 @@ from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (re
 from sessionspec.check.compaction_rules_audit import audit_compaction_rules
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_d08_turn_end, check_retry_attempts
 from sessionspec.check.folds import registered_folds, run_folds
-from sessionspec.check.header_audit import check_header_reasons, check_header_types
+from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
 from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.nesting_audit import check_nesting
+from sessionspec.check.nesting_audit import NestingAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.opaque import is_opaque
-from sessionspec.check.provenance_audit import audit_provenance
-from sessionspec.check.repair_audit import audit_repair
+from sessionspec.check.provenance_audit import ProvenanceAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.repair_audit import RepairAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.request_audit import RequestPointAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.retention_audit import audit_zero_retention
 from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
@@ -276,11 +276,7 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
         found += check_d08_message_shapes(events)
         found += check_retry_attempts(events)
     notes += placeholder_notes(events)
-    found += check_nesting(events, dialect, first_live_seq)
-    found += check_header_reasons(events, dialect, first_live_seq)
     # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
-    found += audit_provenance(events, dialect, first_live_seq)
-    found += audit_repair(events, dialect, first_live_seq)
     if surface_rejected is None:
         found += audit_compaction_rules(events, dialect, first_live_seq)
         found += audit_zero_retention(events, dialect, first_live_seq)

@@ -22,7 +22,7 @@ would only give knock-on noise (what the passes did before: they were not run).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import ClassVar
 
 from model.log import Dialect, Event, log_view
@@ -31,6 +31,7 @@ from model.surface import SurfacePlan, plan_surface_event, splice
 from sessionspec.check.audits import AUDITS
 
 Step = Callable[[Event, SurfacePlan | None], None]
+Send = Callable[[Event], object]
 
 
 class AuditFold:
@@ -58,6 +59,33 @@ class AuditFold:
         raise NotImplementedError
 
 
+class WalkFold(AuditFold):
+    """A fold written as the audit's own walk, suspended at each event: :meth:`walk` is a
+    generator whose locals are the fold's state; it takes each event from ``yield`` until
+    ``yield`` gives None, then returns its findings.  The one loop sends it the events
+    directly (a walk reads no surface plan)."""
+
+    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(events, dialect, first_live_seq)
+        self.walking = self.walk()
+        next(self.walking)
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        """``while (event := (yield)) is not None: ...``, then ``return`` the findings."""
+        raise NotImplementedError
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        self.walking.send(event)
+
+    def finish(self) -> list[Rejected]:
+        try:
+            self.walking.send(None)
+        except StopIteration as done:
+            found: list[Rejected] = done.value
+            return found
+        raise AssertionError(f"{type(self).__name__}.walk did not end at the end of the log")
+
+
 def registered_folds() -> list[type[AuditFold]]:
     """Every fold class carrying an ``@audits`` link, in a fixed order (by module and name)."""
     folds = {f for linked in AUDITS.values() for f in linked if isinstance(f, type) and issubclass(f, AuditFold)}
@@ -74,7 +102,9 @@ def run_folds(
     fold that always does (the request points), so its rejection is always found."""
     made = [fold(events, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
     free = [fold for fold in made if not fold.NEEDS_SURFACE]
-    steps: list[Step] = [fold.step for fold in made]
+    # A walk takes the event alone, sent straight to its generator (no call of ``step``).
+    steps: list[Step] = [fold.step for fold in made if not isinstance(fold, WalkFold)]
+    sends: list[Send] = [fold.walking.send for fold in made if isinstance(fold, WalkFold)]
     nodes: list[int] = []
     rejected: Rejected | None = None
     # Without a fold that needs it (one fold run alone), the surface is not folded.
@@ -85,12 +115,15 @@ def run_folds(
             planned = plan_surface_event(nodes, event, log_view(events, index), dialect)
             if isinstance(planned, Rejected):
                 rejected = planned
-                steps = [fold.step for fold in free]
+                steps = [fold.step for fold in free if not isinstance(fold, WalkFold)]
+                sends = [fold.walking.send for fold in free if isinstance(fold, WalkFold)]
             elif planned is not None:
                 plan = planned
                 splice(nodes, plan, plan.seq)
         for step in steps:
             step(event, plan)
+        for send in sends:
+            send(event)
     found: list[Rejected] = []
     for fold in made if rejected is None else free:
         found += fold.finish()

@@ -19,6 +19,7 @@ from model.surface import fold_surface
 from sessionspec.check import audit  # noqa: F401  (imports every fold module)
 from sessionspec.check.audits import AUDITS
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
+from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.folds import registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
 from sessionspec.check.loop_audit import LoopAudit
@@ -26,6 +27,7 @@ from sessionspec.check.nesting_audit import NestingAudit
 from sessionspec.check.provenance_audit import ProvenanceAudit
 from sessionspec.check.repair_audit import RepairAudit
 from sessionspec.check.request_audit import RequestPointAudit, check_request_points
+from sessionspec.check.retention_audit import ZeroRetentionAudit
 from sessionspec.check.shape_audit import ShapeAudit
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
 from sessionspec.fast.request_points import request_points
@@ -95,6 +97,6 @@ def test_every_fold_is_registered_with_its_rules() -> None:
     """The ``@audits`` link is the one registration: the loop runs exactly the fold classes it
     links, and each links at least one rule."""
     folds = registered_folds()
-    assert {CompactionFold, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
+    assert {CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
     for fold in folds:
         assert any(fold in linked for linked in AUDITS.values()), fold

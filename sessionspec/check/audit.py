@@ -43,7 +43,7 @@ from model.log import json_int as _int
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
-from sessionspec.check.compaction_rules_audit import audit_compaction_rules
+from sessionspec.check.compaction_rules_audit import CompactionRulesAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_d08_turn_end, check_retry_attempts
 from sessionspec.check.folds import registered_folds, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
@@ -53,7 +53,7 @@ from sessionspec.check.opaque import is_opaque
 from sessionspec.check.provenance_audit import ProvenanceAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.repair_audit import RepairAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.request_audit import RequestPointAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.retention_audit import audit_zero_retention
+from sessionspec.check.retention_audit import ZeroRetentionAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
@@ -277,9 +277,6 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
         found += check_retry_attempts(events)
     notes += placeholder_notes(events)
     # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
-    if surface_rejected is None:
-        found += audit_compaction_rules(events, dialect, first_live_seq)
-        found += audit_zero_retention(events, dialect, first_live_seq)
     return Audit(
         findings=_sorted(found),
         notes=tuple(notes),

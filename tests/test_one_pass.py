@@ -17,9 +17,11 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check import audit  # noqa: F401  (imports every fold module)
+from sessionspec.check.audit import LoadShapeAudit
 from sessionspec.check.audits import AUDITS
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
+from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
 from sessionspec.check.folds import registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
 from sessionspec.check.loop_audit import LoopAudit
@@ -97,6 +99,6 @@ def test_every_fold_is_registered_with_its_rules() -> None:
     """The ``@audits`` link is the one registration: the loop runs exactly the fold classes it
     links, and each links at least one rule."""
     folds = registered_folds()
-    assert {CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
+    assert {LoadShapeAudit, D08MessageShapeAudit, RetryAttemptAudit, CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
     for fold in folds:
         assert any(fold in linked for linked in AUDITS.values()), fold

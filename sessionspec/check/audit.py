@@ -31,7 +31,7 @@ string identity, never through HDR-4 (Q-15).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -44,8 +44,8 @@ from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.d08_audit import check_d08_message_shapes, check_d08_turn_end, check_retry_attempts
-from sessionspec.check.folds import registered_folds, run_folds
+from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit, check_d08_turn_end  # noqa: F401  (registers the folds)
+from sessionspec.check.folds import WalkFold, registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
 from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.nesting_audit import NestingAudit  # noqa: F401  (registers the fold)
@@ -84,44 +84,52 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
 
 
 @audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11", "P-LOG-4")
-def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
+class LoadShapeAudit(WalkFold):
     """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
     (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
     LEG-5, LEG-6; D08 assistant provenance lives in ``message.source``,
     checked with its shape by DIA-10), the header field types (HDR-1/DIA-8,
     FMT-6), the A55 ``turn/end`` reason kinds (LOG-11) and the D08 aborted
     reasons (DIA-14)."""
-    found: list[Rejected] = []
-    for event in events:
-        data = event.data
-        match event.type:
-            case "request/header":
-                if get(data, "reason") == "fallback":
-                    found.append(Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"'))
-                shape = check_llm_shape(event)
-                if shape is not None:
-                    found.append(shape)
-                found += check_header_types(event, dialect)
-            case "mode/set":
-                found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
-            case "assistant/message" if dialect is Dialect.A55:
-                shape = check_llm_shape(event)
-                if shape is not None:
-                    found.append(shape)
-            case "turn/end" if dialect is Dialect.A55:
-                reason = get(data, "reason")
-                kind = get(reason, "kind")
-                if kind == "aborted" and isinstance(reason, JsonObject) and len(reason) != 1:
-                    found.append(Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format"))
-                elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
-                    found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
-            case "turn/end":
-                aborted = check_d08_turn_end(event)
-                if aborted is not None:
-                    found.append(aborted)
-            case _:
-                pass
-    return found
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        dialect = self.dialect
+        found: list[Rejected] = []
+        while (event := (yield)) is not None:
+            data = event.data
+            match event.type:
+                case "request/header":
+                    if get(data, "reason") == "fallback":
+                        found.append(Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"'))
+                    shape = check_llm_shape(event)
+                    if shape is not None:
+                        found.append(shape)
+                    found += check_header_types(event, dialect)
+                case "mode/set":
+                    found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
+                case "assistant/message" if dialect is Dialect.A55:
+                    shape = check_llm_shape(event)
+                    if shape is not None:
+                        found.append(shape)
+                case "turn/end" if dialect is Dialect.A55:
+                    reason = get(data, "reason")
+                    kind = get(reason, "kind")
+                    if kind == "aborted" and isinstance(reason, JsonObject) and len(reason) != 1:
+                        found.append(Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format"))
+                    elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
+                        found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
+                case "turn/end":
+                    aborted = check_d08_turn_end(event)
+                    if aborted is not None:
+                        found.append(aborted)
+                case _:
+                    pass
+        return found
+
+
+def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
+    """:class:`LoadShapeAudit` run alone."""
+    return run_alone(LoadShapeAudit, events, dialect)
 
 
 # --------------------------------------------------------------------------- LEG-7
@@ -271,10 +279,6 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     if surface_rejected is not None:
         found.append(surface_rejected)
     notes: list[str] = []
-    found += check_load_shapes(events, dialect)
-    if dialect is Dialect.D08:
-        found += check_d08_message_shapes(events)
-        found += check_retry_attempts(events)
     notes += placeholder_notes(events)
     # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
     return Audit(

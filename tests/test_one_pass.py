@@ -26,6 +26,7 @@ from sessionspec.check.folds import registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
 from sessionspec.check.loop_audit import LoopAudit
 from sessionspec.check.nesting_audit import NestingAudit
+from sessionspec.check.observations import PlaceholderNoteAudit, PreA55DesignAudit, QuirkAudit
 from sessionspec.check.provenance_audit import ProvenanceAudit
 from sessionspec.check.repair_audit import RepairAudit
 from sessionspec.check.request_audit import RequestPointAudit, check_request_points
@@ -83,7 +84,8 @@ def test_the_one_loop_gives_what_each_audit_gives_alone(drawn: tuple[tuple[Event
     events, dialect = drawn
     shared = _same_as_definition(events, dialect)
     folds = registered_folds()
-    found, rejected = run_folds(events, dialect, 0, folds)
+    outcome = run_folds(events, dialect, 0, folds)
+    found, rejected = outcome.findings, outcome.surface_rejected
     if isinstance(shared, Rejected):
         assert rejected == shared
         alone = [f for fold in folds if not fold.NEEDS_SURFACE and dialect in fold.DIALECTS for f in run_alone(fold, events, dialect)]
@@ -99,6 +101,6 @@ def test_every_fold_is_registered_with_its_rules() -> None:
     """The ``@audits`` link is the one registration: the loop runs exactly the fold classes it
     links, and each links at least one rule."""
     folds = registered_folds()
-    assert {LoadShapeAudit, D08MessageShapeAudit, RetryAttemptAudit, CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
+    assert {QuirkAudit, PlaceholderNoteAudit, PreA55DesignAudit, LoadShapeAudit, D08MessageShapeAudit, RetryAttemptAudit, CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
     for fold in folds:
         assert any(fold in linked for linked in AUDITS.values()), fold

@@ -39,7 +39,6 @@ from model.codec import serialize_event
 from model.header import check_llm_shape
 from model.jsonval import ABSENT, JsonObject, get, js_stringify
 from model.log import Dialect, Event
-from model.log import json_int as _int
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
@@ -49,7 +48,9 @@ from sessionspec.check.folds import WalkFold, registered_folds, run_alone, run_f
 from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
 from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.nesting_audit import NestingAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.opaque import is_opaque
+from sessionspec.check.observations import placeholder_notes as placeholder_notes
+from sessionspec.check.observations import pre_a55_designs as pre_a55_designs
+from sessionspec.check.observations import quirk_observations as quirk_observations
 from sessionspec.check.provenance_audit import ProvenanceAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.repair_audit import RepairAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.request_audit import RequestPointAudit  # noqa: F401  (registers the fold)
@@ -135,49 +136,6 @@ def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejecte
 # --------------------------------------------------------------------------- LEG-7
 
 
-@audits("LEG-7")
-def pre_a55_designs(events: Sequence[Event]) -> list[str]:
-    """LEG-7: "Pre-A55 designs MUST be recognized only for diagnostics, never
-    produced: per-step ``agent/request-advice {before, after}`` and
-    ``EpochHeader.messageSuffix`` [...]".  Unlike LEG-1..LEG-6 ("MUST be
-    rejected") the rule rejects nothing: the real loader takes
-    ``agent/request-advice`` as a plugin type (LOG-8) and canonicalization
-    drops ``messageSuffix`` (HDR-2), yet both changed the request of the
-    design that wrote them, so the model cannot decide such a log's
-    requests.  The result names what was recognized; the checker's verdict
-    is ``unknown`` with it as the reason (unless a rule makes the log
-    invalid).  ``request/header-delta`` and ``fallback`` are rejected by
-    LEG-1/LEG-2 and not repeated here."""
-    advice = next((e.seq for e in events if e.type == "agent/request-advice"), None)
-    suffix = next((e.seq for e in events if e.type == "request/header" and get(get(e.data, "header"), "messageSuffix") is not ABSENT), None)
-    found: list[str] = []
-    if advice is not None:
-        found.append(f"agent/request-advice at seq {advice}")
-    if suffix is not None:
-        found.append(f"a request/header with messageSuffix at seq {suffix}")
-    if not found:
-        return []
-    return [f"a pre-A55 design (LEG-7, recognized for diagnostics only): {' and '.join(found)}; the model does not decide its requests"]
-
-
-@audits("LEG-8")
-def placeholder_notes(events: Sequence[Event]) -> list[str]:
-    """FMT-6/LEG-8: header fields scrubbed to placeholders are opaque; the
-    requests are then known only up to those fields (a note, not a failure)."""
-    fields: dict[str, int] = {}
-    for event in events:
-        if event.type != "request/header":
-            continue
-        header = get(event.data, "header")
-        for key in ("system", "tools", "messagePrefix"):
-            if key not in fields and is_opaque(key, get(header, key)):
-                fields[key] = event.seq
-    if not fields:
-        return []
-    listed = ", ".join(f"{key} (first at seq {seq})" for key, seq in fields.items())
-    return [f"placeholder header fields are opaque, no finding depends on them (FMT-6, LEG-8): {listed}"]
-
-
 @audits("DIA-5")
 def check_end_seed(events: Sequence[Event], seed_length: int) -> list[Rejected]:
     """DIA-5 (D08): "The Session constructor MUST append ``session/end-seed {}`` after a seed unless
@@ -222,44 +180,6 @@ def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length
 # --------------------------------------------------------------------------- §17 quirks
 
 
-@audits("Q-4", "Q-17")
-def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
-    """§17: "the model follows the real code and the checker reports the quirk
-    as a ``note``, never as ``invalid``, unless a flag (``--strict-quirks``)
-    asks for the 'intended' behaviour."  The quirks a log alone shows, for
-    live events, each named by its quirk ID:
-
-    * Q-4: "A failure in composition, assembly or pre-step yields
-      ``turn/end {kind:"error", step: n}`` with no ``step/start`` for ``n``;
-      a prompt-submit failure yields ``step: 0``."
-    * Q-17: "Refreshed snapshots reuse timestamps; never assert time order":
-      an event whose ``time`` is earlier than the previous event's.
-    """
-    found: list[Rejected] = []
-    started: set[int] = set()
-    previous_time: int | None = None
-    for event in events:
-        live = event.seq >= first_live_seq
-        if live and previous_time is not None and event.time < previous_time:
-            found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {event.time} is earlier than the previous event's {previous_time}"))
-        previous_time = event.time
-        match event.type:
-            case "turn/start":
-                started.clear()
-            case "step/start":
-                step = _int(get(event.data, "step"))
-                if step is not None:
-                    started.add(step)
-            case "turn/end" if live:
-                reason = get(event.data, "reason")
-                step = _int(get(reason, "step"))
-                if get(reason, "kind") == "error" and step is not None and step not in started:
-                    found.append(Rejected(rule="Q-4", seq=event.seq, reason=f"turn/end error names step {step}, which never started"))
-            case _:
-                pass
-    return found
-
-
 # --------------------------------------------------------------------------- compaction
 
 
@@ -272,21 +192,14 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     retries (DIA-10, DIA-7), surface, nesting, header reasons, request
     points, compaction — every finding, in a stable order; pre-A55 designs
     (LEG-7) as the reason the log is outside the model."""
-    # Issue 26: the audits that are folds run in one loop over the events, which folds the
-    # surface once (DIA-11's rejection is fold_surface's) and hands each event's plan to them
+    # Issue 26: the audits are folds run in one loop over the events, which folds the surface
+    # once (DIA-11's rejection is fold_surface's) and hands each event's plan to them
     # (sessionspec.check.folds); the folds that need the surface stop at its rejection.
-    found, surface_rejected = run_folds(events, dialect, first_live_seq, registered_folds())
-    if surface_rejected is not None:
-        found.append(surface_rejected)
-    notes: list[str] = []
-    notes += placeholder_notes(events)
-    # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
-    return Audit(
-        findings=_sorted(found),
-        notes=tuple(notes),
-        quirks=_sorted(quirk_observations(events, first_live_seq)),
-        outside=tuple(pre_a55_designs(events)),
-    )
+    outcome = run_folds(events, dialect, first_live_seq, registered_folds())
+    found = outcome.findings
+    if outcome.surface_rejected is not None:
+        found = [*found, outcome.surface_rejected]
+    return Audit(findings=_sorted(found), notes=tuple(outcome.notes), quirks=_sorted(outcome.quirks), outside=tuple(outcome.outside))
 
 
 def audit_log(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> tuple[Rejected, ...]:

@@ -23,7 +23,8 @@ would only give knock-on noise (what the passes did before: they were not run).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, final
 
 from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
@@ -57,6 +58,31 @@ class AuditFold:
     def finish(self) -> Sequence[Rejected]:
         """The fold's findings, after the last event."""
         raise NotImplementedError
+
+    # What a fold says besides findings, read after ``finish`` (see :class:`FoldOutcome`).
+
+    def quirks(self) -> Sequence[Rejected]:
+        return ()
+
+    def notes(self) -> Sequence[str]:
+        return ()
+
+    def outside(self) -> Sequence[str]:
+        return ()
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class FoldOutcome:
+    """What the folds of one loop found: findings; the §17 quirks the log shows (notes, or
+    findings under ``--strict-quirks``); notes; why the log is outside the model (LEG-7); and
+    the surface's rejection, if the surface could not be folded."""
+
+    findings: list[Rejected]
+    quirks: list[Rejected]
+    notes: list[str]
+    outside: list[str]
+    surface_rejected: Rejected | None
 
 
 class WalkFold(AuditFold):
@@ -92,11 +118,9 @@ def registered_folds() -> list[type[AuditFold]]:
     return sorted(folds, key=lambda f: (f.__module__, f.__qualname__))
 
 
-def run_folds(
-    events: Sequence[Event], dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]]
-) -> tuple[list[Rejected], Rejected | None]:
+def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]]) -> FoldOutcome:
     """One loop over ``events``: the surface folded once per event, every fold of ``folds``
-    (of this dialect) stepped with the event's plan.  The findings of the folds, and the
+    (of this dialect) stepped with the event's plan.  What the folds found, and the
     surface's rejection (then the folds that need the surface are left out).  The surface is
     folded only when some fold needs it; :func:`sessionspec.check.audit.audit_events` runs a
     fold that always does (the request points), so its rejection is always found."""
@@ -124,13 +148,18 @@ def run_folds(
             step(event, plan)
         for send in sends:
             send(event)
-    found: list[Rejected] = []
-    for fold in made if rejected is None else free:
-        found += fold.finish()
-    return found, rejected
+    counted = made if rejected is None else free
+    found = [finding for fold in counted for finding in fold.finish()]
+    return FoldOutcome(
+        findings=found,
+        quirks=[quirk for fold in counted for quirk in fold.quirks()],
+        notes=[note for fold in counted for note in fold.notes()],
+        outside=[why for fold in counted for why in fold.outside()],
+        surface_rejected=rejected,
+    )
 
 
 def run_alone(fold: type[AuditFold], events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
     """One fold's findings on its own (the tests and ``bench/check_passes`` call the audits one
     by one); a fold that needs the surface finds nothing where the surface is rejected."""
-    return run_folds(events, dialect, first_live_seq, [fold])[0]
+    return run_folds(events, dialect, first_live_seq, [fold]).findings

@@ -104,3 +104,18 @@ def test_every_fold_is_registered_with_its_rules() -> None:
     assert {QuirkAudit, PlaceholderNoteAudit, PreA55DesignAudit, LoadShapeAudit, D08MessageShapeAudit, RetryAttemptAudit, CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
     for fold in folds:
         assert any(fold in linked for linked in AUDITS.values()), fold
+
+
+@given(_logs())
+def test_a_fold_is_not_called_only_for_events_it_does_not_read(drawn: tuple[tuple[Event, ...], Dialect]) -> None:
+    """A fold declaring ``EVENT_TYPES`` finds the same when it is stepped with every event
+    (the loop routes it only the events of those types)."""
+    events, dialect = drawn
+    for fold_class in registered_folds():
+        if fold_class.EVENT_TYPES is None or dialect not in fold_class.DIALECTS:
+            continue
+        fold = fold_class(events, dialect, 0)
+        for event in events:
+            fold.step(event, None)
+        assert list(fold.finish()) == run_alone(fold_class, events, dialect), fold_class
+        assert not fold_class.NEEDS_SURFACE  # a fold reading the plans takes every event

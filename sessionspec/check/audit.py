@@ -93,6 +93,8 @@ class LoadShapeAudit(WalkFold):
     FMT-6), the A55 ``turn/end`` reason kinds (LOG-11) and the D08 aborted
     reasons (DIA-14)."""
 
+    EVENT_TYPES = frozenset({"request/header", "mode/set", "assistant/message", "turn/end"})
+
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
         dialect = self.dialect
         found: list[Rejected] = []

@@ -106,6 +106,8 @@ class D08MessageShapeAudit(WalkFold):
     meta?}``."  Run on the migrated events (DIA-13 gives legacy shapes their
     identity first), seed included (LOG-8 validates the whole list)."""
 
+    EVENT_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+
     DIALECTS = frozenset({Dialect.D08})
 
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
@@ -153,6 +155,8 @@ class RetryAttemptAudit(WalkFold):
     chunk.  The transient LLM-layer retry (``llm/retry``) follows the same
     shape in the real logs.  An ``interrupted`` message (DIA-15, a cancelled
     stream) is governed by DIA-15, not here."""
+
+    EVENT_TYPES = frozenset({"step/start", "assistant/chunk", "assistant/message"})
 
     DIALECTS = frozenset({Dialect.D08})
 

@@ -33,6 +33,7 @@ from sessionspec.check.audits import AUDITS
 
 Step = Callable[[Event, SurfacePlan | None], None]
 Send = Callable[[Event], object]
+_Route = tuple[list[Step], list[Send]]
 
 
 class AuditFold:
@@ -44,6 +45,9 @@ class AuditFold:
     NEEDS_SURFACE: ClassVar[bool] = False
     # The dialects the fold audits (the D08-only shapes and retries run for D08 alone).
     DIALECTS: ClassVar[frozenset[Dialect]] = frozenset(Dialect)
+    # The event types the fold reads (None: every event); the loop does not call it for the
+    # others.  A fold reading the surface plans takes every event (any type may carry one).
+    EVENT_TYPES: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         self.events = events
@@ -58,6 +62,11 @@ class AuditFold:
     def finish(self) -> Sequence[Rejected]:
         """The fold's findings, after the last event."""
         raise NotImplementedError
+
+    def stepper(self) -> Step:
+        """What the loop calls for each event: ``step``, or the callable it would only pass
+        the event on to (one call fewer per event)."""
+        return self.step
 
     # What a fold says besides findings, read after ``finish`` (see :class:`FoldOutcome`).
 
@@ -126,9 +135,10 @@ def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, fo
     fold that always does (the request points), so its rejection is always found."""
     made = [fold(events, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
     free = [fold for fold in made if not fold.NEEDS_SURFACE]
-    # A walk takes the event alone, sent straight to its generator (no call of ``step``).
-    steps: list[Step] = [fold.step for fold in made if not isinstance(fold, WalkFold)]
-    sends: list[Send] = [fold.walking.send for fold in made if isinstance(fold, WalkFold)]
+    active = made
+    # Who takes an event of each type (filled as the types are met): a fold declaring its
+    # EVENT_TYPES is not called for the others.
+    routes: dict[str, _Route] = {}
     nodes: list[int] = []
     rejected: Rejected | None = None
     # Without a fold that needs it (one fold run alone), the surface is not folded.
@@ -139,14 +149,17 @@ def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, fo
             planned = plan_surface_event(nodes, event, log_view(events, index), dialect)
             if isinstance(planned, Rejected):
                 rejected = planned
-                steps = [fold.step for fold in free if not isinstance(fold, WalkFold)]
-                sends = [fold.walking.send for fold in free if isinstance(fold, WalkFold)]
+                active = free
+                routes.clear()
             elif planned is not None:
                 plan = planned
                 splice(nodes, plan, plan.seq)
-        for step in steps:
+        route = routes.get(event.type)
+        if route is None:
+            route = routes[event.type] = _route(active, event.type)
+        for step in route[0]:
             step(event, plan)
-        for send in sends:
+        for send in route[1]:
             send(event)
     counted = made if rejected is None else free
     found = [finding for fold in counted for finding in fold.finish()]
@@ -157,6 +170,13 @@ def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, fo
         outside=[why for fold in counted for why in fold.outside()],
         surface_rejected=rejected,
     )
+
+
+def _route(folds: Sequence[AuditFold], event_type: str) -> _Route:
+    """The folds taking an event of ``event_type``: their steps, and the walks' sends (a walk
+    takes the event alone, sent straight to its generator, no call of ``step``)."""
+    taking = [fold for fold in folds if fold.EVENT_TYPES is None or event_type in fold.EVENT_TYPES]
+    return [fold.stepper() for fold in taking if not isinstance(fold, WalkFold)], [fold.walking.send for fold in taking if isinstance(fold, WalkFold)]
 
 
 def run_alone(fold: type[AuditFold], events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

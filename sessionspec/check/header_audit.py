@@ -91,6 +91,8 @@ class HeaderReasonAudit(WalkFold):
     (HDR-7).  Seed headers (seq < first_live_seq) set the fold, unaudited.
     D08 retries inside a step (DIA-7) may write one header per attempt."""
 
+    EVENT_TYPES = frozenset({"step/start", "step/end", "assistant/chunk", "request/header"})
+
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []

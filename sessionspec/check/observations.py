@@ -30,6 +30,8 @@ class PreA55DesignAudit(AuditFold):
     invalid).  ``request/header-delta`` and ``fallback`` are rejected by
     LEG-1/LEG-2 and not repeated here."""
 
+    EVENT_TYPES = frozenset({"agent/request-advice", "request/header"})
+
     def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(events, dialect, first_live_seq)
         self.advice: int | None = None
@@ -64,6 +66,8 @@ def pre_a55_designs(events: Sequence[Event]) -> list[str]:
 class PlaceholderNoteAudit(AuditFold):
     """FMT-6/LEG-8: header fields scrubbed to placeholders are opaque; the
     requests are then known only up to those fields (a note, not a failure)."""
+
+    EVENT_TYPES = frozenset({"request/header"})
 
     def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(events, dialect, first_live_seq)

@@ -90,6 +90,8 @@ def check_result_provenance(event: Event, st: _StepChunks, dialect: Dialect) -> 
 class ProvenanceAudit(WalkFold):
     """Provenance of live assistant messages and tool results, one fold."""
 
+    EVENT_TYPES = frozenset({"step/start", "step/end", "turn/end", "turn/start", "assistant/chunk", "assistant/message", "tool/call", "tool/result"})
+
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
         events, dialect, first_live_seq = self.events, self.dialect, self.first_live_seq
         found: list[Rejected] = []

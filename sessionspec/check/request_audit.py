@@ -10,7 +10,7 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import AuditFold
+from sessionspec.check.folds import AuditFold, Step
 from sessionspec.fast.request_points import RequestPoint, RequestPointFold, request_points
 
 
@@ -39,10 +39,13 @@ class RequestPointAudit(AuditFold):
 
     def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(events, dialect, first_live_seq)
-        self.fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq)
+        self.fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq, planned=True)
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        self.fold.step(event, True, plan)
+        self.fold.step(event, plan)
+
+    def stepper(self) -> Step:
+        return self.fold.step
 
     def finish(self) -> list[Rejected]:
         return request_findings(self.fold.finish())

@@ -94,9 +94,9 @@ def request_points(
     post: isinstance(__return__, Rejected) or all(a.step_start_seq < b.step_start_seq for a, b in zip(__return__, __return__[1:]))
     post: isinstance(__return__, Rejected) or all(p.first_chunk_seq is None or p.first_chunk_seq > p.step_start_seq for p in __return__)
     """
-    fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq)
+    fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq, planned=plans is not None)
     for index, event in enumerate(events):
-        fold.step(event, plans is not None, None if plans is None else plans[index])
+        fold.step(event, None if plans is None else plans[index])
         if fold.rejected is not None:
             return fold.rejected
     return fold.finish()
@@ -110,6 +110,8 @@ class RequestPointFold:
 
     dialect: Dialect
     first_live_seq: int = 0
+    # Are the events' surface plans given to ``step`` (else the derivation plans them)?
+    planned: bool = False
     derivation: IncrementalDerivation = field(init=False)
     header: EpochHeader | Absent = ABSENT
     header_seq: int | None = None
@@ -121,7 +123,7 @@ class RequestPointFold:
     def __post_init__(self) -> None:
         self.derivation = IncrementalDerivation(dialect=self.dialect)
 
-    def step(self, event: Event, planned: bool, plan: SurfacePlan | None) -> None:
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
         """Fold one event (with its surface ``plan`` when ``planned``, else the derivation plans it)."""
         if self.rejected is not None:
             return
@@ -133,7 +135,7 @@ class RequestPointFold:
                 self.points.append(ended.point())
             self.ended_without_chunk = None
         derivation = self.derivation
-        rejected = derivation.append_planned(event, plan) if planned else derivation.append(event)
+        rejected = derivation.append_planned(event, plan) if self.planned else derivation.append(event)
         if rejected is not None:
             self.rejected = rejected
             return

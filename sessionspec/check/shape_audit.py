@@ -21,6 +21,7 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_shape import chunk_flaw, well_formed_chunk
 from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.shape_keys import Keys, key_flaw
@@ -48,15 +49,6 @@ PLUGIN_KEYS: Final[dict[str, tuple[str, Keys]]] = {
     "request/context": ("DIA-9", (("provider", True), ("model", True), ("contextWindow", False))),
 }
 PROMPT_KEYS: Final[Keys] = (("content", True), ("source", True), ("envelope", False), ("meta", False))
-CHUNK_KEYS: Final[dict[str, Keys]] = {
-    "block-start": (("type", True), ("index", True), ("blockType", True)),
-    "text-delta": (("type", True), ("index", True), ("text", True)),
-    "reasoning-delta": (("type", True), ("index", True), ("text", True)),
-    "tool-call-delta": (("type", True), ("index", True), ("id", True), ("name", False), ("argumentsDelta", True)),
-    "block-end": (("type", True), ("index", True), ("block", True)),
-    "usage": (("type", True), ("usage", True)),
-    "finish": (("type", True), ("reason", True), ("replayState", False)),
-}
 TRIGGER_KINDS: Final = frozenset({"message", "injection"})
 TODO_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
 BARE_END_KINDS: Final = frozenset({"completed", "disposed", "max-tokens", "interrupted"})
@@ -147,15 +139,6 @@ def _type_flaws(event: Event) -> list[str]:
     return flaws
 
 
-def _chunk_flaw(event: Event) -> str | None:
-    chunk = get(event.data, "chunk")
-    kind = get(chunk, "type")
-    if not isinstance(kind, str) or kind not in CHUNK_KEYS:
-        return f"chunk type {js_stringify(kind if kind is not ABSENT else None)} is not one of {', '.join(CHUNK_KEYS)}"
-    flaw = key_flaw(chunk, CHUNK_KEYS[kind])
-    return None if flaw is None else f"{kind} chunk {flaw}"
-
-
 @audits("LOG-9")
 def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     """LOG-9: "The core A55 vocabulary MUST be exactly these 13 types", each
@@ -170,7 +153,7 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     flaws = [f"data {flaw}"] if flaw is not None else []
     flaws += _type_flaws(event)
     if event.type == "assistant/chunk":
-        chunk = _chunk_flaw(event)
+        chunk = chunk_flaw(event)
         flaws += [chunk] if chunk is not None else []
     return [Rejected(rule="LOG-9", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
 
@@ -349,7 +332,7 @@ class ShapeAudit(AuditFold):
         self.found: list[Rejected] = []
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        if event.seq < self.first_live_seq:
+        if event.seq < self.first_live_seq or (event.type == "assistant/chunk" and well_formed_chunk(event.data)):
             return
         dialect = self.dialect
         found = self.found

@@ -12,7 +12,7 @@ Keys = tuple[tuple[str, bool], ...]
 
 
 @cache
-def _valid_orders(keys: Keys) -> frozenset[tuple[str, ...]]:
+def valid_orders(keys: Keys) -> frozenset[tuple[str, ...]]:
     """Every key tuple ``keys`` allows: the required keys, any subset of the
     optional ones, in the listed order (a fast path for the common case)."""
     orders: list[tuple[str, ...]] = [()]
@@ -26,7 +26,7 @@ def key_flaw(value: Json | Absent, keys: Keys) -> str | None:
     present) in the listed order; None when it is."""
     if not isinstance(value, JsonObject):
         return "is not an object"
-    if tuple(value) in _valid_orders(keys):
+    if tuple(value) in valid_orders(keys):
         return None
     order = [name for name, _ in keys]
     extra = [k for k in value if k not in order]

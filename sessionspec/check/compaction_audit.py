@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import final
+from typing import Final, final
 
 from model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
 from model.compaction.retention import balanced_cuts
@@ -318,6 +318,9 @@ class CompactionAuditD08(CompactionAudit):
             self.report("DIA-18", event, "prune replacement without its compaction/prune record")
 
 
+VISITED_TYPES: Final = frozenset({"turn/start", "turn/end", "session/end-seed", "user/message", "compaction/prune", "tool/result", "request/header"})
+
+
 @audits("FMT-7", "CMP-25", "DIA-19", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "PRN-3", "PRN-4", "PRN-5", "DIA-16", "DIA-18", "FMT-4", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2")
 class CompactionFold(AuditFold):
     """FMT-7's compaction audit as a fold of the checker's one loop: the events' surface
@@ -331,11 +334,15 @@ class CompactionFold(AuditFold):
         self.audit = CompactionAudit() if dialect is Dialect.A55 else CompactionAuditD08(dialect=Dialect.D08)
         self.audit.surface = PricedSurface(dialect=dialect)
         self.types = self.audit.bracket_types()
+        # The types CompactionAudit.visit and advance read (with the bracket names of the dialect).
+        self.read = frozenset({*self.types, *VISITED_TYPES})
         self.index = 0
         self.ended: Rejected | None = None
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        if self.ended is None:
+        # An event that leaves the surface as it is, of a type neither ``visit`` nor the header
+        # fold reads (a chunk, most often), changes nothing: it is counted, not audited.
+        if self.ended is None and (plan is not None or event.type in self.read):
             self.ended = self.audit.advance(event, self.events, self.index, self.types, True, plan)
         self.index += 1
 

@@ -4,26 +4,29 @@
 over an event list that is already decoded (rows expanded) and, in D08 mode,
 migrated (DIA-13).  It returns *all* findings it can establish, not only the
 first: each check is independent, so one corruption may show under several
-rules.  Checks that depend on a valid surface (derivation, request points)
-are skipped when the surface fold fails, so they never report knock-on noise.
+rules.  Checks that depend on a valid surface (derivation, request points,
+compaction) are left out when the surface fold fails, so they never report
+knock-on noise.
 
-The checks, each its own function:
+Every check that walks the log is a fold (:mod:`sessionspec.check.folds`, issue 26),
+registered by its ``@audits`` link, and :func:`audit_events` is their one loop over the
+events, the surface folded once per event and its plan handed to each fold:
 
-* seed/load shape (LOG-8 order: LEG-2, LEG-3, LEG-4, HDR-8/LEG-5/LEG-6, LOG-11);
-* the surface fold (SURF-*, LOG-1);
+* seed/load shape (LOG-8 order: LEG-2, LEG-3, LEG-4, HDR-8/LEG-5/LEG-6, LOG-11; here);
+* the surface fold (SURF-*, LOG-1; the loop itself);
 * turn/step nesting and tool pairing as the session invariant companion
-  vetoes them (LOG-13), live events only;
-* the header-reason audit (FMT-9 a..g) with instances partitioned by their
-  ``initial``/``resume`` anchors, and prefix invariance inside an instance
-  (PFX-15, A55 only);
-* request points (FMT-8, INV-7): each has a header in force naming a provider
-  and model, and its request can be built (prefix first, WIRE-2);
-* the compaction/prune audit (``sessionspec.check.compaction_audit``);
-* the writers' own rules (issue 17), each a fold in its own module: data
-  shapes (``shape_audit``), the loop (``loop_audit``), provenance
-  (``provenance_audit``), crash repair (``repair_audit``), compaction
-  triggers and ranges (``compaction_rules_audit``, ``retention_audit``); the
-  rule-by-rule table is ``audit_table``.
+  vetoes them (LOG-13; ``nesting_audit``);
+* the header-reason audit (FMT-9 a..g, PFX-15; ``header_audit``);
+* request points (FMT-8, INV-7; ``request_audit``);
+* the compaction/prune audit (``compaction_audit``);
+* the D08 message shapes and retries (DIA-10, DIA-7; ``d08_audit``);
+* the writers' own rules (issue 17): data shapes (``shape_audit``), the loop
+  (``loop_audit``), provenance (``provenance_audit``), crash repair
+  (``repair_audit``), compaction triggers and ranges (``compaction_rules_audit``,
+  ``retention_audit``);
+* the quirks, placeholder notes and pre-A55 designs a log shows (``observations``).
+
+The rule-by-rule table is ``audit_table``.
 
 Placeholders (FMT-6, LEG-8) are opaque: headers holding one are compared by
 string identity, never through HDR-4 (Q-15).

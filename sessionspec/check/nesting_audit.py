@@ -7,7 +7,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
@@ -87,7 +87,13 @@ def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int
 
 
 def _names_open_step(s: _Nesting, event: Event) -> str | None:
-    turn, step = _int(get(event.data, "turn")), _int(get(event.data, "step"))
+    data = event.data
+    if s.step is not None and isinstance(data, JsonObject):
+        # The common case, answered without the helpers (issue 26): integers naming the open turn and step.
+        turn, step = data.get("turn"), data.get("step")
+        if type(turn) is int and type(step) is int and turn == s.turn and step == s.step:
+            return None
+    turn, step = _int(get(data, "turn")), _int(get(data, "step"))
     if s.turn is None or s.step is None:
         return f"{event.type} outside an open step"
     if turn != s.turn or step != s.step:

@@ -250,6 +250,10 @@ class CompactionRulesAudit(WalkFold):
         eligible = surface_types(dialect)
         start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
         while (event := (yield)) is not None:
+            if event.type == "assistant/chunk" and event.surface_op is ABSENT:
+                # A chunk only moves the step's attempt state; no check below reads it (issue 26).
+                _step_event(s, event, dialect)
+                continue
             live = event.seq >= first_live_seq
             if event.type == "request/header":
                 s.header = True

@@ -4,26 +4,29 @@
 over an event list that is already decoded (rows expanded) and, in D08 mode,
 migrated (DIA-13).  It returns *all* findings it can establish, not only the
 first: each check is independent, so one corruption may show under several
-rules.  Checks that depend on a valid surface (derivation, request points)
-are skipped when the surface fold fails, so they never report knock-on noise.
+rules.  Checks that depend on a valid surface (derivation, request points,
+compaction) are left out when the surface fold fails, so they never report
+knock-on noise.
 
-The checks, each its own function:
+Every check that walks the log is a fold (:mod:`sessionspec.check.folds`, issue 26),
+registered by its ``@audits`` link, and :func:`audit_events` is their one loop over the
+events, the surface folded once per event and its plan handed to each fold:
 
-* seed/load shape (LOG-8 order: LEG-2, LEG-3, LEG-4, HDR-8/LEG-5/LEG-6, LOG-11);
-* the surface fold (SURF-*, LOG-1);
+* seed/load shape (LOG-8 order: LEG-2, LEG-3, LEG-4, HDR-8/LEG-5/LEG-6, LOG-11; here);
+* the surface fold (SURF-*, LOG-1; the loop itself);
 * turn/step nesting and tool pairing as the session invariant companion
-  vetoes them (LOG-13), live events only;
-* the header-reason audit (FMT-9 a..g) with instances partitioned by their
-  ``initial``/``resume`` anchors, and prefix invariance inside an instance
-  (PFX-15, A55 only);
-* request points (FMT-8, INV-7): each has a header in force naming a provider
-  and model, and its request can be built (prefix first, WIRE-2);
-* the compaction/prune audit (``sessionspec.check.compaction_audit``);
-* the writers' own rules (issue 17), each a fold in its own module: data
-  shapes (``shape_audit``), the loop (``loop_audit``), provenance
-  (``provenance_audit``), crash repair (``repair_audit``), compaction
-  triggers and ranges (``compaction_rules_audit``, ``retention_audit``); the
-  rule-by-rule table is ``audit_table``.
+  vetoes them (LOG-13; ``nesting_audit``);
+* the header-reason audit (FMT-9 a..g, PFX-15; ``header_audit``);
+* request points (FMT-8, INV-7; ``request_audit``);
+* the compaction/prune audit (``compaction_audit``);
+* the D08 message shapes and retries (DIA-10, DIA-7; ``d08_audit``);
+* the writers' own rules (issue 17): data shapes (``shape_audit``), the loop
+  (``loop_audit``), provenance (``provenance_audit``), crash repair
+  (``repair_audit``), compaction triggers and ranges (``compaction_rules_audit``,
+  ``retention_audit``);
+* the quirks, placeholder notes and pre-A55 designs a log shows (``observations``).
+
+The rule-by-rule table is ``audit_table``.
 
 Placeholders (FMT-6, LEG-8) are opaque: headers holding one are compared by
 string identity, never through HDR-4 (Q-15).
@@ -31,7 +34,7 @@ string identity, never through HDR-4 (Q-15).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -39,23 +42,23 @@ from model.codec import serialize_event
 from model.header import check_llm_shape
 from model.jsonval import ABSENT, JsonObject, get, js_stringify
 from model.log import Dialect, Event
-from model.log import json_int as _int
 from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
-from sessionspec.check.compaction_audit import audit_compactions
-from sessionspec.check.compaction_rules_audit import audit_compaction_rules
-from sessionspec.check.d08_audit import check_d08_message_shapes, check_d08_turn_end, check_retry_attempts
-from sessionspec.check.header_audit import check_header_reasons, check_header_types
-from sessionspec.check.loop_audit import audit_loop
-from sessionspec.check.nesting_audit import check_nesting
-from sessionspec.check.opaque import is_opaque
-from sessionspec.check.provenance_audit import audit_provenance
-from sessionspec.check.repair_audit import audit_repair
-from sessionspec.check.retention_audit import audit_zero_retention
-from sessionspec.check.shape_audit import audit_shapes
-from sessionspec.check.surface_pass import surface_transitions
-from sessionspec.fast.request_points import request_points
+from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
+from sessionspec.check.compaction_rules_audit import CompactionRulesAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit, check_d08_turn_end  # noqa: F401  (registers the folds)
+from sessionspec.check.folds import WalkFold, registered_folds, run_alone, run_folds
+from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
+from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.nesting_audit import NestingAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.observations import placeholder_notes as placeholder_notes
+from sessionspec.check.observations import pre_a55_designs as pre_a55_designs
+from sessionspec.check.observations import quirk_observations as quirk_observations
+from sessionspec.check.provenance_audit import ProvenanceAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.repair_audit import RepairAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.request_audit import RequestPointAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.retention_audit import ZeroRetentionAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 
@@ -85,90 +88,57 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
 
 
 @audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11", "P-LOG-4")
-def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
+class LoadShapeAudit(WalkFold):
     """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
     (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
     LEG-5, LEG-6; D08 assistant provenance lives in ``message.source``,
     checked with its shape by DIA-10), the header field types (HDR-1/DIA-8,
     FMT-6), the A55 ``turn/end`` reason kinds (LOG-11) and the D08 aborted
     reasons (DIA-14)."""
-    found: list[Rejected] = []
-    for event in events:
-        data = event.data
-        match event.type:
-            case "request/header":
-                if get(data, "reason") == "fallback":
-                    found.append(Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"'))
-                shape = check_llm_shape(event)
-                if shape is not None:
-                    found.append(shape)
-                found += check_header_types(event, dialect)
-            case "mode/set":
-                found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
-            case "assistant/message" if dialect is Dialect.A55:
-                shape = check_llm_shape(event)
-                if shape is not None:
-                    found.append(shape)
-            case "turn/end" if dialect is Dialect.A55:
-                reason = get(data, "reason")
-                kind = get(reason, "kind")
-                if kind == "aborted" and isinstance(reason, JsonObject) and len(reason) != 1:
-                    found.append(Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format"))
-                elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
-                    found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
-            case "turn/end":
-                aborted = check_d08_turn_end(event)
-                if aborted is not None:
-                    found.append(aborted)
-            case _:
-                pass
-    return found
+
+    EVENT_TYPES = frozenset({"request/header", "mode/set", "assistant/message", "turn/end"})
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        dialect = self.dialect
+        found: list[Rejected] = []
+        while (event := (yield)) is not None:
+            data = event.data
+            match event.type:
+                case "request/header":
+                    if get(data, "reason") == "fallback":
+                        found.append(Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"'))
+                    shape = check_llm_shape(event)
+                    if shape is not None:
+                        found.append(shape)
+                    found += check_header_types(event, dialect)
+                case "mode/set":
+                    found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
+                case "assistant/message" if dialect is Dialect.A55:
+                    shape = check_llm_shape(event)
+                    if shape is not None:
+                        found.append(shape)
+                case "turn/end" if dialect is Dialect.A55:
+                    reason = get(data, "reason")
+                    kind = get(reason, "kind")
+                    if kind == "aborted" and isinstance(reason, JsonObject) and len(reason) != 1:
+                        found.append(Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format"))
+                    elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
+                        found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
+                case "turn/end":
+                    aborted = check_d08_turn_end(event)
+                    if aborted is not None:
+                        found.append(aborted)
+                case _:
+                    pass
+        return found
+
+
+def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
+    """:class:`LoadShapeAudit` run alone."""
+    return run_alone(LoadShapeAudit, events, dialect)
 
 
 # --------------------------------------------------------------------------- LEG-7
-
-
-@audits("LEG-7")
-def pre_a55_designs(events: Sequence[Event]) -> list[str]:
-    """LEG-7: "Pre-A55 designs MUST be recognized only for diagnostics, never
-    produced: per-step ``agent/request-advice {before, after}`` and
-    ``EpochHeader.messageSuffix`` [...]".  Unlike LEG-1..LEG-6 ("MUST be
-    rejected") the rule rejects nothing: the real loader takes
-    ``agent/request-advice`` as a plugin type (LOG-8) and canonicalization
-    drops ``messageSuffix`` (HDR-2), yet both changed the request of the
-    design that wrote them, so the model cannot decide such a log's
-    requests.  The result names what was recognized; the checker's verdict
-    is ``unknown`` with it as the reason (unless a rule makes the log
-    invalid).  ``request/header-delta`` and ``fallback`` are rejected by
-    LEG-1/LEG-2 and not repeated here."""
-    advice = next((e.seq for e in events if e.type == "agent/request-advice"), None)
-    suffix = next((e.seq for e in events if e.type == "request/header" and get(get(e.data, "header"), "messageSuffix") is not ABSENT), None)
-    found: list[str] = []
-    if advice is not None:
-        found.append(f"agent/request-advice at seq {advice}")
-    if suffix is not None:
-        found.append(f"a request/header with messageSuffix at seq {suffix}")
-    if not found:
-        return []
-    return [f"a pre-A55 design (LEG-7, recognized for diagnostics only): {' and '.join(found)}; the model does not decide its requests"]
-
-
-@audits("LEG-8")
-def placeholder_notes(events: Sequence[Event]) -> list[str]:
-    """FMT-6/LEG-8: header fields scrubbed to placeholders are opaque; the
-    requests are then known only up to those fields (a note, not a failure)."""
-    fields: dict[str, int] = {}
-    for event in events:
-        if event.type != "request/header":
-            continue
-        header = get(event.data, "header")
-        for key in ("system", "tools", "messagePrefix"):
-            if key not in fields and is_opaque(key, get(header, key)):
-                fields[key] = event.seq
-    if not fields:
-        return []
-    listed = ", ".join(f"{key} (first at seq {seq})" for key, seq in fields.items())
-    return [f"placeholder header fields are opaque, no finding depends on them (FMT-6, LEG-8): {listed}"]
 
 
 @audits("DIA-5")
@@ -188,36 +158,6 @@ def check_end_seed(events: Sequence[Event], seed_length: int) -> list[Rejected]:
 
 
 # --------------------------------------------------------------------------- requests
-
-
-@audits("FMT-8", "INV-7", "HDR-9", "P-INV-1")
-def check_request_points(
-    events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0, plans: Sequence[SurfacePlan | None] | None = None
-) -> list[Rejected]:
-    """FMT-8/INV-7: every live request point has a header in force (HDR-9,
-    FMT-9 g) naming a provider and model, and its request (prefix first,
-    WIRE-2, then the boundary derivation) can be built.
-
-    The requests are not materialized: ``build_request`` (WIRE-1) is total on
-    a header and a boundary, and ``request_points`` fails (INV-7) when a
-    boundary cannot be derived, so a point with a header in force has a
-    request.  Copying every boundary (``RequestPoint.request()``) would cost
-    the history length per request, quadratic in the log.  ``plans``: the
-    events' surface transitions, when the checker's one surface fold made them."""
-    points = request_points(events, dialect, first_live_seq, plans)
-    if isinstance(points, Rejected):
-        return [points]
-    found: list[Rejected] = []
-    for point in points:
-        at = point.first_chunk_seq if point.first_chunk_seq is not None else point.step_start_seq
-        if point.header is ABSENT:
-            found.append(Rejected(rule="FMT-9", seq=at, reason=f"request of the step at seq {point.step_start_seq} has no request/header in force"))
-            continue
-        config = point.header.config
-        provider, model = get(config, "provider"), get(config, "model")
-        if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
-            found.append(Rejected(rule="HDR-8", seq=at, reason="request header in force lacks provider/model"))
-    return found
 
 
 # --------------------------------------------------------------------------- FMT-11
@@ -245,44 +185,6 @@ def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length
 # --------------------------------------------------------------------------- §17 quirks
 
 
-@audits("Q-4", "Q-17")
-def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
-    """§17: "the model follows the real code and the checker reports the quirk
-    as a ``note``, never as ``invalid``, unless a flag (``--strict-quirks``)
-    asks for the 'intended' behaviour."  The quirks a log alone shows, for
-    live events, each named by its quirk ID:
-
-    * Q-4: "A failure in composition, assembly or pre-step yields
-      ``turn/end {kind:"error", step: n}`` with no ``step/start`` for ``n``;
-      a prompt-submit failure yields ``step: 0``."
-    * Q-17: "Refreshed snapshots reuse timestamps; never assert time order":
-      an event whose ``time`` is earlier than the previous event's.
-    """
-    found: list[Rejected] = []
-    started: set[int] = set()
-    previous_time: int | None = None
-    for event in events:
-        live = event.seq >= first_live_seq
-        if live and previous_time is not None and event.time < previous_time:
-            found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {event.time} is earlier than the previous event's {previous_time}"))
-        previous_time = event.time
-        match event.type:
-            case "turn/start":
-                started.clear()
-            case "step/start":
-                step = _int(get(event.data, "step"))
-                if step is not None:
-                    started.add(step)
-            case "turn/end" if live:
-                reason = get(event.data, "reason")
-                step = _int(get(reason, "step"))
-                if get(reason, "kind") == "error" and step is not None and step not in started:
-                    found.append(Rejected(rule="Q-4", seq=event.seq, reason=f"turn/end error names step {step}, which never started"))
-            case _:
-                pass
-    return found
-
-
 # --------------------------------------------------------------------------- compaction
 
 
@@ -295,36 +197,14 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     retries (DIA-10, DIA-7), surface, nesting, header reasons, request
     points, compaction — every finding, in a stable order; pre-A55 designs
     (LEG-7) as the reason the log is outside the model."""
-    found: list[Rejected] = []
-    notes: list[str] = []
-    found += check_load_shapes(events, dialect)
-    if dialect is Dialect.D08:
-        found += check_d08_message_shapes(events)
-        found += check_retry_attempts(events)
-    notes += placeholder_notes(events)
-    # Issue 26: the surface is folded once (DIA-11's rejection is fold_surface's, see
-    # surface_pass); the request points and the compaction audit reuse its plans.
-    transitions = surface_transitions(events, dialect)
-    if isinstance(transitions, Rejected):
-        found.append(transitions)
-    found += check_nesting(events, dialect, first_live_seq)
-    found += check_header_reasons(events, dialect, first_live_seq)
-    # Issue 17: the writers' own rules (shapes, loop, provenance, repair, compaction triggers).
-    found += audit_shapes(events, dialect, first_live_seq)
-    found += audit_loop(events, dialect, first_live_seq)
-    found += audit_provenance(events, dialect, first_live_seq)
-    found += audit_repair(events, dialect, first_live_seq)
-    if not isinstance(transitions, Rejected):
-        found += audit_compaction_rules(events, dialect, first_live_seq)
-        found += audit_zero_retention(events, dialect, first_live_seq)
-        found += check_request_points(events, dialect, first_live_seq, transitions.plans)
-        found += audit_compactions(events, dialect, transitions.plans)
-    return Audit(
-        findings=_sorted(found),
-        notes=tuple(notes),
-        quirks=_sorted(quirk_observations(events, first_live_seq)),
-        outside=tuple(pre_a55_designs(events)),
-    )
+    # Issue 26: the audits are folds run in one loop over the events, which folds the surface
+    # once (DIA-11's rejection is fold_surface's) and hands each event's plan to them
+    # (sessionspec.check.folds); the folds that need the surface stop at its rejection.
+    outcome = run_folds(events, dialect, first_live_seq, registered_folds())
+    found = outcome.findings
+    if outcome.surface_rejected is not None:
+        found = [*found, outcome.surface_rejected]
+    return Audit(findings=_sorted(found), notes=tuple(outcome.notes), quirks=_sorted(outcome.quirks), outside=tuple(outcome.outside))
 
 
 def audit_log(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> tuple[Rejected, ...]:

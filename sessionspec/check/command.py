@@ -1,7 +1,7 @@
 """``sessionspec check`` on the command line: arguments, workers, output.
 
 The per-file function is :func:`sessionspec.check.checker.check_path` and the
-summary is the fold :class:`sessionspec.check.checker.Summary`, the same two
+summary is the fold :class:`sessionspec.check.summary.Summary`, the same two
 functions :mod:`sessionspec.api` offers and ``--dask`` distributes, so every
 way of running a check takes one code path.  Reports are written in input
 order; see ``docs/check.md`` for the formats and the exit codes.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import final
+from typing import Final, final
 
 from model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
 from model.compaction.retention import balanced_cuts
@@ -31,6 +31,7 @@ from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content,
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.folds import AuditFold
 
 
 @final
@@ -68,19 +69,30 @@ class CompactionAudit:
         surface fold): the priced surface then prices and commits them without
         planning again (what ``PricedSurface.fold`` does after its plan)."""
         self.surface = PricedSurface(dialect=self.dialect)
-        rules = rules_of(self.dialect)
-        # CMP-1's bracket event names, looked up once per log instead of three times per event.
-        bracket_types = (rules.event_type("start"), rules.event_type("summary"), rules.event_type("end"))
+        bracket_types = self.bracket_types()
         for index, event in enumerate(events):
-            self.visit(event, events, index, bracket_types)
-            # The surface before ``event`` was what the checks above saw.
-            bad = self.surface.fold(event, log_view(events, index)) if plans is None else self.commit_planned(event, plans[index])
-            if bad is None and event.type == "request/header":
-                header = header_of_event(event, self.dialect)
-                bad, self.header = (header, self.header) if isinstance(header, Rejected) else (None, header)
+            bad = self.advance(event, events, index, bracket_types, plans is not None, None if plans is None else plans[index])
             if bad is not None:
                 return (*self.findings, bad)
         return tuple(self.findings)
+
+    def bracket_types(self) -> tuple[str, str, str]:
+        """CMP-1's bracket event names, looked up once per log instead of three times per event."""
+        rules = rules_of(self.dialect)
+        return rules.event_type("start"), rules.event_type("summary"), rules.event_type("end")
+
+    def advance(
+        self, event: Event, events: Sequence[Event], index: int, bracket_types: tuple[str, str, str], planned: bool, plan: SurfacePlan | None
+    ) -> Rejected | None:
+        """Audit ``events[index]``, then fold it into the priced surface (with its ``plan``
+        when ``planned``); the surface's or the header's rejection, which ends the audit."""
+        self.visit(event, events, index, bracket_types)
+        # The surface before ``event`` was what the checks above saw.
+        bad = self.commit_planned(event, plan) if planned else self.surface.fold(event, log_view(events, index))
+        if bad is None and event.type == "request/header":
+            header = header_of_event(event, self.dialect)
+            bad, self.header = (header, self.header) if isinstance(header, Rejected) else (None, header)
+        return bad
 
     def commit_planned(self, event: Event, plan: SurfacePlan | None) -> Rejected | None:
         """``PricedSurface.fold`` after its plan (MTR-7): price the node, commit the splice."""
@@ -306,10 +318,41 @@ class CompactionAuditD08(CompactionAudit):
             self.report("DIA-18", event, "prune replacement without its compaction/prune record")
 
 
+VISITED_TYPES: Final = frozenset({"turn/start", "turn/end", "session/end-seed", "user/message", "compaction/prune", "tool/result", "request/header"})
+
+
 @audits("FMT-7", "CMP-25", "DIA-19", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "PRN-3", "PRN-4", "PRN-5", "DIA-16", "DIA-18", "FMT-4", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2")
+class CompactionFold(AuditFold):
+    """FMT-7's compaction audit as a fold of the checker's one loop: the events' surface
+    plans are priced and committed (MTR-7), never planned again; a surface or header the
+    meter cannot fold ends it with that rejection last."""
+
+    NEEDS_SURFACE = True
+
+    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(events, dialect, first_live_seq)
+        self.audit = CompactionAudit() if dialect is Dialect.A55 else CompactionAuditD08(dialect=Dialect.D08)
+        self.audit.surface = PricedSurface(dialect=dialect)
+        self.types = self.audit.bracket_types()
+        # The types CompactionAudit.visit and advance read (with the bracket names of the dialect).
+        self.read = frozenset({*self.types, *VISITED_TYPES})
+        self.index = 0
+        self.ended: Rejected | None = None
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        # An event that leaves the surface as it is, of a type neither ``visit`` nor the header
+        # fold reads (a chunk, most often), changes nothing: it is counted, not audited.
+        if self.ended is None and (plan is not None or event.type in self.read):
+            self.ended = self.audit.advance(event, self.events, self.index, self.types, True, plan)
+        self.index += 1
+
+    def finish(self) -> list[Rejected]:
+        return [*self.audit.findings, *([] if self.ended is None else [self.ended])]
+
+
 def audit_compactions(events: Sequence[Event], dialect: Dialect, plans: Sequence[SurfacePlan | None] | None = None) -> tuple[Rejected, ...]:
-    """FMT-7's compaction audit: every finding of the log, empty for a valid log
-    (``plans``: the events' surface transitions, when already planned)."""
+    """FMT-7's compaction audit run alone: every finding of the log, empty for a valid log
+    (``plans``: the events' surface transitions, when already planned; else it plans them)."""
     match dialect:
         case Dialect.A55:
             return CompactionAudit().run(events, plans)

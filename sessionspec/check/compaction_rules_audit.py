@@ -9,7 +9,7 @@ or ends at the last node), and the open step's message/answer counts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -18,7 +18,8 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq, obj
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.shape_audit import key_flaw
+from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.shape_keys import key_flaw
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
 CHECKPOINT_SOURCE: Final = obj((("kind", "plugin"), ("plugin", "compact")))
@@ -236,48 +237,63 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
 
 
 @audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6", "PRN-6")
-def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+class CompactionRulesAudit(WalkFold):
     """Trigger placement and range anchoring of every live bracket."""
-    found: list[Rejected] = []
-    s = _State()
-    eligible = surface_types(dialect)
-    start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
-    for event in events:
-        live = event.seq >= first_live_seq
-        if event.type == "request/header":
-            s.header = True
-        if dialect is Dialect.A55 and s.bracket and live and event.type in ("step/start", "step/end", "turn/end", end_t):
-            bad = check_bracket_closed(s, event, end_t)
-            found += [bad] if bad is not None else []
-        if live and event.type == start_t:
-            bad = check_bracket_placement(s, event, dialect)
-            if bad is None and not s.header and get(event.data, "turn") is not None:
-                bad = Rejected(rule="CMP-5", seq=event.seq, reason="automatic compaction with no request/header before it (no routed target: compactIfNeeded returns none)")
-            found += [bad] if bad is not None else []
-            s.bracket, s.surface_append, s.checkpoint, s.step_end_in_bracket = True, None, None, None
-        elif event.type == end_t and s.bracket:
-            failed = get(event.data, "error") is not ABSENT
-            bad = check_bracket_body(s, event, failed) if live else None
-            found += [bad] if bad is not None else []
-            if dialect is Dialect.A55 and not s.in_step and not failed and s.checkpoint is not None:
-                s.overflow_committed = event.seq
-            s.bracket = False
-        elif live and event.type == "turn/end" and s.overflow_committed is not None:
-            bad = check_overflow_retry(s, event)
-            found += [bad] if bad is not None else []
-        elif event.type == "session/end-seed" or (event.type == "turn/end" and dialect is Dialect.A55):
-            s.bracket = False
-        elif live and event.type == summary_t:
-            bad = check_range_anchoring(s, event)
-            found += [bad] if bad is not None else []
-        if live and not s.bracket and event.type == "tool/result" and isinstance(event.surface_op, JsonObject):
-            bad = check_prune_placement(s, event, dialect)
-            found += [bad] if bad is not None else []
-        _step_event(s, event, dialect)
-        if live and s.bracket and event.type == "user/message" and isinstance(event.surface_op, JsonObject):
-            bad = check_checkpoint_source(event, dialect) if is_checkpoint_source(get(event.data, "source")) else None
-            found += [bad] if bad is not None else []
-        _bracket_event(s, event)
-        if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
-            _fold_surface(s, event, eligible)
-    return found
+
+    # Run only on a surface that folds (the brackets' ranges are surface ranges).
+    NEEDS_SURFACE = True
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        dialect, first_live_seq = self.dialect, self.first_live_seq
+        found: list[Rejected] = []
+        s = _State()
+        eligible = surface_types(dialect)
+        start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
+        while (event := (yield)) is not None:
+            if event.type == "assistant/chunk" and event.surface_op is ABSENT:
+                # A chunk only moves the step's attempt state; no check below reads it (issue 26).
+                _step_event(s, event, dialect)
+                continue
+            live = event.seq >= first_live_seq
+            if event.type == "request/header":
+                s.header = True
+            if dialect is Dialect.A55 and s.bracket and live and event.type in ("step/start", "step/end", "turn/end", end_t):
+                bad = check_bracket_closed(s, event, end_t)
+                found += [bad] if bad is not None else []
+            if live and event.type == start_t:
+                bad = check_bracket_placement(s, event, dialect)
+                if bad is None and not s.header and get(event.data, "turn") is not None:
+                    bad = Rejected(rule="CMP-5", seq=event.seq, reason="automatic compaction with no request/header before it (no routed target: compactIfNeeded returns none)")
+                found += [bad] if bad is not None else []
+                s.bracket, s.surface_append, s.checkpoint, s.step_end_in_bracket = True, None, None, None
+            elif event.type == end_t and s.bracket:
+                failed = get(event.data, "error") is not ABSENT
+                bad = check_bracket_body(s, event, failed) if live else None
+                found += [bad] if bad is not None else []
+                if dialect is Dialect.A55 and not s.in_step and not failed and s.checkpoint is not None:
+                    s.overflow_committed = event.seq
+                s.bracket = False
+            elif live and event.type == "turn/end" and s.overflow_committed is not None:
+                bad = check_overflow_retry(s, event)
+                found += [bad] if bad is not None else []
+            elif event.type == "session/end-seed" or (event.type == "turn/end" and dialect is Dialect.A55):
+                s.bracket = False
+            elif live and event.type == summary_t:
+                bad = check_range_anchoring(s, event)
+                found += [bad] if bad is not None else []
+            if live and not s.bracket and event.type == "tool/result" and isinstance(event.surface_op, JsonObject):
+                bad = check_prune_placement(s, event, dialect)
+                found += [bad] if bad is not None else []
+            _step_event(s, event, dialect)
+            if live and s.bracket and event.type == "user/message" and isinstance(event.surface_op, JsonObject):
+                bad = check_checkpoint_source(event, dialect) if is_checkpoint_source(get(event.data, "source")) else None
+                found += [bad] if bad is not None else []
+            _bracket_event(s, event)
+            if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
+                _fold_surface(s, event, eligible)
+        return found
+
+
+def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`CompactionRulesAudit` run alone."""
+    return run_alone(CompactionRulesAudit, events, dialect, first_live_seq)

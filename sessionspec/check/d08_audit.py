@@ -3,13 +3,14 @@ inside one step (DIA-7)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Final
 
 from model.jsonval import Absent, Json, JsonObject, get, js_stringify
-from model.log import Event
+from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.nesting_audit import is_replace
 
 # --------------------------------------------------------------------------- DIA-10 / DIA-14 (D08 shapes)
@@ -95,7 +96,7 @@ def _tool_result_flaws(data: Json) -> list[str]:
 
 
 @audits("DIA-10")
-def check_d08_message_shapes(events: Sequence[Event]) -> list[Rejected]:
+class D08MessageShapeAudit(WalkFold):
     """DIA-10: "Message shapes MUST carry identity: ``user/message.data`` =
     ``{content, source, role:"user", id}``; ``assistant/message.data`` =
     ``{turn, step, message:{id, role:"assistant", content,
@@ -104,20 +105,31 @@ def check_d08_message_shapes(events: Sequence[Event]) -> list[Rejected]:
     content:[tool-result block], source:{kind:"tool", callId}}, error?,
     meta?}``."  Run on the migrated events (DIA-13 gives legacy shapes their
     identity first), seed included (LOG-8 validates the whole list)."""
-    found: list[Rejected] = []
-    for event in events:
-        match event.type:
-            case "user/message":
-                flaws = _user_message_flaws(event.data)
-            case "assistant/message":
-                flaws = _assistant_message_flaws(event.data)
-            case "tool/result":
-                flaws = _tool_result_flaws(event.data)
-            case _:
-                flaws = []
-        if flaws:
-            found.append(Rejected(rule="DIA-10", seq=event.seq, reason=f"{event.type} lacks its D08 identity shape: {', '.join(flaws)}"))
-    return found
+
+    EVENT_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+
+    DIALECTS = frozenset({Dialect.D08})
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        found: list[Rejected] = []
+        while (event := (yield)) is not None:
+            match event.type:
+                case "user/message":
+                    flaws = _user_message_flaws(event.data)
+                case "assistant/message":
+                    flaws = _assistant_message_flaws(event.data)
+                case "tool/result":
+                    flaws = _tool_result_flaws(event.data)
+                case _:
+                    flaws = []
+            if flaws:
+                found.append(Rejected(rule="DIA-10", seq=event.seq, reason=f"{event.type} lacks its D08 identity shape: {', '.join(flaws)}"))
+        return found
+
+
+def check_d08_message_shapes(events: Sequence[Event]) -> list[Rejected]:
+    """:class:`D08MessageShapeAudit` run alone."""
+    return run_alone(D08MessageShapeAudit, events, Dialect.D08)
 
 
 # --------------------------------------------------------------------------- DIA-7 (D08 retries)
@@ -132,7 +144,7 @@ def _finish_kind(event: Event) -> Json | Absent | None:
 
 
 @audits("DIA-7")
-def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:
+class RetryAttemptAudit(WalkFold):
     """DIA-7: "Overflow recovery MUST retry inside the same step: failed
     attempt's chunks (error finish) stay, no ``assistant/message``, [...] the
     retry streams again and its ``assistant/message`` cites only the retry's
@@ -143,32 +155,43 @@ def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:
     chunk.  The transient LLM-layer retry (``llm/retry``) follows the same
     shape in the real logs.  An ``interrupted`` message (DIA-15, a cancelled
     stream) is governed by DIA-15, not here."""
-    found: list[Rejected] = []
-    failed: set[int] = set()
-    attempt: list[int] = []
-    failed_finish: int | None = None
-    for event in events:
-        match event.type:
-            case "step/start":
-                failed.clear()
-                attempt.clear()
-                failed_finish = None
-            case "assistant/chunk":
-                attempt.append(event.seq)
-                failed_finish = None
-                kind = _finish_kind(event)
-                if kind == "error":
-                    failed.update(attempt)
-                    failed_finish = event.seq
-                if kind is not None:
+
+    EVENT_TYPES = frozenset({"step/start", "assistant/chunk", "assistant/message"})
+
+    DIALECTS = frozenset({Dialect.D08})
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        found: list[Rejected] = []
+        failed: set[int] = set()
+        attempt: list[int] = []
+        failed_finish: int | None = None
+        while (event := (yield)) is not None:
+            match event.type:
+                case "step/start":
+                    failed.clear()
                     attempt.clear()
-            case "assistant/message" if get(event.data, "interrupted") is not True and not is_replace(event):
-                if failed_finish is not None:
-                    found.append(Rejected(rule="DIA-7", seq=event.seq, reason=f"assistant/message for the failed attempt ending at seq {failed_finish} (a failed attempt writes none)"))
-                cited = event.source_event_seqs
-                stale = sorted(s for s in cited if isinstance(s, int) and s in failed) if isinstance(cited, tuple) else []
-                if stale:
-                    found.append(Rejected(rule="DIA-7", seq=event.seq, reason=f"assistant/message cites chunks {stale[:5]} of a failed attempt (it cites only the retry's chunks)"))
-            case _:
-                pass
-    return found
+                    failed_finish = None
+                case "assistant/chunk":
+                    attempt.append(event.seq)
+                    failed_finish = None
+                    kind = _finish_kind(event)
+                    if kind == "error":
+                        failed.update(attempt)
+                        failed_finish = event.seq
+                    if kind is not None:
+                        attempt.clear()
+                case "assistant/message" if get(event.data, "interrupted") is not True and not is_replace(event):
+                    if failed_finish is not None:
+                        found.append(Rejected(rule="DIA-7", seq=event.seq, reason=f"assistant/message for the failed attempt ending at seq {failed_finish} (a failed attempt writes none)"))
+                    cited = event.source_event_seqs
+                    stale = sorted(s for s in cited if isinstance(s, int) and s in failed) if isinstance(cited, tuple) else []
+                    if stale:
+                        found.append(Rejected(rule="DIA-7", seq=event.seq, reason=f"assistant/message cites chunks {stale[:5]} of a failed attempt (it cites only the retry's chunks)"))
+                case _:
+                    pass
+        return found
+
+
+def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:
+    """:class:`RetryAttemptAudit` run alone."""
+    return run_alone(RetryAttemptAudit, events, Dialect.D08)

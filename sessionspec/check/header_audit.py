@@ -5,7 +5,7 @@ compared by string identity, never through HDR-4 (Q-15)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
 from model.header import EpochHeader, HeaderReason, header_of_event, opt_header_eq
@@ -15,6 +15,7 @@ from model.log import json_int as _int
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.opaque import is_opaque
 
 # --------------------------------------------------------------------------- HDR-1 / FMT-6 header types
@@ -79,7 +80,7 @@ class _HeaderAudit:
 
 
 @audits("FMT-9", "PFX-15", "HDR-7", "PFX-7")
-def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+class HeaderReasonAudit(WalkFold):
     """FMT-9 (loop logs): (a) a header lies after a ``step/start`` and before
     that step's first chunk, at most one per step; (b) ``initial`` iff no
     earlier header exists; (c) a ``change`` differs (HDR-4) from the fold
@@ -89,32 +90,42 @@ def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_s
     ``messagePrefix`` (PFX-15, A55).  The loop writes only the three reasons
     (HDR-7).  Seed headers (seq < first_live_seq) set the fold, unaudited.
     D08 retries inside a step (DIA-7) may write one header per attempt."""
-    found: list[Rejected] = []
-    a = _HeaderAudit()
-    live_headers = 0
-    for event in events:
-        match event.type:
-            case "step/start":
-                a.step_open, a.step_chunked, a.step_header, a.attempt_open = True, False, None, False
-            case "step/end":
-                a.step_open = False
-            case "assistant/chunk" if a.step_open:
-                a.step_chunked = True
-                a.attempt_open = get(get(event.data, "chunk"), "type") != "finish"
-            case "request/header":
-                header = header_of_event(event, dialect)
-                if isinstance(header, Rejected):
-                    found.append(header)
-                    continue
-                if event.seq >= first_live_seq:
-                    found += _audit_one_header(a, event, header, dialect, live_headers == 0)
-                    live_headers += 1
-                a.fold = header
-                if event.seq < first_live_seq:
-                    a.instance_prefix = header.message_prefix
-            case _:
-                pass
-    return found
+
+    EVENT_TYPES = frozenset({"step/start", "step/end", "assistant/chunk", "request/header"})
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        dialect, first_live_seq = self.dialect, self.first_live_seq
+        found: list[Rejected] = []
+        a = _HeaderAudit()
+        live_headers = 0
+        while (event := (yield)) is not None:
+            match event.type:
+                case "step/start":
+                    a.step_open, a.step_chunked, a.step_header, a.attempt_open = True, False, None, False
+                case "step/end":
+                    a.step_open = False
+                case "assistant/chunk" if a.step_open:
+                    a.step_chunked = True
+                    a.attempt_open = get(get(event.data, "chunk"), "type") != "finish"
+                case "request/header":
+                    header = header_of_event(event, dialect)
+                    if isinstance(header, Rejected):
+                        found.append(header)
+                        continue
+                    if event.seq >= first_live_seq:
+                        found += _audit_one_header(a, event, header, dialect, live_headers == 0)
+                        live_headers += 1
+                    a.fold = header
+                    if event.seq < first_live_seq:
+                        a.instance_prefix = header.message_prefix
+                case _:
+                    pass
+        return found
+
+
+def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`HeaderReasonAudit` run alone."""
+    return run_alone(HeaderReasonAudit, events, dialect, first_live_seq)
 
 
 def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialect: Dialect, first_live: bool) -> list[Rejected]:

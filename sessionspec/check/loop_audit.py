@@ -23,14 +23,16 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, get, js_str
 from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
+from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
 from sessionspec.check.event_fields import message_content, message_route, result_call_id, show, tool_blocks
+from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import StepState as _Step
 from sessionspec.check.loop_state import TurnState as _Turn
+from sessionspec.check.prompt_prefix import check_prefix_contexts
 from sessionspec.check.writers import api_built_steps
 
-DELIMITER_TEXT: Final = "\n\n## My request:\n"
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})
@@ -42,30 +44,6 @@ def _kind(v: Json | Absent) -> Json | Absent:
 
 def _is_append(event: Event) -> bool:
     return event.surface_op == "append"
-
-
-@audits("LOOP-4")
-def check_prefix_contexts(event: Event) -> Rejected | None:
-    """LOOP-4: with ``prompt-prefix`` contexts the logged prompt is "``content``
-    = the content of every such context, concatenated, then the delimiter
-    block ``{type:"text", text:"\\n\\n## My request:\\n"}``, then the (possibly
-    rewritten) prompt content; ``envelope = {displayContent: prompt content,
-    prefixContexts:[{source, meta?}]}``".  So an envelope names at least one
-    context, the content holds context blocks, then the delimiter, then
-    exactly ``displayContent``."""
-    envelope = get(event.data, "envelope")
-    if envelope is ABSENT:
-        return None
-    content, display, contexts = get(event.data, "content"), get(envelope, "displayContent"), get(envelope, "prefixContexts")
-    if not (isinstance(contexts, tuple) and contexts):
-        return Rejected(rule="LOOP-4", seq=event.seq, reason="user/message envelope names no prefix context (the loop writes an envelope only with one)")
-    if not isinstance(content, tuple) or not isinstance(display, tuple):
-        return None  # LOG-12 reports the shape
-    cut = len(content) - len(display) - 1
-    delimiter = content[cut] if 0 < cut < len(content) else ABSENT
-    if get(delimiter, "type") != "text" or get(delimiter, "text") != DELIMITER_TEXT or not json_eq(content[cut + 1:], display):
-        return Rejected(rule="LOOP-4", seq=event.seq, reason="user/message with prefix contexts is not context blocks, the delimiter block, then displayContent")
-    return None
 
 
 def _turn_start(s: _Loop, event: Event) -> None:
@@ -339,14 +317,20 @@ def _header(s: _Loop, event: Event) -> None:
 
 
 @audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15", "P-LOOP-1", "P-LOOP-5")
-def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
-    """The loop rules a log shows, one fold (module docstring)."""
-    s = _Loop(dialect=dialect, api_steps=api_built_steps(events))
-    for event in events:
+class LoopAudit(AuditFold):
+    """The loop rules a log shows, one fold (module docstring).  Which steps the session API
+    wrote (FMT-7 Writers) is known only at their end, so it is read from the log first."""
+
+    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(events, dialect, first_live_seq)
+        self.state = _Loop(dialect=dialect, api_steps=api_built_steps(events))
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        s = self.state
         if event.type == "request/header":
             s.config = get(get(event.data, "header"), "config")
-        if event.seq < first_live_seq:
-            continue
+        if event.seq < self.first_live_seq:
+            return
         if s.turn is not None and event.type not in ("turn/start", "turn/end"):
             s.turn.inner += 1
             s.turn.inner_surface = s.turn.inner_surface or event.surface_op is not ABSENT
@@ -375,7 +359,7 @@ def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 
                 _tool_result(s, event)
             case "request/header":
                 _header(s, event)
-            case "request/context" if s.step is not None and dialect is Dialect.D08 and (
+            case "request/context" if s.step is not None and s.dialect is Dialect.D08 and (
                 s.step.streaming or (s.step.finish is not ABSENT and s.step.finish not in FAILED_FINISHES)
             ):
                 # DIA-12: "header / request/context if changed -> dispatch": before an attempt, never inside
@@ -383,4 +367,11 @@ def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 
                 s.report("DIA-12", event, "request/context inside or after the step's streamed attempt (it is written before dispatch)")
             case _:
                 pass
-    return s.found
+
+    def finish(self) -> list[Rejected]:
+        return self.state.found
+
+
+def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`LoopAudit` run alone."""
+    return run_alone(LoopAudit, events, dialect, first_live_seq)

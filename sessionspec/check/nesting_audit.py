@@ -3,15 +3,16 @@ LOOP-2, LOOP-15, LOOP-17, MTR-6, DIA-3): every event, the seed too (QF-12)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.folds import WalkFold, run_alone
 
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
 UNANSWERED: Final = "step/end leaves tool call"
@@ -50,7 +51,7 @@ class _Nesting:
 
 
 @audits("LOG-13", "LOOP-2", "LOOP-15", "LOOP-17", "MTR-6", "DIA-3", "P-LOOP-4", "P-LOOP-7", "P-PRN-3")
-def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+class NestingAudit(WalkFold):
     """LOG-13: the vetoes of the session invariant companion, for every event:
     the seed too, which the companion replays through the same validation on
     ``session/created`` (``core/session/src/invariant.ts`` lines 196-210 at
@@ -65,20 +66,34 @@ def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int
     event lies in an open turn.  D08 exceptions: ``session/end-seed`` (written
     by the constructor, DIA-5) and events of a manual (owner ``null``)
     compaction bracket (DIA-3)."""
-    found: list[Rejected] = []
-    s = _Nesting()
-    for event in events:
-        why = _nesting_step(s, event, dialect)
-        if why is not None:
-            # An unanswered call at step/end is the loop's pairing (LOOP-12): the companion's step/end
-            # only clears the pending calls (core/session/src/invariant.ts lines 107-112 at a55f148516).
-            rule = "LOOP-12" if why.startswith(UNANSWERED) else "LOG-13"
-            found.append(Rejected(rule=rule, seq=event.seq, reason=why if event.seq >= first_live_seq else f"{why} (in the seed)"))
-    return found
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        dialect, first_live_seq = self.dialect, self.first_live_seq
+        found: list[Rejected] = []
+        s = _Nesting()
+        while (event := (yield)) is not None:
+            why = _nesting_step(s, event, dialect)
+            if why is not None:
+                # An unanswered call at step/end is the loop's pairing (LOOP-12): the companion's step/end
+                # only clears the pending calls (core/session/src/invariant.ts lines 107-112 at a55f148516).
+                rule = "LOOP-12" if why.startswith(UNANSWERED) else "LOG-13"
+                found.append(Rejected(rule=rule, seq=event.seq, reason=why if event.seq >= first_live_seq else f"{why} (in the seed)"))
+        return found
+
+
+def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`NestingAudit` run alone."""
+    return run_alone(NestingAudit, events, dialect, first_live_seq)
 
 
 def _names_open_step(s: _Nesting, event: Event) -> str | None:
-    turn, step = _int(get(event.data, "turn")), _int(get(event.data, "step"))
+    data = event.data
+    if s.step is not None and isinstance(data, JsonObject):
+        # The common case, answered without the helpers (issue 26): integers naming the open turn and step.
+        turn, step = data.get("turn"), data.get("step")
+        if type(turn) is int and type(step) is int and turn == s.turn and step == s.step:
+            return None
+    turn, step = _int(get(data, "turn")), _int(get(data, "step"))
     if s.turn is None or s.step is None:
         return f"{event.type} outside an open step"
     if turn != s.turn or step != s.step:

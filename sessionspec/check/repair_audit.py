@@ -10,7 +10,7 @@ closers computed from that copy.  Memory: the pending calls of the open step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -19,6 +19,7 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
 from sessionspec.check.audits import audits
+from sessionspec.check.folds import WalkFold, run_alone
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 
@@ -134,28 +135,36 @@ def _candidate(event: Event) -> bool:
 
 
 @audits("LOG-14")
-def audit_repair(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+class RepairAudit(WalkFold):
     """Every live ``turn/end {interrupted}`` ends the closers of LOG-14.  An
     ordinary ``step/end`` may precede the closers, so each suffix of the run
     is tried; the state before each run event is kept (the run is at most the
     pending calls plus two events long)."""
-    found: list[Rejected] = []
-    scan = _Scan()
-    run: list[Event] = []
-    befores: list[tuple[_Scan, int | None]] = []
-    last_time: int | None = None
-    for event in events:
-        closing = event.type == "turn/end" and get(get(event.data, "reason"), "kind") == "interrupted"
-        if _candidate(event) or closing:
-            befores.append((scan.copy(), last_time))
-            run.append(event)
-            if closing and event.seq >= first_live_seq:
-                found += _judge_run(run, befores, dialect)
-        if closing or not _candidate(event):
-            run, befores = [], []
-        _advance(scan, event, dialect)
-        last_time = event.time
-    return found
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        dialect, first_live_seq = self.dialect, self.first_live_seq
+        found: list[Rejected] = []
+        scan = _Scan()
+        run: list[Event] = []
+        befores: list[tuple[_Scan, int | None]] = []
+        last_time: int | None = None
+        while (event := (yield)) is not None:
+            closing = event.type == "turn/end" and get(get(event.data, "reason"), "kind") == "interrupted"
+            if _candidate(event) or closing:
+                befores.append((scan.copy(), last_time))
+                run.append(event)
+                if closing and event.seq >= first_live_seq:
+                    found += _judge_run(run, befores, dialect)
+            if closing or not _candidate(event):
+                run, befores = [], []
+            _advance(scan, event, dialect)
+            last_time = event.time
+        return found
+
+
+def audit_repair(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`RepairAudit` run alone."""
+    return run_alone(RepairAudit, events, dialect, first_live_seq)
 
 
 def _judge_run(run: Sequence[Event], befores: Sequence[tuple[_Scan, int | None]], dialect: Dialect) -> list[Rejected]:

@@ -13,7 +13,7 @@ judged here (CMP-12 judges their anchoring).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 from model.compaction import compaction_type
@@ -21,6 +21,7 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.folds import WalkFold, run_alone
 
 
 @dataclass(slots=True)
@@ -101,39 +102,50 @@ class _Step:
 
 
 @audits("CMP-9", "DIA-20")
-def audit_zero_retention(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+class ZeroRetentionAudit(WalkFold):
     """Every live overflow (A55: a bracket outside a step; D08: inside a step
     after a failed attempt) and manual (D08: owner ``null``) compaction takes
     the range of :func:`zero_retention_end`."""
-    found: list[Rejected] = []
-    surface = _Surface()
-    step = _Step()
-    eligible = surface_types(dialect)
-    start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
-    rule: str | None = None
-    for event in events:
-        match event.type:
-            case "step/start":
-                step = _Step(open=True)
-            case "step/end" | "turn/end" | "turn/start":
-                step = _Step()
-            case "assistant/message" if event.surface_op == "append":
-                step.message = True
-            case "assistant/chunk":
-                chunk = get(event.data, "chunk")
-                if get(chunk, "type") == "finish":
-                    step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
-            case _:
-                pass
-        if event.type == start_t:
-            rule = _zero_retention_rule(event, step, dialect)
-        elif event.type == summary_t and rule is not None and event.seq >= first_live_seq:
-            bad = check_zero_retention_range(event, surface, rule)
-            found += [bad] if bad is not None else []
-            rule = None
-        if event.type in eligible and event.surface_op is not ABSENT:
-            surface.apply(event, _delta(event, dialect))
-    return found
+
+    # Run only on a surface that folds (the retained range is a surface range).
+    NEEDS_SURFACE = True
+
+    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+        dialect, first_live_seq = self.dialect, self.first_live_seq
+        found: list[Rejected] = []
+        surface = _Surface()
+        step = _Step()
+        eligible = surface_types(dialect)
+        start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
+        rule: str | None = None
+        while (event := (yield)) is not None:
+            match event.type:
+                case "step/start":
+                    step = _Step(open=True)
+                case "step/end" | "turn/end" | "turn/start":
+                    step = _Step()
+                case "assistant/message" if event.surface_op == "append":
+                    step.message = True
+                case "assistant/chunk":
+                    chunk = get(event.data, "chunk")
+                    if get(chunk, "type") == "finish":
+                        step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+                case _:
+                    pass
+            if event.type == start_t:
+                rule = _zero_retention_rule(event, step, dialect)
+            elif event.type == summary_t and rule is not None and event.seq >= first_live_seq:
+                bad = check_zero_retention_range(event, surface, rule)
+                found += [bad] if bad is not None else []
+                rule = None
+            if event.type in eligible and event.surface_op is not ABSENT:
+                surface.apply(event, _delta(event, dialect))
+        return found
+
+
+def audit_zero_retention(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`ZeroRetentionAudit` run alone."""
+    return run_alone(ZeroRetentionAudit, events, dialect, first_live_seq)
 
 
 def _zero_retention_rule(event: Event, step: _Step, dialect: Dialect) -> str | None:

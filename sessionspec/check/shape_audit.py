@@ -14,17 +14,17 @@ A55 table there (message identity is DIA-10's).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
 from typing import Final
 
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
+from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_shape import chunk_flaw, well_formed_chunk
+from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.opaque import is_opaque
-
-# key, required?  (the logged order is the order listed)
-Keys = tuple[tuple[str, bool], ...]
+from sessionspec.check.shape_keys import Keys, key_flaw
 
 TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
 A55_DATA_KEYS: Final[dict[str, Keys]] = {
@@ -49,15 +49,6 @@ PLUGIN_KEYS: Final[dict[str, tuple[str, Keys]]] = {
     "request/context": ("DIA-9", (("provider", True), ("model", True), ("contextWindow", False))),
 }
 PROMPT_KEYS: Final[Keys] = (("content", True), ("source", True), ("envelope", False), ("meta", False))
-CHUNK_KEYS: Final[dict[str, Keys]] = {
-    "block-start": (("type", True), ("index", True), ("blockType", True)),
-    "text-delta": (("type", True), ("index", True), ("text", True)),
-    "reasoning-delta": (("type", True), ("index", True), ("text", True)),
-    "tool-call-delta": (("type", True), ("index", True), ("id", True), ("name", False), ("argumentsDelta", True)),
-    "block-end": (("type", True), ("index", True), ("block", True)),
-    "usage": (("type", True), ("usage", True)),
-    "finish": (("type", True), ("reason", True), ("replayState", False)),
-}
 TRIGGER_KINDS: Final = frozenset({"message", "injection"})
 TODO_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
 BARE_END_KINDS: Final = frozenset({"completed", "disposed", "max-tokens", "interrupted"})
@@ -75,36 +66,6 @@ DIA4_KEYS: Final[Keys] = (
     ("shadowedRange", True), ("shadowedSeqs", True), ("shadowedTokenCount", True), ("provider", True), ("model", True),
     ("maxTokens", False), ("usage", False),
 )
-
-
-@cache
-def _valid_orders(keys: Keys) -> frozenset[tuple[str, ...]]:
-    """Every key tuple ``keys`` allows: the required keys, any subset of the
-    optional ones, in the listed order (a fast path for the common case)."""
-    orders: list[tuple[str, ...]] = [()]
-    for name, required in keys:
-        orders = [(*o, name) for o in orders] + ([] if required else orders)
-    return frozenset(orders)
-
-
-def key_flaw(value: Json | Absent, keys: Keys) -> str | None:
-    """Why ``value`` is not an object with exactly ``keys`` (the required ones
-    present) in the listed order; None when it is."""
-    if not isinstance(value, JsonObject):
-        return "is not an object"
-    if tuple(value) in _valid_orders(keys):
-        return None
-    order = [name for name, _ in keys]
-    extra = [k for k in value if k not in order]
-    if extra:
-        return f"has the unexpected key {extra[0]!r}"
-    missing = [name for name, required in keys if required and name not in value]
-    if missing:
-        return f"lacks {missing[0]!r}"
-    positions = [order.index(k) for k in value]
-    if positions != sorted(positions):
-        return f"has its keys out of order ({', '.join(value)}; expected {', '.join(k for k in order if k in value)})"
-    return None
 
 
 def _is_int(v: Json | Absent) -> bool:
@@ -178,15 +139,6 @@ def _type_flaws(event: Event) -> list[str]:
     return flaws
 
 
-def _chunk_flaw(event: Event) -> str | None:
-    chunk = get(event.data, "chunk")
-    kind = get(chunk, "type")
-    if not isinstance(kind, str) or kind not in CHUNK_KEYS:
-        return f"chunk type {js_stringify(kind if kind is not ABSENT else None)} is not one of {', '.join(CHUNK_KEYS)}"
-    flaw = key_flaw(chunk, CHUNK_KEYS[kind])
-    return None if flaw is None else f"{kind} chunk {flaw}"
-
-
 @audits("LOG-9")
 def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     """LOG-9: "The core A55 vocabulary MUST be exactly these 13 types", each
@@ -201,7 +153,7 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     flaws = [f"data {flaw}"] if flaw is not None else []
     flaws += _type_flaws(event)
     if event.type == "assistant/chunk":
-        chunk = _chunk_flaw(event)
+        chunk = chunk_flaw(event)
         flaws += [chunk] if chunk is not None else []
     return [Rejected(rule="LOG-9", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
 
@@ -370,28 +322,45 @@ def check_plugin_shape(event: Event) -> Rejected | None:
 
 
 @audits("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")
-def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+class ShapeAudit(AuditFold):
     """Every live event held to the shape its writer gives it (see the module
-    docstring).  Seed events were judged where they were written."""
-    found: list[Rejected] = []
-    for event in events:
-        if event.seq < first_live_seq:
-            continue
+    docstring).  Seed events were judged where they were written.  No state beyond
+    the current event."""
+
+    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(events, dialect, first_live_seq)
+        self.found: list[Rejected] = []
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        if event.seq < self.first_live_seq or (event.type == "assistant/chunk" and well_formed_chunk(event.data)):
+            return
+        dialect = self.dialect
+        found = self.found
         found += check_core_shape(event, dialect)
         match event.type:
             case "turn/end":
                 end = check_turn_end_reason(event, dialect)
-                found += [end] if end is not None else []
+                if end is not None:
+                    found.append(end)
             case "user/message" | "steering/message" if dialect is Dialect.A55:
                 found += check_prompt_shape(event)
             case "request/header":
                 found += check_header_canonical(event, dialect)
             case "session/title" | "request/context":
                 plugin = check_plugin_shape(event)
-                found += [plugin] if plugin is not None else []
+                if plugin is not None:
+                    found.append(plugin)
             case "user/message" if not isinstance(get(get(event.data, "source"), "kind"), str):
                 found.append(Rejected(rule="LOG-9", seq=event.seq, reason="user/message source is not a MessageSource {kind, ...}"))
             case _:
                 shape = check_compaction_shape(event, dialect)
-                found += [shape] if shape is not None else []
-    return found
+                if shape is not None:
+                    found.append(shape)
+
+    def finish(self) -> list[Rejected]:
+        return self.found
+
+
+def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
+    """:class:`ShapeAudit` run alone."""
+    return run_alone(ShapeAudit, events, dialect, first_live_seq)

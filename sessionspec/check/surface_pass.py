@@ -1,11 +1,12 @@
 """One surface fold for the whole audit (issue 26, first step of the one-pass checker).
 
 The surface transition of every event (SURF-9's plan: append, splice, or None for an
-event that leaves the surface as it is) is computed once here and handed to the audits
+event that leaves the surface as it is) is computed once and handed to the audits
 that fold the surface themselves: the request points' incremental derivation (DER-7)
-and the compaction audit's priced surface (MTR-7).  Before, each of them and
-:func:`model.surface.fold_surface` planned every event again: three ``plan_surface_event``
-calls per event for one answer.
+and the compaction audit's priced surface (MTR-7).  Since step 2 the checker computes
+it inside its one loop (:func:`sessionspec.check.folds.run_folds`, one event at a time);
+:func:`surface_transitions` is the same fold over a whole log, kept for
+tests/check/test_one_pass.py (which ties both to the definition) and ``bench/check_passes``.
 
 The fold is :func:`model.surface.fold_surface`'s own loop (the definition, SURF-1 and
 SURF-10: ``plan_surface_event`` on the nodes so far, then the one ``splice``), keeping the

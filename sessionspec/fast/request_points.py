@@ -6,7 +6,7 @@ properties of tests/fast/test_incremental.py assert the two agree)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import final
 
 from model.header import EpochHeader, header_of_event
@@ -95,38 +95,69 @@ def request_points(
     post: isinstance(__return__, Rejected) or all(a.step_start_seq < b.step_start_seq for a, b in zip(__return__, __return__[1:]))
     post: isinstance(__return__, Rejected) or all(p.first_chunk_seq is None or p.first_chunk_seq > p.step_start_seq for p in __return__)
     """
-    derivation = IncrementalDerivation(dialect=dialect)
+    fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq, planned=plans is not None)
+    for index, event in enumerate(events):
+        fold.step(event, None if plans is None else plans[index])
+        if fold.rejected is not None:
+            return fold.rejected
+    return fold.finish()
+
+
+@dataclass(slots=True)
+class RequestPointFold:
+    """:func:`request_points` one event at a time (the checker's one loop steps it, issue 26):
+    ``step`` each event in order, then ``finish``; ``rejected`` is set, and later events are
+    ignored, once the derivation or a header cannot be folded."""
+
+    dialect: Dialect
+    first_live_seq: int = 0
+    # Are the events' surface plans given to ``step`` (else the derivation plans them)?
+    planned: bool = False
+    derivation: IncrementalDerivation = field(init=False)
     header: EpochHeader | Absent = ABSENT
     header_seq: int | None = None
-    points: list[RequestPoint] = []
+    points: list[RequestPoint] = field(default_factory=list)
     open_step: _OpenStep | None = None
     ended_without_chunk: _OpenStep | None = None
-    for index, event in enumerate(events):
-        if ended_without_chunk is not None and event.type in ("step/start", "turn/end", "turn/start"):
+    rejected: Rejected | None = None
+
+    def __post_init__(self) -> None:
+        self.derivation = IncrementalDerivation(dialect=self.dialect)
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        """Fold one event (with its surface ``plan`` when ``planned``, else the derivation plans it)."""
+        if self.rejected is not None:
+            return
+        ended = self.ended_without_chunk
+        if ended is not None and event.type in ("step/start", "turn/end", "turn/start"):
             # The previous step ended without a chunk: it was a request error
             # iff the turn goes on with a new step or ends in a failure.
             if event.type == "step/start" or _is_request_failure(event):
-                points.append(ended_without_chunk.point())
-            ended_without_chunk = None
-        rejected = derivation.append(event) if plans is None else derivation.append_planned(event, plans[index])
+                self.points.append(ended.point())
+            self.ended_without_chunk = None
+        derivation = self.derivation
+        rejected = derivation.append_planned(event, plan) if self.planned else derivation.append(event)
         if rejected is not None:
-            return rejected
+            self.rejected = rejected
+            return
+        open_step = self.open_step
         match event.type:
             case "request/header":
-                h = header_of_event(event, dialect)
+                h = header_of_event(event, self.dialect)
                 if isinstance(h, Rejected):
-                    return h
-                header, header_seq = h, event.seq
+                    self.rejected = h
+                    return
+                self.header, self.header_seq = h, event.seq
                 if open_step is not None and open_step.chunk is None:
-                    open_step.header, open_step.header_seq = header, header_seq
-            case "step/start" if event.seq >= first_live_seq:
+                    open_step.header, open_step.header_seq = h, event.seq
+            case "step/start" if event.seq >= self.first_live_seq:
                 store, length = derivation.snapshot()
-                open_step = _OpenStep(
+                self.open_step = _OpenStep(
                     seq=event.seq,
                     turn=data_int(event, "turn"),
                     step=data_int(event, "step"),
-                    header=header,
-                    header_seq=header_seq,
+                    header=self.header,
+                    header_seq=self.header_seq,
                     store=store,
                     length=length,
                     surface=derivation.surface_length,
@@ -135,15 +166,20 @@ def request_points(
                 open_step.chunk = event.seq
             case "step/end" if open_step is not None:
                 if open_step.chunk is not None:
-                    points.append(open_step.point())
+                    self.points.append(open_step.point())
                 else:
-                    ended_without_chunk = open_step
-                open_step = None
+                    self.ended_without_chunk = open_step
+                self.open_step = None
             case _:
                 pass
-    if open_step is not None and open_step.chunk is not None:
-        points.append(open_step.point())
-    return tuple(points)
+
+    def finish(self) -> tuple[RequestPoint, ...] | Rejected:
+        """Every request point, in dispatch order, or the rejection that ended the fold."""
+        if self.rejected is not None:
+            return self.rejected
+        open_step = self.open_step
+        last = [open_step.point()] if open_step is not None and open_step.chunk is not None else []
+        return (*self.points, *last)
 
 
 def _is_request_failure(event: Event) -> bool:

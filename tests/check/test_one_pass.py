@@ -13,10 +13,27 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.log import Dialect, Event
+from model.jsonval import freeze
+from model.log import Dialect, Event, make_event
 from model.rejected import Rejected
 from model.surface import fold_surface
-from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.check import audit  # noqa: F401  (imports every fold module)
+from sessionspec.check.audit import LoadShapeAudit
+from sessionspec.check.audits import AUDITS
+from sessionspec.check.chunk_shape import well_formed_chunk
+from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
+from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
+from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
+from sessionspec.check.folds import registered_folds, run_alone, run_folds
+from sessionspec.check.header_audit import HeaderReasonAudit
+from sessionspec.check.loop_audit import LoopAudit
+from sessionspec.check.nesting_audit import NestingAudit
+from sessionspec.check.observations import PlaceholderNoteAudit, PreA55DesignAudit, QuirkAudit
+from sessionspec.check.provenance_audit import ProvenanceAudit
+from sessionspec.check.repair_audit import RepairAudit
+from sessionspec.check.request_audit import RequestPointAudit, check_request_points
+from sessionspec.check.retention_audit import ZeroRetentionAudit
+from sessionspec.check.shape_audit import ShapeAudit, check_core_shape
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
 from sessionspec.fast.request_points import request_points
 from spec.strategies import surface_ops, well_formed_logs
@@ -59,3 +76,75 @@ def test_audits_give_the_same_answer_from_the_shared_plans(drawn: tuple[tuple[Ev
     assert request_points(events, dialect, 0, shared.plans) == request_points(events, dialect)
     assert audit_compactions(events, dialect, shared.plans) == audit_compactions(events, dialect)
 
+
+
+@given(_logs())
+def test_the_one_loop_gives_what_each_audit_gives_alone(drawn: tuple[tuple[Event, ...], Dialect]) -> None:
+    """Issue 26, step 2: the folds stepped together in one loop (``run_folds``: one surface
+    fold, its plans handed on) find what each audit finds on its own walk of the log, and the
+    loop's surface rejection is the shared fold's (so ``fold_surface``'s)."""
+    events, dialect = drawn
+    shared = _same_as_definition(events, dialect)
+    folds = registered_folds()
+    outcome = run_folds(events, dialect, 0, folds)
+    found, rejected = outcome.findings, outcome.surface_rejected
+    if isinstance(shared, Rejected):
+        assert rejected == shared
+        alone = [f for fold in folds if not fold.NEEDS_SURFACE and dialect in fold.DIALECTS for f in run_alone(fold, events, dialect)]
+    else:
+        assert rejected is None
+        alone = [f for fold in folds if dialect in fold.DIALECTS for f in run_alone(fold, events, dialect)]
+        assert list(audit_compactions(events, dialect)) == run_alone(CompactionFold, events, dialect)
+        assert check_request_points(events, dialect) == run_alone(RequestPointAudit, events, dialect)
+    assert sorted(found, key=repr) == sorted(alone, key=repr)
+
+
+def test_every_fold_is_registered_with_its_rules() -> None:
+    """The ``@audits`` link is the one registration: the loop runs exactly the fold classes it
+    links, and each links at least one rule."""
+    folds = registered_folds()
+    assert {QuirkAudit, PlaceholderNoteAudit, PreA55DesignAudit, LoadShapeAudit, D08MessageShapeAudit, RetryAttemptAudit, CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
+    for fold in folds:
+        assert any(fold in linked for linked in AUDITS.values()), fold
+
+
+@given(_logs())
+def test_a_fold_is_not_called_only_for_events_it_does_not_read(drawn: tuple[tuple[Event, ...], Dialect]) -> None:
+    """A fold declaring ``EVENT_TYPES`` finds the same when it is stepped with every event
+    (the loop routes it only the events of those types)."""
+    events, dialect = drawn
+    for fold_class in registered_folds():
+        if fold_class.EVENT_TYPES is None or dialect not in fold_class.DIALECTS:
+            continue
+        fold = fold_class(events, dialect, 0)
+        for event in events:
+            fold.step(event, None)
+        assert list(fold.finish()) == run_alone(fold_class, events, dialect), fold_class
+        assert not fold_class.NEEDS_SURFACE  # a fold reading the plans takes every event
+
+
+@given(_logs())
+def test_a_chunk_the_fast_path_passes_has_no_shape_finding(drawn: tuple[tuple[Event, ...], Dialect]) -> None:
+    """The shape fold skips a chunk ``well_formed_chunk`` passes: LOG-9's full check finds
+    nothing on it (the fast path only ever skips an empty answer)."""
+    events, dialect = drawn
+    for event in events:
+        if event.type == "assistant/chunk" and well_formed_chunk(event.data):
+            assert check_core_shape(event, dialect) == []
+
+
+def test_the_chunk_fast_path_leaves_every_flaw_to_the_full_check() -> None:
+    good = {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "hi"}}
+    assert well_formed_chunk(freeze(good))
+    flawed = [
+        {"step": 1, "turn": 1, "chunk": good["chunk"]},  # keys out of order
+        {**good, "turn": True},  # a boolean is no turn number
+        {**good, "chunk": {"type": "text-delta", "text": "hi", "index": 0}},  # chunk keys out of order
+        {**good, "chunk": {"type": "no-such-kind", "index": 0}},
+        {**good, "chunk": "text"},
+        {**good, "extra": 1},
+    ]
+    for data in flawed:
+        assert not well_formed_chunk(freeze(data))
+        event = make_event("assistant/chunk", seq=0, time=0, data=freeze(data))
+        assert check_core_shape(event, Dialect.A55) != []

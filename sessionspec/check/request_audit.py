@@ -1,0 +1,68 @@
+"""Request points (FMT-8, INV-7): each live request has a header in force naming a provider and
+model, and its request can be built (prefix first, WIRE-2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from model.jsonval import ABSENT, get
+from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.surface import SurfacePlan
+from sessionspec.check.audits import audits
+from sessionspec.check.folds import AuditFold, Step
+from sessionspec.fast.request_points import RequestPoint, RequestPointFold, request_points
+
+
+def check_request_points(
+    events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0, plans: Sequence[SurfacePlan | None] | None = None
+) -> list[Rejected]:
+    """FMT-8/INV-7: every live request point has a header in force (HDR-9,
+    FMT-9 g) naming a provider and model, and its request (prefix first,
+    WIRE-2, then the boundary derivation) can be built.
+
+    The requests are not materialized: ``build_request`` (WIRE-1) is total on
+    a header and a boundary, and ``request_points`` fails (INV-7) when a
+    boundary cannot be derived, so a point with a header in force has a
+    request.  Copying every boundary (``RequestPoint.request()``) would cost
+    the history length per request, quadratic in the log.  ``plans``: the
+    events' surface transitions, when the checker's one surface fold made them."""
+    return request_findings(request_points(events, dialect, first_live_seq, plans))
+
+
+@audits("FMT-8", "INV-7", "HDR-9", "P-INV-1")
+class RequestPointAudit(AuditFold):
+    """:func:`check_request_points` as a fold of the checker's one loop: the request points'
+    incremental derivation (DER-7) takes each event's surface plan, never planning it again."""
+
+    NEEDS_SURFACE = True
+
+    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(events, dialect, first_live_seq)
+        self.fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq, planned=True)
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        self.fold.step(event, plan)
+
+    def stepper(self) -> Step:
+        return self.fold.step
+
+    def finish(self) -> list[Rejected]:
+        return request_findings(self.fold.finish())
+
+
+def request_findings(points: tuple[RequestPoint, ...] | Rejected) -> list[Rejected]:
+    """FMT-9 g and HDR-8 on every request point (or the rejection that stopped the points, INV-7)."""
+    if isinstance(points, Rejected):
+        return [points]
+    found: list[Rejected] = []
+    for point in points:
+        at = point.first_chunk_seq if point.first_chunk_seq is not None else point.step_start_seq
+        if point.header is ABSENT:
+            found.append(Rejected(rule="FMT-9", seq=at, reason=f"request of the step at seq {point.step_start_seq} has no request/header in force"))
+            continue
+        config = point.header.config
+        provider, model = get(config, "provider"), get(config, "model")
+        if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
+            found.append(Rejected(rule="HDR-8", seq=at, reason="request header in force lacks provider/model"))
+    return found

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from model.codec import expand_row, parse_event_line, parse_value
-from model.compaction import compact_if_needed
+from model.compaction import CONTEXT_WINDOW_EXCEEDED, compact_if_needed
 from model.compaction.policy import CompactConfig, ModelPolicy, check_compact_config, target_policy
 from model.compaction.records import Ids, SummarizerOutput, SummaryCall, Trigger
 from model.compaction.region import check_region, compact_region, price_region
@@ -19,14 +19,15 @@ from model.jsonval import ABSENT, JsonObject, freeze, get, js_number, number_fro
 from model.log import Dialect, Event, make_event
 from model.loop import Placement, Prompt, PromptContext, prompt_message_data
 from model.loop.errors import interruption_reason
-from model.loop.events import Draft
+from model.loop.events import Draft, ErrorAction, RequestErrorContext
+from model.loop.listeners import CompactionPlugin, overflow_listener
 from model.loop.script import InterruptKind
 from model.loop.state import APPEND, log_writer
 from model.meter import Baseline, BaselineKind, Measurement, PricedNode, measure, meter_state, provider_output_price
 from model.prune import PruneConfig, check_prune_config, content_chars, resolve_prune_config, tool_result_content
 from model.rejected import Rejected
 from model.surface import check_tool_result_rewrite
-from tests.support import short
+from tests.support import busy_log, short
 from tests.test_compaction import d08_log
 
 
@@ -257,3 +258,19 @@ def test_DIA_10_a_d08_session_writer_validates_an_append_by_the_d08_projection()
     seq = writer.append(Draft(type_name="assistant/message", data=freeze({"turn": 1, "step": 1, "message": message}),
                               surface_op=APPEND))
     assert seq == 0 and writer.boundary() == (freeze(message),)
+
+
+def test_CMP_9_PRN_6_the_overflow_listener_prunes_first_and_dispatches_the_summary_after_compact_start() -> None:
+    """CMP-9: on a context overflow, prune (if a prune service exists) and re-measure, then run one region
+    transaction; PRN-6: the prune runs from compactIfNeeded on overflow; CMP-15: the summarizer request is
+    sent right after the bracket's ``compact/start`` (the log then holds that event)."""
+    log = busy_log()  # four tool results of 400 characters, each above the 100-character threshold
+    plugin = CompactionPlugin(summarizer=short, instruction="I", prune=PruneConfig(threshold_chars=100, head_chars=10, tail_chars=10))
+    context = RequestErrorContext(turn=1, step=5, failure=JsonObject((("code", CONTEXT_WINDOW_EXCEEDED),)), prior_failures=(),
+                                  default=ErrorAction.FAIL)
+    decision = overflow_listener(plugin)(log.events, context)
+    assert decision.action is ErrorAction.RETRY
+    types = [d.type_name for d in decision.drafts]
+    assert types[:4] == ["tool/result"] * 4 and types[4] == "compact/start"
+    start_seq = len(log.events) + 4
+    assert [s.dispatch_len for s in decision.side_calls] == [start_seq + 1]

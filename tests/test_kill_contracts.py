@@ -1,0 +1,106 @@
+"""Kill tests for the contract helpers of issue 29 (model/compaction/contracts.py, the prune contracts of
+model/prune.py, ``hdr4_clauses``), called directly.  tests/proofs/test_proofs_whole.py checks them too, but through
+``proofs/planted/hunt.py``, which evaluates a contract in the function's globals and so cannot run under
+mutmut's trampolines (docs/quality.md); these tests state the same properties without that indirection.
+
+Expected values: on a real compaction, prune or header the contracts hold (CMP-22, CMP-23, CMP-24, PRN-4,
+PRN-5, HDR-4); on a forged one they name the broken rule."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from model.compaction import CompactionRun, Trigger, compact_if_needed, compact_region
+from model.compaction.contracts import appended_in_order, checkpoint_is_one_range, region_holds, replace_ops, run_holds
+from model.header import EpochHeader, hdr4_clauses
+from model.jsonval import freeze, get
+from model.log import Dialect, Event, make_event
+from model.prune import PruneConfig, only_surface_results, prune_again_is_empty, prune_pass
+from model.rejected import Rejected
+from tests.support import Log, busy_log, short
+
+PRUNE = PruneConfig(threshold_chars=100, head_chars=10, tail_chars=10)
+
+
+def _overflow_run() -> tuple[list[Event], CompactionRun]:
+    log = busy_log()  # four 400-character tool results: the overflow run prunes them, then compacts once
+    run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW, prune=PRUNE)
+    assert not isinstance(run, Rejected) and run.error is None and len(run.results) == 1
+    return log.events, run
+
+
+def test_CMP_22_PRN_4_a_real_overflow_run_keeps_its_contract() -> None:
+    events, run = _overflow_run()
+    types = [e.type for e in run.events]
+    assert types.count("tool/result") == 4 and types.count("compact/start") == 1
+    assert run_holds(events, run, Dialect.A55) is None
+    (checkpoint,) = [e for e in replace_ops(run.events) if e.type != "tool/result"]
+    assert checkpoint_is_one_range((*events, *run.events), checkpoint, Dialect.A55) is None
+
+
+def test_CMP_22_a_real_region_keeps_its_contract_and_a_moved_range_breaks_it() -> None:
+    log = busy_log()
+    outcome = compact_region(log.events, 1, 6, short)
+    assert not isinstance(outcome, Rejected) and outcome.result is not None
+    summary = next(e for e in outcome.events if e.type == "compact/summary")
+    assert get(summary.data, "shadowedRange") == freeze({"start": 1, "end": 6})
+    assert region_holds(log.events, 1, 6, outcome, Dialect.A55) is None
+    assert region_holds(log.events, 1, 11, outcome, Dialect.A55) == "CMP-22: the checkpoint does not replace the requested range 1..11"
+
+
+def test_CMP_22_a_summary_at_seq_0_naming_another_range_breaks_the_checkpoint() -> None:
+    """CMP-22: the summary the checkpoint cites names the range it replaces; a summary at seq 0 is cited too."""
+    log = Log()
+    log.add("compact/summary", {"turn": 1, "shadowedRange": {"start": 3, "end": 3}})
+    log.add("turn/start", {"turn": 1})
+    log.user("a")
+    log.user("b")
+    checkpoint = make_event("user/message", seq=4, time=0, data=freeze({"content": [{"type": "text", "text": "S"}], "source": {"kind": "user"}}),
+                            source_event_seqs=freeze([1, 0, 2]), surface_op=freeze({"op": "replace", "start": 2, "end": 2}))
+    assert checkpoint_is_one_range([*log.events, checkpoint], checkpoint, Dialect.A55) == \
+        "the summary names the range (3, 3), the checkpoint replaces (2, 2)"
+
+
+def test_CMP_24_a_request_header_among_the_appended_events_is_named() -> None:
+    log = busy_log()
+    header = make_event("request/header", seq=len(log.events), time=0, data=freeze({"header": {"config": {}}, "reason": "initial"}))
+    assert appended_in_order(log.events, [header]) == "CMP-24: compaction wrote a request/header (the prefix, system or tools would change)"
+
+
+def test_a_run_that_reports_fewer_compactions_than_it_wrote_checkpoints_breaks_its_contract() -> None:
+    events, run = _overflow_run()
+    failed = replace(run, results=())
+    assert run_holds(events, failed, Dialect.A55) == "the run reports 0 compactions and wrote 1 checkpoints"
+
+
+def test_PRN_4_PRN_5_a_real_prune_replaces_single_tool_results_and_a_second_pass_is_empty() -> None:
+    log = busy_log()
+    outcome = prune_pass(log.events, PRUNE)
+    assert not isinstance(outcome, Rejected) and len(outcome.events) == 4
+    assert only_surface_results(log.events, outcome, Dialect.A55) is None
+    assert prune_again_is_empty(log.events, outcome, PRUNE, Dialect.A55) is True
+
+
+def test_DIA_18_a_real_d08_prune_keeps_its_contract() -> None:
+    """D08: the ``compaction/prune`` record precedes each replacement; the replacement is still checked."""
+    log = Log()
+    log.add("turn/start", {"turn": 1})
+    log.add("assistant/message", {"turn": 1, "step": 1, "message": {"id": "a", "role": "assistant", "content": [
+        {"type": "tool-call", "id": "c", "name": "t", "arguments": "{}"}], "source": {"kind": "model"}}}, op="append")
+    log.add("tool/result", {"turn": 1, "step": 1, "message": {"id": "r", "role": "user", "content": [
+        {"type": "tool-result", "toolCallId": "c", "content": [{"type": "text", "text": "y" * 200}], "isError": False}],
+        "source": {"kind": "tool", "callId": "c"}}}, op="append", prov=[1])
+    outcome = prune_pass(log.events, PRUNE, dialect=Dialect.D08)
+    assert not isinstance(outcome, Rejected)
+    assert [e.type for e in outcome.events] == ["compaction/prune", "tool/result"]
+    assert only_surface_results(log.events, outcome, Dialect.D08) is None
+    assert prune_again_is_empty(log.events, outcome, PRUNE, Dialect.D08) is True
+
+
+def test_HDR_4_equal_headers_with_tools_meet_every_clause() -> None:
+    tools = freeze([{"name": "read", "parameters": {"type": "object"}}])
+    a = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="s", tools=tools)
+    b = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="s", tools=freeze([{"name": "read", "parameters": {"type": "object"}}]))
+    assert all(hdr4_clauses(a, b))
+    c = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="s", tools=freeze([{"name": "write"}]))
+    assert not all(hdr4_clauses(a, c))

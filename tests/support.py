@@ -72,6 +72,15 @@ class Log:
         self.add("step/end", {"turn": turn, "step": step})
 
 
+def d08_log() -> Log:
+    """A tiny D08 log: two identity-shaped user messages and a header."""
+    log = Log()
+    log.add("user/message", {"content": [{"type": "text", "text": "q" * 400}], "source": {"kind": "user"}, "role": "user", "id": "u1"}, op="append")
+    log.add("user/message", {"content": [{"type": "text", "text": "r"}], "source": {"kind": "user"}, "role": "user", "id": "u2"}, op="append")
+    log.header()
+    return log
+
+
 def summarizer_of(text: str) -> object:
     def summarize(call: SummaryCall) -> SummarizerOutput:
         return SummarizerOutput(summary=(freeze({"type": "text", "text": text}),), provider=call.provider,

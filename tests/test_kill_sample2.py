@@ -27,8 +27,7 @@ from model.meter import Baseline, BaselineKind, Measurement, PricedNode, measure
 from model.prune import PruneConfig, check_prune_config, content_chars, resolve_prune_config, tool_result_content
 from model.rejected import Rejected
 from model.surface import check_tool_result_rewrite
-from tests.support import busy_log, short
-from tests.test_compaction import d08_log
+from tests.support import busy_log, d08_log, short
 
 
 def _row(data: dict[str, object], time0: object = 0) -> JsonObject:

@@ -34,7 +34,7 @@ from model.meter import measure
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
-from tests.support import Log, busy_log, short, summarizer_of
+from tests.support import Log, busy_log, d08_log, short, summarizer_of
 
 # ---------------------------------------------------------------- events and sources
 
@@ -391,14 +391,6 @@ def test_CMP_26_no_abort_check_before_commit() -> None:
     assert decision.events == ()
     run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW)
     assert not isinstance(run, Rejected) and run.results
-
-
-def d08_log() -> Log:
-    log = Log()
-    log.add("user/message", {"content": [{"type": "text", "text": "q" * 400}], "source": {"kind": "user"}, "role": "user", "id": "u1"}, op="append")
-    log.add("user/message", {"content": [{"type": "text", "text": "r"}], "source": {"kind": "user"}, "role": "user", "id": "u2"}, op="append")
-    log.header()
-    return log
 
 
 def test_DIA_20_manual_compaction_is_idle_with_null_owner() -> None:

@@ -24,6 +24,7 @@ in ``--seed``; ``sessionspec check`` judges the output valid
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import sys
@@ -56,6 +57,7 @@ _CALL_ID: Final = re.compile(r"call-(\d+)((?:-\d+)*)")
 _SEQ_LIST_KEYS: Final = frozenset({"shadowedSeqs", "messageSeqs"})
 _SEQ_RANGE_KEYS: Final = frozenset({"shadowedRange"})
 _SEQ_KEYS: Final = _SEQ_LIST_KEYS | _SEQ_RANGE_KEYS
+_PLAIN_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 
@@ -101,7 +103,18 @@ def _shift_turns(data: Json, turn_offset: int) -> Json:
     turn = data.get("turn")
     if isinstance(turn, int) and not isinstance(turn, bool):
         data = JsonObject((k, turn + turn_offset if k == "turn" else v) for k, v in data.items())
-    return _shift_call_ids(data, turn_offset)
+    return _shift_call_ids(data, turn_offset) if _may_cite_call_ids(data) else data
+
+
+def _may_cite_call_ids(data: JsonObject) -> bool:
+    """False only if no string in ``data`` starts with ``call-``: the C encoder's
+    text holds every string literally after its quote (only control characters,
+    quotes and backslashes are escaped), so one substring test rules out the
+    walk for most events (the walk was a seventh of the generator's CPU)."""
+    try:
+        return '"call-' in _PLAIN_TEXT.encode(data)
+    except (TypeError, ValueError):
+        return True
 
 
 def _shift_seqs(data: Json, offset: int) -> Json:

@@ -139,3 +139,14 @@ def test_CMP_10_a_broken_compaction_in_the_machine_writes_an_invalid_log() -> No
     with pytest.raises(AssertionError, match="checker: invalid"):
         run_state_machine_as_test(_checked_machine(Planted.COMPACT_SPLITS_TOOL_PAIR),
                                   settings=settings(CHECKED, max_examples=300))
+
+
+@pytest.mark.parametrize(("seed", "turns", "window"), [(0, 50, 4000), (7, 60, 2000), (12, 40, 3000)])
+def test_CMP_8_MTR_5_compaction_from_the_running_meter_writes_the_models_log(seed: int, turns: int, window: int) -> None:
+    """The simulator's pressure listener starts each ``compactIfNeeded`` from a
+    copy of its running meter (MTR-5: a replay fold, so the same state the
+    model's run re-folds from the log); the log is the one the model's own
+    ``pressure_listener`` writes, event for event."""
+    fast = simulate(seed, turns, contributors=2, compaction=True, context_window=window)
+    assert sum(e.type == "compact/summary" for e in fast) >= 2
+    assert fast == simulate(seed, turns, contributors=2, compaction=True, context_window=window, model_listener=True)

@@ -26,11 +26,12 @@ from model.compaction.dialect import rules_of
 from model.compaction.policy import check_compact_config, routed_target
 from model.compaction.records import CompactionRun, Ids
 from model.compaction.run import _Run, compact_under_pressure
-from model.jsonval import get
+from model.header import EpochHeader, opt_header_eq
+from model.jsonval import ABSENT, Absent, get
 from model.log import Dialect, Event, log_view
 from model.loop import CompactionPlugin, PostStepHook, PostStepResult, StepContext, pressure_listener
 from model.loop.listeners import _as_drafts, _recording, _side_calls
-from model.meter import MeterState, PricedSurface, fold_meter_event, measure_state
+from model.meter import MeterState, PricedSurface, estimate_header, fold_meter_event
 from model.rejected import Rejected
 
 
@@ -41,6 +42,37 @@ def _copy(state: MeterState) -> MeterState:
                       surface=PricedSurface(dialect=surface.dialect, seqs=list(surface.seqs),
                                             nodes=list(surface.nodes), tokens=surface.tokens),
                       step_start=state.step_start, anchor=state.anchor)
+
+
+class _Total:
+    """``measure_state(state).total_tokens`` (MTR-10) for one meter's successive
+    states, its two header computations (``optHeaderEq`` of the anchor's and the
+    folded header, MTR-11; ``estimateHeader``, MTR-4) remembered for the last
+    header objects they were asked about: headers are frozen values and change
+    only at a ``request/header`` or an anchor, while the listener measures after
+    every step (``header_eq`` through ``js_stringify`` was a tenth of the CPU)."""
+
+    def __init__(self) -> None:
+        self._eq: tuple[EpochHeader | Absent, EpochHeader | Absent, bool] | None = None
+        self._estimate: tuple[EpochHeader | Absent, int] | None = None
+
+    def __call__(self, state: MeterState) -> int:
+        header, anchor, surface = state.header, state.anchor, state.surface_tokens
+        if anchor is not None and self._header_eq(anchor.header, header, state.dialect):
+            return max(0, anchor.baseline.tokens + surface - anchor.surface_tokens)
+        if header is ABSENT and surface == 0:
+            return 0
+        return max(0, self._estimate_header(header, state.dialect) + surface)
+
+    def _header_eq(self, a: EpochHeader | Absent, b: EpochHeader | Absent, dialect: Dialect) -> bool:
+        if self._eq is None or self._eq[0] is not a or self._eq[1] is not b:
+            self._eq = (a, b, opt_header_eq(a, b, dialect))
+        return self._eq[2]
+
+    def _estimate_header(self, header: EpochHeader | Absent, dialect: Dialect) -> int:
+        if self._estimate is None or self._estimate[0] is not header:
+            self._estimate = (header, estimate_header(header, dialect))
+        return self._estimate[1]
 
 
 def _no_ids(attempt: int) -> Ids:
@@ -78,6 +110,7 @@ def seeded_pressure_listener(plugin: CompactionPlugin) -> PostStepHook:
     above it ``compactIfNeeded`` starts from a copy of the running meter."""
     full = pressure_listener(plugin)
     state = MeterState()
+    total = _Total()
     folded = 0
     exact = True
 
@@ -91,7 +124,7 @@ def seeded_pressure_listener(plugin: CompactionPlugin) -> PostStepHook:
         provider, model = get(ctx.header.config, "provider"), get(ctx.header.config, "model")
         if isinstance(provider, str) and isinstance(model, str):
             spec = compact_spec(target_policy(plugin.config, provider, model), plugin.context_window, model)
-            if not isinstance(spec, Rejected) and measure_state(state).total_tokens < spec.threshold_tokens:
+            if not isinstance(spec, Rejected) and total(state) < spec.threshold_tokens:
                 return PostStepResult()
         return _pressure_run(events, plugin, _copy(state))
 

@@ -24,8 +24,8 @@ in ``--seed``; ``sessionspec check`` judges the output valid
 from __future__ import annotations
 
 import argparse
+import json
 import math
-import random
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -39,6 +39,7 @@ from model.log import Event, make_event
 from model.meter import PricedSurface, node_price
 from model.rejected import Rejected
 from model.surface import SurfaceOp, surface_op_of
+from sessionspec.generate_ahead import BlockSource, default_workers
 from sessionspec.generate_text import js_text
 from sessionspec.simulate import simulate
 
@@ -47,11 +48,16 @@ BLOCK_TURNS: Final = 50
 EVENTS_PER_TURN: Final = 28  # the first block's guess; later blocks use the measured average
 CONTRIBUTORS: Final = 2
 RESUME_EVERY: Final = 4
+# Below a few blocks the workers' start costs more than they save.
+WORKERS_FROM_EVENTS: Final = 20_000
+WRITE_BATCH: Final = 1024
 # ``call-<turn index>`` and ``call-<turn index>-<round>-<call>``.
 _CALL_ID: Final = re.compile(r"call-(\d+)((?:-\d+)*)")
 # Data keys that hold seqs of the same log (A55 compaction records, CMP-22).
 _SEQ_LIST_KEYS: Final = frozenset({"shadowedSeqs", "messageSeqs"})
 _SEQ_RANGE_KEYS: Final = frozenset({"shadowedRange"})
+_SEQ_KEYS: Final = _SEQ_LIST_KEYS | _SEQ_RANGE_KEYS
+_PLAIN_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 
@@ -88,19 +94,55 @@ def _shift_seq_range(value: Json, offset: int) -> Json:
     return JsonObject((k, v + offset if k in ("start", "end") and isinstance(v, int) else v) for k, v in value.items())
 
 
-def _shift_data(data: Json, offset: int, turn_offset: int) -> Json:
+def _shift_turns(data: Json, turn_offset: int) -> Json:
+    """The part of a later block's renumbering that depends on the turns
+    before it only (the ``turn`` of the data, the call ids), so a worker can
+    do it ahead (:mod:`sessionspec.generate_ahead`)."""
     if not isinstance(data, JsonObject):
+        return data
+    turn = data.get("turn")
+    if isinstance(turn, int) and not isinstance(turn, bool):
+        data = JsonObject((k, turn + turn_offset if k == "turn" else v) for k, v in data.items())
+    return _shift_call_ids(data, turn_offset) if _may_cite_call_ids(data) else data
+
+
+def _may_cite_call_ids(data: JsonObject) -> bool:
+    """False only if no string in ``data`` starts with ``call-``: the C encoder's
+    text holds every string literally after its quote (only control characters,
+    quotes and backslashes are escaped), so one substring test rules out the
+    walk for most events (the walk was a seventh of the generator's CPU)."""
+    try:
+        return '"call-' in _PLAIN_TEXT.encode(data)
+    except (TypeError, ValueError):
+        return True
+
+
+def _shift_seqs(data: Json, offset: int) -> Json:
+    """The part that depends on the events before the block: the seqs the data cites (CMP-22)."""
+    if not isinstance(data, JsonObject) or _SEQ_KEYS.isdisjoint(data):
         return data
     pairs: list[tuple[str, Json]] = []
     for key, value in data.items():
-        if key == "turn" and isinstance(value, int) and not isinstance(value, bool):
-            value = value + turn_offset
-        elif key in _SEQ_LIST_KEYS and isinstance(value, tuple):
+        if key in _SEQ_LIST_KEYS and isinstance(value, tuple):
             value = tuple(v + offset if isinstance(v, int) else v for v in value)
         elif key in _SEQ_RANGE_KEYS:
             value = _shift_seq_range(value, offset)
         pairs.append((key, value))
-    return _shift_call_ids(JsonObject(pairs), turn_offset)
+    return JsonObject(pairs)
+
+
+def turn_shifted(block: tuple[Event, ...], turn_offset: int) -> tuple[Event, ...]:
+    """``block`` with its turns and call ids moved by ``turn_offset`` (the block itself at 0)."""
+    if not turn_offset:
+        return block
+    return tuple(_with_data(event, _shift_turns(event.data, turn_offset)) for event in block)
+
+
+def _with_data(event: Event, data: Json) -> Event:
+    if data is event.data:
+        return event
+    return make_event(event.type, seq=event.seq, time=event.time, data=data,
+                      source_event_seqs=event.source_event_seqs, surface_op=event.surface_op, op_first=event.op_first)
 
 
 def _as_resume(data: Json) -> Json:
@@ -110,7 +152,7 @@ def _as_resume(data: Json) -> Json:
     return with_values(data, reason="resume")
 
 
-def _renumbered(event: Event, offset: int, turn_offset: int, data: Json) -> Event:
+def _renumbered(event: Event, offset: int) -> Event:
     provenance = event.source_event_seqs
     if isinstance(provenance, tuple):
         provenance = tuple(s + offset if isinstance(s, int) else s for s in provenance)
@@ -119,7 +161,7 @@ def _renumbered(event: Event, offset: int, turn_offset: int, data: Json) -> Even
         event.type,
         seq=event.seq + offset,
         time=event.time + offset,
-        data=data,
+        data=_shift_seqs(event.data, offset),
         source_event_seqs=provenance,
         surface_op=_shift_seq_range(op, offset) if isinstance(op, JsonObject) else op,
         op_first=event.op_first,
@@ -242,47 +284,68 @@ def _extended_checkpoint(event: Event, leftovers: tuple[int, ...]) -> Event:
                       surface_op=with_values(op, start=leftovers[0]), op_first=event.op_first)
 
 
-def append_block(block: tuple[Event, ...], offset: int, turn_offset: int, surface: WrittenSurface) -> Iterator[Event]:
-    """``block`` renumbered to follow ``offset`` events and ``turn_offset``
-    turns, as a new loop instance (a resume) of the log whose surface is ``surface``."""
+def append_block(block: tuple[Event, ...], offset: int, surface: WrittenSurface) -> Iterator[Event]:
+    """``block`` (its turns already moved, :func:`turn_shifted`) renumbered to
+    follow ``offset`` events, as a new loop instance (a resume) of the log whose surface is ``surface``."""
     stitch = _BlockStitch(surface=surface)
     for event in block:
-        yield stitch.event(_renumbered(event, offset, turn_offset, _shift_data(event.data, offset, turn_offset)))
+        yield stitch.event(_renumbered(event, offset))
 
 
-def generate_events(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS) -> Iterator[tuple[Event, ...]]:
-    """Blocks of at most ``block_turns`` turns, together about ``events`` long (at least one turn)."""
-    rng = random.Random(seed)
+def simulated_block(seed: int, turns: int, turn_offset: int) -> tuple[Event, ...]:
+    """One block as the writer appends it: :func:`simulated_log`, its turns moved by ``turn_offset``."""
+    return turn_shifted(simulated_log(seed, turns), turn_offset)
+
+
+def generate_events(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS,
+                    workers: int = 0) -> Iterator[tuple[Event, ...]]:
+    """Blocks of at most ``block_turns`` turns, together about ``events`` long
+    (at least one turn); ``workers`` processes simulate blocks ahead (the same blocks)."""
     surface = WrittenSurface()
     total = turns_done = 0
-    while total < events or turns_done == 0:
-        per_turn = total / turns_done if turns_done else EVENTS_PER_TURN
-        turns = max(1, min(block_turns, math.ceil((events - total) / max(per_turn, 1))))
-        block = simulated_log(rng.getrandbits(32), turns)
-        if turns_done:
-            block = tuple(append_block(block, total, turns_done, surface))
-        else:
-            for event in block:
-                surface.add(event)
-        yield block
-        total += len(block)
-        turns_done += turns
+    with BlockSource(simulated_block, seed, block_turns, workers) as source:
+        while total < events or turns_done == 0:
+            per_turn = total / turns_done if turns_done else EVENTS_PER_TURN
+            turns = max(1, min(block_turns, math.ceil((events - total) / max(per_turn, 1))))
+            block = source.block(turns, turns_done)
+            if turns_done:
+                block = tuple(append_block(block, total, surface))
+            else:
+                for event in block:
+                    surface.add(event)
+            yield block
+            total += len(block)
+            turns_done += turns
 
 
-def generate_lines(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS) -> Iterator[str]:
+def generate_lines(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS, workers: int = 0) -> Iterator[str]:
     """The log's storage lines (no newline): chunk runs packed as rows (CHK-3/4), each ``JS(record)`` (FMT-3)."""
-    for block in generate_events(events, seed, block_turns):
+    for block in generate_events(events, seed, block_turns, workers):
         for record in pack_chunk_runs(block):
             yield js_text(record)
 
 
-def write_log(out: TextIO, events: int, seed: int) -> int:
-    """Write the log; the number of lines written."""
+def write_log(out: TextIO, events: int, seed: int, workers: int | None = None) -> int:
+    """Write the log; the number of lines written.  ``workers`` (default: from
+    :data:`WORKERS_FROM_EVENTS` events on, :func:`default_workers`) simulate blocks ahead."""
+    if workers is None:
+        workers = default_workers() if events >= WORKERS_FROM_EVENTS else 0
     lines = 0
-    for line in generate_lines(events, seed):
-        out.write(line + "\n")
-        lines += 1
-    return lines
+    batch: list[str] = []
+    for line in generate_lines(events, seed, workers=workers):
+        batch.append(line)
+        if len(batch) == WRITE_BATCH:
+            lines += _write(out, batch)
+    return lines + _write(out, batch)
+
+
+def _write(out: TextIO, batch: list[str]) -> int:
+    # One write per batch of lines: a write per line was a call per line.
+    if batch:
+        out.write("\n".join(batch) + "\n")
+    count = len(batch)
+    batch.clear()
+    return count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

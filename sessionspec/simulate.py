@@ -49,6 +49,7 @@ from model.loop import (
     Window,
     new_instance,
     overflow_listener,
+    pressure_listener,
     text_content,
 )
 from model.prefix import Contributor, Idiom, prefix_message
@@ -57,6 +58,7 @@ from model.rejected import Rejected
 from sessionspec.fast.live import open_log, run_turn_live
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
+from sessionspec.simulate_meter import seeded_pressure_listener
 from spec.groundtruth_agent import ECHO_TOOL, PERSONA
 
 __all__ = ["ECHO_TOOL", "PERSONA", "simulate", "simulation_plugin", "to_jsonl"]
@@ -173,20 +175,33 @@ def _agent(contributors: int, generation: int, system: str, tools: tuple[Json, .
 
 
 def simulate(seed: int, turns: int, *, contributors: int = 1, resume_every: int = 4, fault: Planted | None = None,
-             compaction: bool = False, context_window: int = 4000, prune: bool = True) -> tuple[Event, ...]:
+             compaction: bool = False, context_window: int = 4000, prune: bool = True,
+             model_listener: bool = False) -> tuple[Event, ...]:
     """A realistic, valid A55 log of ``turns`` turns, deterministic in ``seed``.
 
     ``compaction=True`` mounts compact-basic (and the prune service unless
     ``prune=False``) with ``context_window`` tokens, so pressure compactions,
     re-compactions of earlier checkpoints, prunes and overflow recoveries happen
-    regularly.  ``fault`` runs a deliberately broken loop (planted, mutant tests only)."""
+    regularly.  ``fault`` runs a deliberately broken loop (planted, mutant tests only).
+    Compaction runs from the simulator's running meter
+    (:func:`sessionspec.simulate_meter.seeded_pressure_listener`);
+    ``model_listener=True`` runs the model's own :func:`model.loop.pressure_listener`
+    instead, the definition the tests hold it to; a ``fault`` runs it behind
+    :func:`sessionspec.fast.meter.metered_pressure_listener`, where the planted
+    compactions are installed."""
     rng = random.Random(seed)
     live = open_log()
     assert not isinstance(live, Rejected)  # the empty log is valid
     hooks = Hooks()
     if compaction:
         plugin = simulation_plugin(context_window, prune)
-        hooks = Hooks(post_step=metered_pressure_listener(plugin), request_error=overflow_listener(plugin))
+        post_step = seeded_pressure_listener(plugin)
+        if model_listener:
+            post_step = pressure_listener(plugin)
+        elif fault is not None:
+            # A planted compaction is installed where the model's listener looks it up (pressure_compaction).
+            post_step = metered_pressure_listener(plugin)
+        hooks = Hooks(post_step=post_step, request_error=overflow_listener(plugin))
     generation = 0
     agent = _agent(contributors, generation, PERSONA, (ECHO_TOOL,))
     instance = new_instance()

@@ -19,12 +19,14 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from model.compaction import is_checkpoint_source
 from model.jsonval import JsonObject, get
-from model.log import Event
+from model.log import Event, log_view
+from model.meter import MeterState, fold_meter_event, measure_state
 from model.rejected import Rejected
 from sessionspec.check.checker import FileReport, Verdict, check_path
 from sessionspec.fast.request_points import reconstruct_requests
 from sessionspec.planted.loop import Planted
 from sessionspec.simulate import simulate, to_jsonl
+from sessionspec.simulate_meter import _Total
 from spec.compaction_properties import (
     brackets,
     compaction_leaves_envelope,
@@ -139,3 +141,26 @@ def test_CMP_10_a_broken_compaction_in_the_machine_writes_an_invalid_log() -> No
     with pytest.raises(AssertionError, match="checker: invalid"):
         run_state_machine_as_test(_checked_machine(Planted.COMPACT_SPLITS_TOOL_PAIR),
                                   settings=settings(CHECKED, max_examples=300))
+
+
+@pytest.mark.parametrize(("seed", "turns", "window"), [(0, 50, 4000), (7, 60, 2000), (12, 40, 3000)])
+def test_CMP_8_MTR_5_compaction_from_the_running_meter_writes_the_models_log(seed: int, turns: int, window: int) -> None:
+    """The simulator's pressure listener starts each ``compactIfNeeded`` from a
+    copy of its running meter (MTR-5: a replay fold, so the same state the
+    model's run re-folds from the log); the log is the one the model's own
+    ``pressure_listener`` writes, event for event."""
+    fast = simulate(seed, turns, contributors=2, compaction=True, context_window=window)
+    assert sum(e.type == "compact/summary" for e in fast) >= 2
+    assert fast == simulate(seed, turns, contributors=2, compaction=True, context_window=window, model_listener=True)
+
+
+def test_MTR_10_the_listeners_total_is_the_measured_total() -> None:
+    """The simulator's listener measures with header equality and the header
+    estimate remembered per header object: after every event of simulated logs
+    (resumes, system changes, compactions) the total is ``measure_state``'s."""
+    for seed, window in ((3, 2000), (8, 4000)):
+        log = simulate(seed, 40, contributors=2, compaction=True, context_window=window)
+        state, total = MeterState(), _Total()
+        for index, event in enumerate(log):
+            assert fold_meter_event(state, event, log_view(log, index)) is None
+            assert total(state) == measure_state(state).total_tokens, index

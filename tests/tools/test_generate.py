@@ -109,3 +109,12 @@ def test_CMP_15_later_blocks_compact_what_earlier_blocks_left(tmp_path: Path) ->
             block_first_turn = (owner - 1) // 25 * 25 + 1
             reaches_back |= min(event.data["shadowedSeqs"]) < turn_start[block_first_turn]  # type: ignore[index, call-overload]
     assert reaches_back
+
+
+@pytest.mark.parametrize(("events", "block_turns", "workers"), [(1500, 2, 2), (900, 3, 1), (40, 2, 2)])
+def test_generate_with_workers_writes_the_same_lines(events: int, block_turns: int, workers: int) -> None:
+    """Blocks simulated ahead in worker processes are the blocks the writer
+    would simulate itself (pure in their seed), taken in order, and the tail
+    (blocks of fewer turns) is simulated by the writer: the same lines."""
+    alone = list(generate_lines(events=events, seed=3, block_turns=block_turns))
+    assert list(generate_lines(events=events, seed=3, block_turns=block_turns, workers=workers)) == alone

@@ -32,6 +32,7 @@ from typing import Final, final
 from model.jsonval import ABSENT, JsonObject, get
 from model.log import Dialect, Event
 from model.rejected import Rejected
+from sessionspec.check.api_steps import api_built_steps
 from sessionspec.check.audits import audits
 
 # The loops' own types only: plugins (compaction) and the session (end-seed) are other writers,
@@ -103,33 +104,6 @@ class TurnWriter:
 class Attribution:
     turns: tuple[TurnWriter, ...]
     api_steps: frozenset[int]
-
-
-def api_built_steps(events: Sequence[Event]) -> frozenset[int]:
-    """The ``step/start`` seqs of steps the loop did not write (FMT-7 Writers): at least one
-    ``assistant/message`` append, no ``assistant/chunk``, and no message carrying
-    ``sourceEventSeqs`` (the loop always writes them, LOOP-11)."""
-    found: set[int] = set()
-    start: int | None = None
-    chunked = cited = messaged = False
-    for event in events:
-        match event.type:
-            case "step/start":
-                start, chunked, cited, messaged = event.seq, False, False, False
-            case "assistant/chunk":
-                chunked = True
-            case "assistant/message" if event.surface_op == "append":
-                messaged = True
-                cited = cited or event.source_event_seqs is not ABSENT
-            case "step/end" | "turn/end" | "turn/start":
-                if start is not None and messaged and not chunked and not cited:
-                    found.add(start)
-                start = None
-            case _:
-                pass
-    if start is not None and messaged and not chunked and not cited:
-        found.add(start)
-    return frozenset(found)
 
 
 def _turn_writer(events: Sequence[Event], dialect: Dialect, first_live_seq: int, api: frozenset[int]) -> tuple[str, str]:

@@ -59,6 +59,8 @@ from sessionspec.check.repair_audit import RepairAudit  # noqa: F401  (registers
 from sessionspec.check.request_audit import RequestPointAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.retention_audit import ZeroRetentionAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.writers import Attribution
+from sessionspec.check.writers_audit import TurnWritersAudit
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 
@@ -76,6 +78,8 @@ class Audit:
     # Why the log is outside what the model decides (LEG-7): the verdict is
     # ``unknown`` with this reason unless a finding makes it ``invalid``.
     outside: tuple[str, ...] = ()
+    # FMT-7 Writers: the writer of each turn (sessionspec.check.writers_audit).
+    writers: Attribution = Attribution(turns=(), api_steps=frozenset())
 
 
 def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
@@ -192,19 +196,22 @@ def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length
 
 
 @audits("FMT-7")
-def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Audit:
+def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0, logged: Sequence[Event] | None = None) -> Audit:
     """FMT-7 (after decoding/migration): load shapes, D08 message shapes and
     retries (DIA-10, DIA-7), surface, nesting, header reasons, request
-    points, compaction — every finding, in a stable order; pre-A55 designs
-    (LEG-7) as the reason the log is outside the model."""
+    points, compaction, the writer of each turn (on ``logged``, the events before the
+    D08 migration; ``events`` when not given) — every finding, in a stable order;
+    pre-A55 designs (LEG-7) as the reason the log is outside the model."""
     # Issue 26: the audits are folds run in one loop over the events, which folds the surface
     # once (DIA-11's rejection is fold_surface's) and hands each event's plan to them
     # (sessionspec.check.folds); the folds that need the surface stop at its rejection.
-    outcome = run_folds(events, dialect, first_live_seq, registered_folds())
+    outcome = run_folds(events, dialect, first_live_seq, registered_folds(), logged)
     found = outcome.findings
     if outcome.surface_rejected is not None:
         found = [*found, outcome.surface_rejected]
-    return Audit(findings=_sorted(found), notes=tuple(outcome.notes), quirks=_sorted(outcome.quirks), outside=tuple(outcome.outside))
+    writers = next(fold.attribution() for fold in outcome.folds if isinstance(fold, TurnWritersAudit))
+    return Audit(findings=_sorted(found), notes=tuple(outcome.notes), quirks=_sorted(outcome.quirks), outside=tuple(outcome.outside),
+                 writers=writers)
 
 
 def audit_log(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> tuple[Rejected, ...]:

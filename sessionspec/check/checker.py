@@ -44,7 +44,7 @@ from sessionspec.check.summary import EXIT_PRECEDENCE as EXIT_PRECEDENCE
 from sessionspec.check.summary import SCHEMA_VERSION as SCHEMA_VERSION
 from sessionspec.check.summary import Summary as Summary
 from sessionspec.check.summary import summarize as summarize
-from sessionspec.check.writers import Attribution, TurnWriter, attribute, check_turn_dialects, writer_note
+from sessionspec.check.writers import Attribution, TurnWriter, writer_note
 
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
 
@@ -136,11 +136,11 @@ def _judge(log: LogFile, prefix: AuditedPrefix, dialect: Dialect, strict_quirks:
     live = _first_live_seq(log, events, dialect)
     if _is_replay_script(events):
         return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
-    audit = audit_events(events, dialect, live)
     # FMT-7 Writers: judged on the events as logged (the D08 migration would hide a legacy event's shape).
-    attribution = attribute(logged, dialect, live)
+    audit = audit_events(events, dialect, live, logged)
+    attribution = audit.writers
     writer_notes = _writer_notes(attribution)
-    found = [*audit.findings, *check_turn_dialects(logged, live)]
+    found = list(audit.findings)
     findings, cascade_notes = collapse_cascades([_audit_finding(log, r, prefix) for r in found])
     complete = prefix.count == len(log.events) and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = _check_fork(log, events, dialect, complete)

@@ -48,6 +48,9 @@ class AuditFold:
     # The event types the fold reads (None: every event); the loop does not call it for the
     # others.  A fold reading the surface plans takes every event (any type may carry one).
     EVENT_TYPES: ClassVar[frozenset[str] | None] = None
+    # Does the fold read the events as logged, before the D08 reader's migration (DIA-13)?  It
+    # takes every event (a migrated event may change its type) and no surface plan.
+    AS_LOGGED: ClassVar[bool] = False
 
     def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         self.events = events
@@ -85,13 +88,15 @@ class AuditFold:
 class FoldOutcome:
     """What the folds of one loop found: findings; the §17 quirks the log shows (notes, or
     findings under ``--strict-quirks``); notes; why the log is outside the model (LEG-7); and
-    the surface's rejection, if the surface could not be folded."""
+    the surface's rejection, if the surface could not be folded; the folds themselves, for
+    what one keeps besides (the writer of each turn)."""
 
     findings: list[Rejected]
     quirks: list[Rejected]
     notes: list[str]
     outside: list[str]
     surface_rejected: Rejected | None
+    folds: list[AuditFold]
 
 
 class WalkFold(AuditFold):
@@ -127,22 +132,27 @@ def registered_folds() -> list[type[AuditFold]]:
     return sorted(folds, key=lambda f: (f.__module__, f.__qualname__))
 
 
-def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]]) -> FoldOutcome:
+def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]],
+              logged: Sequence[Event] | None = None) -> FoldOutcome:
     """One loop over ``events``: the surface folded once per event, every fold of ``folds``
     (of this dialect) stepped with the event's plan.  What the folds found, and the
     surface's rejection (then the folds that need the surface are left out).  The surface is
     folded only when some fold needs it; :func:`sessionspec.check.audit.audit_events` runs a
-    fold that always does (the request points), so its rejection is always found."""
-    made = [fold(events, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
-    free = [fold for fold in made if not fold.NEEDS_SURFACE]
-    active = made
+    fold that always does (the request points), so its rejection is always found.  The
+    ``AS_LOGGED`` folds take ``logged`` (the same events before the D08 migration, one for one)."""
+    seen = events if logged is None else logged
+    assert len(seen) == len(events)
+    made = [fold(seen if fold.AS_LOGGED else events, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
+    as_logged = [fold.stepper() for fold in made if fold.AS_LOGGED]
+    free = [fold for fold in made if not fold.NEEDS_SURFACE and not fold.AS_LOGGED]
+    active = [fold for fold in made if not fold.AS_LOGGED]
     # Who takes an event of each type (filled as the types are met): a fold declaring its
     # EVENT_TYPES is not called for the others.
     routes: dict[str, _Route] = {}
     nodes: list[int] = []
     rejected: Rejected | None = None
     # Without a fold that needs it (one fold run alone), the surface is not folded.
-    surfaced = len(free) < len(made)
+    surfaced = any(fold.NEEDS_SURFACE for fold in made)
     for index, event in enumerate(events):
         plan: SurfacePlan | None = None
         if surfaced and rejected is None:
@@ -161,7 +171,9 @@ def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, fo
             step(event, plan)
         for send in route[1]:
             send(event)
-    counted = made if rejected is None else free
+        for step in as_logged:
+            step(seen[index], None)
+    counted = made if rejected is None else [fold for fold in made if not fold.NEEDS_SURFACE]
     found = [finding for fold in counted for finding in fold.finish()]
     return FoldOutcome(
         findings=found,
@@ -169,6 +181,7 @@ def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, fo
         notes=[note for fold in counted for note in fold.notes()],
         outside=[why for fold in counted for why in fold.outside()],
         surface_rejected=rejected,
+        folds=made,
     )
 
 

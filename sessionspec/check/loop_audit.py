@@ -24,6 +24,7 @@ from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from model.surface import SurfacePlan
+from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.event_fields import message_content, message_route, result_call_id, show, tool_blocks
 from sessionspec.check.folds import AuditFold, run_alone
@@ -31,7 +32,6 @@ from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import StepState as _Step
 from sessionspec.check.loop_state import TurnState as _Turn
 from sessionspec.check.prompt_prefix import check_prefix_contexts
-from sessionspec.check.writers import api_built_steps
 
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
@@ -129,7 +129,7 @@ def _step_start(s: _Loop, event: Event) -> None:
             s.report("LOOP-3", event, f"a step in the turn of a blocked prompt (seq {t.blocked.seq}); a blocked turn has zero steps")
         elif t.trigger == "message" and not t.prompt and s.dialect is Dialect.A55:
             s.report("LOOP-3", event, "a step in a message-triggered turn with no user/message (the allowed prompt is appended before any step)")
-    s.step = _Step(turn=get(event.data, "turn"), step=get(event.data, "step"), api=event.seq in s.api_steps)
+    s.step = _Step(turn=get(event.data, "turn"), step=get(event.data, "step"), api=s.step_api)
 
 
 def _step_end(s: _Loop, event: Event) -> None:
@@ -319,14 +319,26 @@ def _header(s: _Loop, event: Event) -> None:
 @audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15", "P-LOOP-1", "P-LOOP-5")
 class LoopAudit(AuditFold):
     """The loop rules a log shows, one fold (module docstring).  Which steps the session API
-    wrote (FMT-7 Writers) is known only at their end, so it is read from the log first."""
+    wrote (FMT-7 Writers) is known only at their end: a step's events are held until its
+    judge decides it (:class:`ApiStepJudge`), then folded in order."""
 
     def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(events, dialect, first_live_seq)
-        self.state = _Loop(dialect=dialect, api_steps=api_built_steps(events))
+        self.state = _Loop(dialect=dialect)
+        self.judge = ApiStepJudge()
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        judge = self.judge
+        if judge.pending is None and event.type != "step/start":
+            self._fold(event)
+            return
+        for taken in judge.take(event):
+            self._fold(taken)
+
+    def _fold(self, event: Event) -> None:
         s = self.state
+        if event.type == "step/start":
+            s.step_api = self.judge.api
         if event.type == "request/header":
             s.config = get(get(event.data, "header"), "config")
         if event.seq < self.first_live_seq:
@@ -369,6 +381,8 @@ class LoopAudit(AuditFold):
                 pass
 
     def finish(self) -> list[Rejected]:
+        for taken in self.judge.finish():
+            self._fold(taken)
         return self.state.found
 
 

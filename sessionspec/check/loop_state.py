@@ -60,7 +60,8 @@ class TurnState:
 class LoopState:
     dialect: Dialect
     found: list[Rejected] = field(default_factory=list)
-    api_steps: frozenset[int] = frozenset()
+    # FMT-7 Writers: the judgement of the step being started (sessionspec.check.api_steps).
+    step_api: bool = False
     turn: TurnState | None = None
     step: StepState | None = None
     anchored: bool = False

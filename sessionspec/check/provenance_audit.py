@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from model.jsonval import ABSENT, Absent, Json, get, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
+from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.folds import WalkFold, run_alone
-from sessionspec.check.writers import api_built_steps
 
 
 @dataclass(slots=True)
@@ -93,37 +93,47 @@ class ProvenanceAudit(WalkFold):
     EVENT_TYPES = frozenset({"step/start", "step/end", "turn/end", "turn/start", "assistant/chunk", "assistant/message", "tool/call", "tool/result"})
 
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
-        events, dialect, first_live_seq = self.events, self.dialect, self.first_live_seq
+        dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         st: _StepChunks | None = None
-        api = api_built_steps(events)
-        while (event := (yield)) is not None:
-            match event.type:
-                case "step/start" if event.seq in api:
-                    st = None  # FMT-7 Writers: not written by the loop, which alone cites its stream
-                case "step/start":
-                    st = _StepChunks()
-                case "step/end" | "turn/end" | "turn/start":
-                    st = None
-                case "assistant/chunk" if st is not None:
-                    st.index[event.seq] = len(st.chunks)
-                    st.chunks.append(event.seq)
-                    st.attempt.append(event.seq)
-                case "assistant/message" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
-                    found += check_message_provenance(event, st)
-                case "tool/call" if st is not None:
-                    call_id = get(event.data, "callId")
-                    st.calls[_key(None if isinstance(call_id, Absent) else call_id)] = event.seq
-                case "tool/result" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
-                    bad = check_result_provenance(event, st, dialect)
-                    found += [bad] if bad is not None else []
-                case _:
-                    pass
-            if event.type == "assistant/chunk" and st is not None and dialect is Dialect.D08:
-                chunk = get(event.data, "chunk")
-                if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
-                    st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
-        return found
+        # FMT-7 Writers: a step's events are held until its judge decides who wrote it.
+        judge = ApiStepJudge()
+        while True:
+            came = yield
+            if came is None:
+                taken = judge.finish()
+            elif judge.pending is None and came.type != "step/start":
+                taken = (came,)
+            else:
+                taken = judge.take(came)
+            for event in taken:
+                match event.type:
+                    case "step/start" if judge.api:
+                        st = None  # FMT-7 Writers: not written by the loop, which alone cites its stream
+                    case "step/start":
+                        st = _StepChunks()
+                    case "step/end" | "turn/end" | "turn/start":
+                        st = None
+                    case "assistant/chunk" if st is not None:
+                        st.index[event.seq] = len(st.chunks)
+                        st.chunks.append(event.seq)
+                        st.attempt.append(event.seq)
+                    case "assistant/message" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
+                        found += check_message_provenance(event, st)
+                    case "tool/call" if st is not None:
+                        call_id = get(event.data, "callId")
+                        st.calls[_key(None if isinstance(call_id, Absent) else call_id)] = event.seq
+                    case "tool/result" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
+                        bad = check_result_provenance(event, st, dialect)
+                        found += [bad] if bad is not None else []
+                    case _:
+                        pass
+                if event.type == "assistant/chunk" and st is not None and dialect is Dialect.D08:
+                    chunk = get(event.data, "chunk")
+                    if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
+                        st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
+            if came is None:
+                return found
 
 
 def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

@@ -25,8 +25,8 @@ two dialects' shapes (FMT-7 Writers): each loop writes only its own shapes, and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Final, final
 
 from model.jsonval import ABSENT, JsonObject, get
@@ -105,48 +105,34 @@ class Attribution:
     api_steps: frozenset[int]
 
 
-def api_built_steps(events: Sequence[Event]) -> frozenset[int]:
-    """The ``step/start`` seqs of steps the loop did not write (FMT-7 Writers): at least one
-    ``assistant/message`` append, no ``assistant/chunk``, and no message carrying
-    ``sourceEventSeqs`` (the loop always writes them, LOOP-11)."""
-    found: set[int] = set()
-    start: int | None = None
-    chunked = cited = messaged = False
-    for event in events:
-        match event.type:
-            case "step/start":
-                start, chunked, cited, messaged = event.seq, False, False, False
-            case "assistant/chunk":
-                chunked = True
-            case "assistant/message" if event.surface_op == "append":
-                messaged = True
-                cited = cited or event.source_event_seqs is not ABSENT
-            case "step/end" | "turn/end" | "turn/start":
-                if start is not None and messaged and not chunked and not cited:
-                    found.add(start)
-                start = None
-            case _:
-                pass
-    if start is not None and messaged and not chunked and not cited:
-        found.add(start)
-    return frozenset(found)
+@dataclass(slots=True)
+class OpenTurn:
+    """What a turn's writer is judged from, kept while the turn is open (``turn/start`` to its
+    ``turn/end``, or to the next ``turn/start``, or to the end of the log): its first and last
+    events, how many events it holds between them (the closing ``turn/end`` not counted), the
+    first of those, its ``step/start`` seqs, and its dialect-marked events (FMT-7 Writers)."""
+
+    start: Event
+    last: Event
+    inner: int = 0
+    first_inner: Event | None = None
+    steps: list[int] = field(default_factory=list)
+    marked: list[tuple[Event, Dialect]] = field(default_factory=list)
 
 
-def _turn_writer(events: Sequence[Event], dialect: Dialect, first_live_seq: int, api: frozenset[int]) -> tuple[str, str]:
-    """FMT-7 Writers for one turn's events (``turn/start`` first): the writer's kind (WRITER_KINDS) and its description."""
-    first, last = events[0], events[-1]
+def _turn_writer(t: OpenTurn, dialect: Dialect, first_live_seq: int, built: Sequence[int]) -> tuple[str, str]:
+    """FMT-7 Writers for one turn: the writer's kind (WRITER_KINDS) and its description."""
+    first, last = t.start, t.last
     if first.seq < first_live_seq:
         return "seed", "seed (copied; judged where it was written)"
-    inner = [e for e in events[1:] if e.type != "turn/end"]
     reason = get(get(last.data, "reason"), "kind") if last.type == "turn/end" else ABSENT
-    if last.type == "turn/end" and reason == "completed" and len(inner) == 1 and inner[0].surface_op is ABSENT and dialect is Dialect.A55:
+    if (last.type == "turn/end" and reason == "completed" and t.inner == 1 and t.first_inner is not None
+            and t.first_inner.surface_op is ABSENT and dialect is Dialect.A55):
         return "out-of-band", "out-of-band append (LOG-16)"
     kind, loop = ("a55-loop", "A55 loop") if shape_dialect(first) is Dialect.A55 else ("d08-loop", "D08 loop")
     if dialect is Dialect.D08 and kind == "a55-loop":
         kind, loop = "a55-loop-legacy", "A55 loop (legacy turn, migrated on load, DIA-13)"
-    steps = [e.seq for e in events if e.type == "step/start"]
-    built = [s for s in steps if s in api]
-    if built and len(built) == len(steps):
+    if built and len(built) == len(t.steps):
         kind, loop = "session-api", "session API or tooling (no streamed chunks, no sourceEventSeqs)"
     elif built:
         loop += f" and session API or tooling (steps at seq {', '.join(map(str, built))})"
@@ -161,34 +147,18 @@ def _turn_writer(events: Sequence[Event], dialect: Dialect, first_live_seq: int,
 WRITER_KINDS: Final = ("a55-loop", "d08-loop", "a55-loop-legacy", "seed", "out-of-band", "session-api")
 
 
-def _turn(events: Sequence[Event], dialect: Dialect, first_live_seq: int, api: frozenset[int]) -> TurnWriter:
-    number = get(events[0].data, "turn")
-    kind, text = _turn_writer(events, dialect, first_live_seq, api)
-    last = events[-1]
-    return TurnWriter(turn=number if isinstance(number, int) and not isinstance(number, bool) else None, first_seq=events[0].seq,
+def turn_writer(t: OpenTurn, dialect: Dialect, first_live_seq: int, api: Collection[int]) -> TurnWriter:
+    """The writer of the closed turn ``t``; ``api`` holds the session-API steps judged so far (every
+    step of ``t`` has ended when ``t`` closes)."""
+    number = get(t.start.data, "turn")
+    built = [s for s in t.steps if s in api]
+    kind, text = _turn_writer(t, dialect, first_live_seq, built)
+    last = t.last
+    return TurnWriter(turn=number if isinstance(number, int) and not isinstance(number, bool) else None, first_seq=t.start.seq,
                       last_seq=last.seq, kind=kind, writer=text,
                       repaired=last.type == "turn/end" and get(get(last.data, "reason"), "kind") == "interrupted",
-                      api_steps=tuple(e.seq for e in events if e.type == "step/start" and e.seq in api))
+                      api_steps=tuple(built))
 
-
-def attribute(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Attribution:
-    """Per turn, the writer (module docstring); events between turns belong to no turn."""
-    api = api_built_steps(events)
-    turns: list[TurnWriter] = []
-    current: list[Event] = []
-    for event in events:
-        if event.type == "turn/start":
-            if current:
-                turns.append(_turn(current, dialect, first_live_seq, api))
-            current = [event]
-        elif current:
-            current.append(event)
-            if event.type == "turn/end":
-                turns.append(_turn(current, dialect, first_live_seq, api))
-                current = []
-    if current:
-        turns.append(_turn(current, dialect, first_live_seq, api))
-    return Attribution(turns=tuple(turns), api_steps=api)
 
 def writer_note(attribution: Attribution) -> str | None:
     """One note naming each writer and the turns it wrote; None when one loop wrote every turn."""
@@ -216,41 +186,21 @@ def _rule_for(event: Event, turn_dialect: Dialect) -> str:
 
 
 @audits("FMT-7", "DIA-13", "DIA-14", "LOG-9", "LOG-11", "LOG-12")
-def check_turn_dialects(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
+def check_turn_dialects(t: OpenTurn, first_live_seq: int) -> list[Rejected]:
     """FMT-7 Writers: every live turn is written by one loop, so its events carry one dialect's shapes.
     The turn's writer is the dialect most of its dialect-marked events show (the ``turn/start``
     breaks a tie); each event of the other dialect is reported under the writer's shape rule
-    (A55: LOG-9, LOG-11, LOG-12; D08: DIA-13, DIA-14).  Run on the events
+    (A55: LOG-9, LOG-11, LOG-12; D08: DIA-13, DIA-14).  Judged on the events
     as logged, before the D08 reader's migration, which would hide them (LEG-9)."""
-    found: list[Rejected] = []
-    turn: list[tuple[Event, Dialect]] = []
-    start: Event | None = None
-
-    def close() -> None:
-        if start is None or start.seq < first_live_seq or not turn:
-            return
-        a55 = sum(1 for _, d in turn if d is Dialect.A55)
-        d08 = len(turn) - a55
-        if a55 == 0 or d08 == 0:
-            return
-        tie = shape_dialect(start) or Dialect.A55
-        writer = tie if a55 == d08 else (Dialect.A55 if a55 > d08 else Dialect.D08)
-        for event, dialect in turn:
-            if dialect is not writer:
-                found.append(Rejected(rule=_rule_for(event, writer), seq=event.seq,
-                                      reason=f"{event.type} has the {dialect.name} shape inside a turn the {writer.name} loop wrote "
-                                             f"(turn/start at seq {start.seq}); no writer mixes the dialects in one turn"))
-
-    for event in events:
-        if event.type == "turn/start":
-            close()
-            start, turn = event, []
-        if start is not None:
-            dialect = shape_dialect(event)
-            if dialect is not None:
-                turn.append((event, dialect))
-        if event.type == "turn/end":
-            close()
-            start, turn = None, []
-    close()
-    return found
+    if t.start.seq < first_live_seq or not t.marked:
+        return []
+    a55 = sum(1 for _, d in t.marked if d is Dialect.A55)
+    d08 = len(t.marked) - a55
+    if a55 == 0 or d08 == 0:
+        return []
+    tie = shape_dialect(t.start) or Dialect.A55
+    writer = tie if a55 == d08 else (Dialect.A55 if a55 > d08 else Dialect.D08)
+    return [Rejected(rule=_rule_for(event, writer), seq=event.seq,
+                     reason=f"{event.type} has the {dialect.name} shape inside a turn the {writer.name} loop wrote "
+                            f"(turn/start at seq {t.start.seq}); no writer mixes the dialects in one turn")
+            for event, dialect in t.marked if dialect is not writer]

@@ -25,6 +25,10 @@ class IncrementalDerivation:
     """
 
     dialect: Dialect = Dialect.A55
+    # The events appended, which :meth:`append` plans against (a surface op reads the log before
+    # it).  A caller whose every event comes planned (:meth:`append_planned`, the checker's one
+    # loop) keeps none (issue 26: the log is not held twice).
+    keep_events: bool = True
     events: list[Event] = field(default_factory=list)
     # The surface kept as mutable lists (SURF-1); an immutable SurfaceState would copy
     # every node on every append, which makes a long log quadratic.
@@ -37,7 +41,8 @@ class IncrementalDerivation:
     _node_messages: list[JsonObject | None] = field(default_factory=list)
 
     def append(self, event: Event) -> Rejected | None:
-        """Validate and append one event; on rejection nothing changes (LOG-6)."""
+        """Validate and append one event; on rejection nothing changes (LOG-6).  Needs ``keep_events``."""
+        assert self.keep_events, "an unplanned append plans against the events kept"
         plan = plan_surface_event(self._nodes, event, log_view(self.events, len(self.events)), self.dialect)
         if isinstance(plan, Rejected):
             return plan
@@ -53,7 +58,8 @@ class IncrementalDerivation:
             if isinstance(projected, Rejected):
                 return projected
             message = projected
-        self.events.append(event)
+        if self.keep_events:
+            self.events.append(event)
         if plan is None:
             return None
         # SURF-8 through the one splice (model.surface.splice), on both per-node lists.

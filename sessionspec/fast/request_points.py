@@ -122,7 +122,8 @@ class RequestPointFold:
     rejected: Rejected | None = None
 
     def __post_init__(self) -> None:
-        self.derivation = IncrementalDerivation(dialect=self.dialect)
+        # Planned appends need no copy of the log (issue 26).
+        self.derivation = IncrementalDerivation(dialect=self.dialect, keep_events=not self.planned)
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
         """Fold one event (with its surface ``plan`` when ``planned``, else the derivation plans it)."""

@@ -35,7 +35,7 @@ from sessionspec.check.request_audit import RequestPointAudit, check_request_poi
 from sessionspec.check.retention_audit import ZeroRetentionAudit
 from sessionspec.check.shape_audit import ShapeAudit, check_core_shape
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
-from sessionspec.fast.request_points import request_points
+from sessionspec.fast.request_points import RequestPointFold, request_points
 from spec.strategies import surface_ops, well_formed_logs
 
 
@@ -75,6 +75,25 @@ def test_audits_give_the_same_answer_from_the_shared_plans(drawn: tuple[tuple[Ev
         return  # the checker then runs neither audit (the surface rejection is the finding)
     assert request_points(events, dialect, 0, shared.plans) == request_points(events, dialect)
     assert audit_compactions(events, dialect, shared.plans) == audit_compactions(events, dialect)
+
+
+@given(_logs())
+def test_the_planned_derivation_keeps_no_copy_of_the_log(drawn: tuple[tuple[Event, ...], Dialect]) -> None:
+    """Issue 26: fed the shared plans, the request points' derivation holds no event (the log is
+    not kept twice) and derives what the derivation that plans for itself derives."""
+    events, dialect = drawn
+    shared = surface_transitions(events, dialect)
+    if isinstance(shared, Rejected):
+        return
+    planned, unplanned = (RequestPointFold(dialect=dialect, planned=p) for p in (True, False))
+    for event, plan in zip(events, shared.plans, strict=True):
+        planned.step(event, plan)
+        unplanned.step(event, None)
+    assert planned.derivation.events == []
+    assert unplanned.derivation.events == list(events[: len(unplanned.derivation.events)])  # up to a rejection
+    assert planned.rejected == unplanned.rejected
+    assert planned.derivation.messages() == unplanned.derivation.messages()
+    assert planned.points == unplanned.points
 
 
 

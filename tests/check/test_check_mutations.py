@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +18,11 @@ import pytest
 from model.log import Dialect
 from sessionspec.check.checker import FileReport, Verdict, check_log, check_path
 from sessionspec.check.logfile import read_stream
-from tests.support import GROUNDTRUTH, REAL
-
-Row = dict[str, Any]
-
-A55_CORPUS = REAL / "a55f148516" / "examples" / "acp-agent" / "tests" / "snapshots"
-D08_CORPUS = REAL / "611615650f" / "examples" / "acp-agent" / "tests" / "snapshots"
-
-
-def _load(path: Path) -> list[Row]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _gt(scenario: str) -> list[Row]:
-    return _load(GROUNDTRUTH / scenario / "session.jsonl")
-
-
-def _text(rows: list[Row]) -> bytes:
-    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows).encode()
+from tests.support import A55_SNAPSHOTS, D08_SNAPSHOTS, GROUNDTRUTH, REAL, Row, gt, load, text
 
 
 def _check(rows: list[Row] | bytes) -> FileReport:
-    data = rows if isinstance(rows, bytes) else _text(rows)
+    data = rows if isinstance(rows, bytes) else text(rows)
     return check_log(read_stream(io.BytesIO(data), "mutant.jsonl"))
 
 
@@ -90,20 +72,20 @@ def _assert_valid(rows: list[Row]) -> None:
 def test_LOOP_12_drop_a_tool_result() -> None:
     """The companion's step/end clears the pending calls (invariant.ts lines 107-112 at a55f148516):
     an unanswered call is the loop's pairing (LOOP-12), which the loader accepts."""
-    rows = _gt("b-prefix-idioms-tool-roundtrip")
+    rows = gt("b-prefix-idioms-tool-roundtrip")
     _assert_valid(rows)
     report = _check(_drop(rows, _index(rows, "tool/result")))
     assert report.verdict is Verdict.INVALID and "LOOP-12" in _rules(report) and report.loader() == "accepts"
 
 
 def test_LOG_13_drop_a_tool_call() -> None:
-    rows = _gt("b-prefix-idioms-tool-roundtrip")
+    rows = gt("b-prefix-idioms-tool-roundtrip")
     report = _check(_drop(rows, _index(rows, "tool/call")))
     assert "LOG-13" in _rules(report)
 
 
 def test_LOG_13_move_a_step_start_after_its_first_chunk() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     _assert_valid(rows)
     start = _index(rows, "step/start")
     chunk = _index(rows, "assistant/chunk")
@@ -116,29 +98,29 @@ def test_LOG_13_move_a_step_start_after_its_first_chunk() -> None:
 
 
 def test_LOG_1_duplicate_a_seq() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     rows[5]["seq"] = rows[4]["seq"]
     report = _check(rows)
     assert report.verdict is Verdict.INVALID and {"LOG-1", "LOG-13"} <= _rules(report)
 
 
 def test_LOG_13_wrong_turn_number() -> None:
-    rows = _gt("g-header-change-system-and-tools")
+    rows = gt("g-header-change-system-and-tools")
     _assert_valid(rows)
     rows[_index(rows, "turn/start", 1)]["data"]["turn"] = 7
     assert "LOG-13" in _rules(_check(rows))
 
 
 def test_LEG_4_reason_bearing_aborted_in_a55() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     rows[_index(rows, "turn/end")]["data"]["reason"] = {"kind": "aborted", "reason": {"kind": "user"}}
     assert "LEG-4" in _rules(_check(rows))
 
 
 def test_LOG_4_textual_minus_zero() -> None:
-    rows = _gt("a-single-turn-no-prefix")
-    text = _text(rows).replace(b'"time":', b'"time":-0,"x":', 1)
-    report = _check(text)
+    rows = gt("a-single-turn-no-prefix")
+    data = text(rows).replace(b'"time":', b'"time":-0,"x":', 1)
+    report = _check(data)
     assert "LOG-4" in _rules(report) and report.verdict is Verdict.INVALID
 
 
@@ -146,7 +128,7 @@ def test_LOG_4_textual_minus_zero() -> None:
 
 
 def test_SURF_5_break_a_replace_range() -> None:
-    rows = _gt("j2-tool-result-prune")
+    rows = gt("j2-tool-result-prune")
     _assert_valid(rows)
     replace = next(r for r in rows if isinstance(r.get("surfaceOp"), dict))
     replace["surfaceOp"]["start"] = replace["seq"] - 1000 if replace["seq"] > 1000 else 10**6
@@ -154,14 +136,14 @@ def test_SURF_5_break_a_replace_range() -> None:
 
 
 def test_SURF_7_change_a_pruned_results_call_id() -> None:
-    rows = _gt("j2-tool-result-prune")
+    rows = gt("j2-tool-result-prune")
     replace = next(r for r in rows if r["type"] == "tool/result" and isinstance(r.get("surfaceOp"), dict))
     replace["data"]["callId"] = "another-call"
     assert "SURF-7" in _rules(_check(rows))
 
 
 def test_SURF_2_surface_op_on_a_log_only_event() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     rows[_index(rows, "step/start")]["surfaceOp"] = "append"
     assert "SURF-2" in _rules(_check(rows))
 
@@ -170,7 +152,7 @@ def test_SURF_2_surface_op_on_a_log_only_event() -> None:
 
 
 def test_PFX_15_alter_message_prefix_on_a_change_header() -> None:
-    rows = _gt("g-header-change-system-and-tools")
+    rows = gt("g-header-change-system-and-tools")
     change = rows[_index(rows, "request/header", reason="change")]
     prefix = change["data"]["header"].get("messagePrefix")
     altered = [{"role": "user", "content": [{"type": "text", "text": "a different opener"}]}]
@@ -179,7 +161,7 @@ def test_PFX_15_alter_message_prefix_on_a_change_header() -> None:
 
 
 def test_FMT_9_change_header_without_a_difference() -> None:
-    rows = _gt("g-header-change-system-and-tools")
+    rows = gt("g-header-change-system-and-tools")
     first_change = _index(rows, "request/header", reason="change")
     previous = max(i for i in range(first_change) if rows[i]["type"] == "request/header")
     rows[first_change]["data"]["header"] = copy.deepcopy(rows[previous]["data"]["header"])
@@ -188,20 +170,20 @@ def test_FMT_9_change_header_without_a_difference() -> None:
 
 
 def test_FMT_9_second_initial_header() -> None:
-    rows = _gt("h1-resume-no-drift")
+    rows = gt("h1-resume-no-drift")
     _assert_valid(rows)
     rows[_index(rows, "request/header", reason="resume")]["data"]["reason"] = "initial"
     assert "FMT-9" in _rules(_check(rows))
 
 
 def test_FMT_9_drop_the_only_header() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     report = _check(_drop(rows, _index(rows, "request/header")))
     assert any(f.rule == "FMT-9" and "no request/header in force" in f.reason for f in report.findings)
 
 
 def test_FMT_9_move_the_header_before_step_start() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     header = _index(rows, "request/header")
     start = _index(rows, "step/start")
     moved = copy.deepcopy(rows)
@@ -212,19 +194,19 @@ def test_FMT_9_move_the_header_before_step_start() -> None:
 
 
 def test_LEG_2_fallback_reason() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     rows[_index(rows, "request/header")]["data"]["reason"] = "fallback"
     assert "LEG-2" in _rules(_check(rows))
 
 
 def test_HDR_8_header_without_provider() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     del rows[_index(rows, "request/header")]["data"]["header"]["config"]["provider"]
     assert "HDR-8" in _rules(_check(rows))
 
 
 def test_LEG_1_header_delta() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     rows[_index(rows, "request/header")]["type"] = "request/header-delta"
     assert "LEG-1" in _rules(_check(rows))
 
@@ -233,7 +215,7 @@ def test_LEG_1_header_delta() -> None:
 
 
 def test_CMP_shrink_a_compaction_range() -> None:
-    rows = _gt("j1-pressure-compaction")
+    rows = gt("j1-pressure-compaction")
     _assert_valid(rows)
     summary = rows[_index(rows, "compact/summary")]
     summary["data"]["shadowedRange"]["end"] = summary["data"]["shadowedSeqs"][-2]
@@ -243,7 +225,7 @@ def test_CMP_shrink_a_compaction_range() -> None:
 
 
 def test_SURF_6_shrink_a_checkpoint_replace_range() -> None:
-    rows = _gt("j1-pressure-compaction")
+    rows = gt("j1-pressure-compaction")
     checkpoint = next(r for r in rows if r["type"] == "user/message" and isinstance(r.get("surfaceOp"), dict))
     covered = [s for s in checkpoint["sourceEventSeqs"] if s <= checkpoint["surfaceOp"]["end"] and s >= checkpoint["surfaceOp"]["start"]]
     checkpoint["surfaceOp"]["end"] = covered[-2]
@@ -261,18 +243,18 @@ def test_SURF_6_shrink_a_checkpoint_replace_range() -> None:
 def test_QF_15_a_torn_last_line_is_a_note_not_a_finding() -> None:
     """FMT-1 (amended, issue 25): a crash mid-write leaves the last line cut short and without its
     newline; the file load ignores it (QF-15), so the log is judged as written up to the line before."""
-    rows = _gt("b-prefix-idioms-tool-roundtrip")
-    text = _text(rows)
-    report = _check(text[:-25])
+    rows = gt("b-prefix-idioms-tool-roundtrip")
+    data = text(rows)
+    report = _check(data[:-25])
     assert report.verdict is Verdict.VALID and report.findings == ()
     assert any(note.startswith(f"quirk QF-15 (1 time, first at line {len(rows)}): torn last line") for note in report.notes)
     # The same log without the torn line (its newline written) has the same findings and verdict.
-    whole = _check(text[: text.rindex(b"\n", 0, len(text) - 25) + 1])
+    whole = _check(data[: data.rindex(b"\n", 0, len(data) - 25) + 1])
     assert whole.verdict is report.verdict and whole.findings == report.findings
 
 
 def test_FMT_1_invalid_json_line_in_the_middle() -> None:
-    lines = _text(_gt("a-single-turn-no-prefix")).split(b"\n")
+    lines = text(gt("a-single-turn-no-prefix")).split(b"\n")
     lines[3] = b'{"type": oops'
     report = _check(b"\n".join(lines))
     assert any(f.rule == "FMT-1" and f.line == 4 for f in report.findings)
@@ -283,7 +265,7 @@ def test_FMT_1_invalid_json_line_in_the_middle() -> None:
 
 
 def test_CHK_5_corrupt_a_packed_row() -> None:
-    rows = _load(A55_CORPUS / "packed-chunks" / "session.jsonl")
+    rows = load(A55_SNAPSHOTS / "packed-chunks" / "session.jsonl")
     _assert_valid(rows)
     row = next(r for r in rows if r.get("type") in ("text-chunks", "reasoning-chunks", "tool-call-chunks"))
     row["data"]["dt"] = row["data"]["dt"] + [1]
@@ -294,7 +276,7 @@ def test_CHK_5_corrupt_a_packed_row() -> None:
 
 
 def test_D08_drop_a_tool_result() -> None:
-    rows = _load(D08_CORPUS / "tool-call-turn" / "session.jsonl")
+    rows = load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl")
     _assert_valid(rows)
     report = _check(_drop(rows, _index(rows, "tool/result")))
     assert report.dialect is not None and report.dialect.name == "D08"
@@ -302,7 +284,7 @@ def test_D08_drop_a_tool_result() -> None:
 
 
 def test_D08_duplicate_a_seq() -> None:
-    rows = _load(D08_CORPUS / "tool-call-turn" / "session.jsonl")
+    rows = load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl")
     rows[6]["seq"] = rows[5]["seq"]
     assert "LOG-1" in _rules(_check(rows))
 
@@ -320,15 +302,15 @@ def test_FMT_11_groundtruth_fork_child_seed_must_equal_parent(tmp_path: Path) ->
     _copy_dir(GROUNDTRUTH / "k-fork-seeded-child", tmp_path)
     child = tmp_path / "session.jsonl"
     assert check_path(str(child)).verdict is Verdict.VALID
-    rows = _load(child)
+    rows = load(child)
     rows[3]["time"] += 1  # inside the 24-event seed: a log-only field the child alone changed
-    child.write_bytes(_text(rows))
+    child.write_bytes(text(rows))
     report = check_path(str(child))
     assert [(f.rule, f.seq) for f in report.findings] == [("FMT-11", 3)]
 
 
 def test_FMT_11_corpus_fork_child_seed_must_equal_parent(tmp_path: Path) -> None:
-    _copy_dir(A55_CORPUS / "subagent-fork", tmp_path)
+    _copy_dir(A55_SNAPSHOTS / "subagent-fork", tmp_path)
     child = tmp_path / "session.1.jsonl"
     assert check_path(str(child)).verdict is Verdict.VALID
     lines = child.read_bytes().splitlines(keepends=True)
@@ -378,7 +360,7 @@ def _recovery() -> list[Row]:
     """The real D08 overflow recovery: step 2's first attempt ends with an
     error finish (CONTEXT_WINDOW_EXCEEDED), a compaction bracket follows, and
     the retry streams again inside the same step (DIA-7)."""
-    rows = _load(D08_HEADLESS / "compaction-recovery" / "session.jsonl")
+    rows = load(D08_HEADLESS / "compaction-recovery" / "session.jsonl")
     _assert_valid(rows)
     return rows
 
@@ -412,7 +394,7 @@ def test_DIA_7_extra_assistant_message_for_the_failed_attempt() -> None:
 def test_DIA_7_transient_retry_keeps_its_failed_attempt_out_of_the_message() -> None:
     """The LLM-layer retry (llm/retry) of a real D08 log has the same shape:
     citing the failed empty-response attempt is a DIA-7 finding too."""
-    rows = _load(D08_CORPUS / "empty-response-retry" / "session.jsonl")
+    rows = load(D08_SNAPSHOTS / "empty-response-retry" / "session.jsonl")
     _assert_valid(rows)
     failed_finish = rows[_error_finish(rows)]["seq"]
     message = rows[_index(rows, "assistant/message")]
@@ -421,7 +403,7 @@ def test_DIA_7_transient_retry_keeps_its_failed_attempt_out_of_the_message() -> 
 
 
 def _d08_tool_turn() -> list[Row]:
-    rows = _load(D08_CORPUS / "tool-call-turn" / "session.jsonl")
+    rows = load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl")
     _assert_valid(rows)
     return rows
 
@@ -452,7 +434,7 @@ def test_DIA_10_d08_message_without_its_identity_shape(mutate: Any) -> None:
 
 
 def test_DIA_14_d08_aborted_turn_end_with_a_bogus_reason() -> None:
-    rows = _load(D08_CORPUS / "cancel" / "session.jsonl")
+    rows = load(D08_SNAPSHOTS / "cancel" / "session.jsonl")
     _assert_valid(rows)
     end = rows[_index(rows, "turn/end")]
     assert end["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "user"}}
@@ -465,16 +447,16 @@ def test_DIA_14_d08_aborted_turn_end_with_a_bogus_reason() -> None:
 def test_DIA_14_coarse_aborted_turn_end_of_a_legacy_turn_reads_as_legacy() -> None:
     """DIA-14: "coarse legacy records read as reason:{kind:"legacy"}": the A55 cancel log (its
     turn/end a coarse {kind:"aborted"}) read as D08 is valid."""
-    rows = _load(A55_CORPUS / "cancel" / "session.jsonl")
+    rows = load(A55_SNAPSHOTS / "cancel" / "session.jsonl")
     assert rows[_index(rows, "turn/end")]["data"]["reason"] == {"kind": "aborted"}
-    report = check_log(read_stream(io.BytesIO(_text(rows)), "mutant.jsonl"), forced=Dialect.D08)
+    report = check_log(read_stream(io.BytesIO(text(rows)), "mutant.jsonl"), forced=Dialect.D08)
     assert report.verdict is Verdict.VALID, [f.text("m") for f in report.findings]
 
 
 def test_DIA_14_coarse_aborted_turn_end_inside_a_d08_turn_is_invalid() -> None:
     """The D08 loop writes an aborted end with its cause (agent.ts lines 303-305 at 611615650f);
     a coarse one inside a turn it wrote is a legacy event no writer puts there (FMT-7 Writers)."""
-    rows = _load(D08_CORPUS / "cancel" / "session.jsonl")
+    rows = load(D08_SNAPSHOTS / "cancel" / "session.jsonl")
     end = rows[_index(rows, "turn/end")]
     end["data"]["reason"] = {"kind": "aborted"}
     report = _check(rows)
@@ -482,7 +464,7 @@ def test_DIA_14_coarse_aborted_turn_end_inside_a_d08_turn_is_invalid() -> None:
 
 
 def test_HDR_1_a55_header_system_that_is_a_number() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     header = rows[_index(rows, "request/header")]
     header["data"]["header"]["system"] = 5
     report = _check(rows)
@@ -491,7 +473,7 @@ def test_HDR_1_a55_header_system_that_is_a_number() -> None:
 
 
 def test_FMT_6_placeholder_header_fields_skip_type_checks() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     header = rows[_index(rows, "request/header")]["data"]["header"]
     header["system"], header["tools"] = "{{system}}", "{{tools}}"
     _assert_valid(rows)
@@ -504,7 +486,7 @@ def test_DIA_8_d08_header_tools_that_are_not_a_list() -> None:
 
 
 def test_LEG_7_request_advice_is_recognized_as_a_pre_a55_design() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     start = _index(rows, "step/start")
     advice = {"type": "agent/request-advice", "time": rows[start]["time"], "data": {"before": [], "after": []}}
     report = _check(_insert(rows, start + 1, advice))
@@ -513,14 +495,14 @@ def test_LEG_7_request_advice_is_recognized_as_a_pre_a55_design() -> None:
 
 
 def test_LEG_7_message_suffix_header_is_recognized_as_a_pre_a55_design() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     rows[_index(rows, "request/header")]["data"]["header"]["messageSuffix"] = [{"role": "user", "content": [{"type": "text", "text": "x"}]}]
     report = _check(rows)
     assert report.verdict is Verdict.UNKNOWN and report.reason is not None and "messageSuffix" in report.reason
 
 
 def test_LEG_7_a_rejected_pre_a55_log_stays_invalid() -> None:
-    rows = _gt("a-single-turn-no-prefix")
+    rows = gt("a-single-turn-no-prefix")
     header = rows[_index(rows, "request/header")]["data"]
     header["header"]["messageSuffix"] = []
     header["reason"] = "fallback"

@@ -163,15 +163,7 @@ def renumber_insert(rows: list[Row], at: int, new: Row) -> list[Row]:
             r["seq"] = shift(r["seq"])
         if "seq0" in r:  # a packed chunk row (CHK-1)
             r["seq0"] = shift(r["seq0"])
-        if "sourceEventSeqs" in r:
-            r["sourceEventSeqs"] = [shift(s) for s in r["sourceEventSeqs"]]
-        op = r.get("surfaceOp")
-        if isinstance(op, dict):
-            op["start"], op["end"] = shift(op["start"]), shift(op["end"])
-        if r.get("type") in ("compact/summary", "compaction/summary"):
-            d = r["data"]
-            d["shadowedSeqs"] = [shift(s) for s in d["shadowedSeqs"]]
-            d["shadowedRange"] = {"start": shift(d["shadowedRange"]["start"]), "end": shift(d["shadowedRange"]["end"])}
+        _map_seq_references(r, shift)
         out.append(r)
     new = dict(new, seq=first)
     header = 1 if out and out[0].get("type") == "session" else 0
@@ -195,16 +187,22 @@ def permute(rows: list[Row], order: list[int]) -> list[Row]:
 
     for position, r in enumerate(moved):
         r["seq"] = position
-        if "sourceEventSeqs" in r:
-            r["sourceEventSeqs"] = [m(s) for s in r["sourceEventSeqs"]]
-        op = r.get("surfaceOp")
-        if isinstance(op, dict):
-            op["start"], op["end"] = m(op["start"]), m(op["end"])
-        if r.get("type") in ("compact/summary", "compaction/summary"):
-            d = r["data"]
-            d["shadowedSeqs"] = [m(s) for s in d["shadowedSeqs"]]
-            d["shadowedRange"] = {"start": m(d["shadowedRange"]["start"]), "end": m(d["shadowedRange"]["end"])}
+        _map_seq_references(r, m)
     return header + moved
+
+
+def _map_seq_references(r: Row, f: Callable[[Any], Any]) -> None:
+    """Apply ``f`` to every seq a row refers to (provenance, a replace range, a compaction summary's
+    shadowed seqs and range), in place."""
+    if "sourceEventSeqs" in r:
+        r["sourceEventSeqs"] = [f(s) for s in r["sourceEventSeqs"]]
+    op = r.get("surfaceOp")
+    if isinstance(op, dict):
+        op["start"], op["end"] = f(op["start"]), f(op["end"])
+    if r.get("type") in ("compact/summary", "compaction/summary"):
+        d = r["data"]
+        d["shadowedSeqs"] = [f(s) for s in d["shadowedSeqs"]]
+        d["shadowedRange"] = {"start": f(d["shadowedRange"]["start"]), "end": f(d["shadowedRange"]["end"])}
 
 
 def events_to_rows(events: Any) -> list[Row]:

@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 
 from model.rejected import FailureKind
 from sessionspec.check.audit_table import loader_level
-from sessionspec.check.checker import check_log
+from sessionspec.check.checker import FileReport, check_log
 from sessionspec.check.logfile import read_stream
 from tests.support import Row, check, gt, index, renumber_insert
 
@@ -142,13 +142,16 @@ def test_a_header_line_without_delegation_depth_is_refused_by_the_file_load() ->
     assert any("QF-14" in note for note in record["notes"])  # type: ignore[attr-defined]
 
 
-def _torn(tail: str) -> str | None:
+def _torn_check(tail: str, strict_quirks: bool = False) -> FileReport:
     """Ground truth B cut inside its last turn (a crash prefix), with ``tail`` appended as the file's end."""
     rows = B()
     last_end = max(i for i, r in enumerate(rows) if r["type"] == "turn/end")
     body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [HEADER, *rows[:last_end]])
-    report = check_log(read_stream(io.BytesIO((body + tail).encode()), "torn.jsonl"))
-    return report.loader()
+    return check_log(read_stream(io.BytesIO((body + tail).encode()), "torn.jsonl"), strict_quirks=strict_quirks)
+
+
+def _torn(tail: str) -> str | None:
+    return _torn_check(tail).loader()
 
 
 def test_a_crash_prefix_is_accepted_by_the_file_load() -> None:
@@ -176,11 +179,7 @@ def test_the_same_hole_before_the_last_turn_end_is_refused_by_the_file_load() ->
 
 
 def _torn_report(tail: str, strict_quirks: bool = False) -> dict[str, object]:
-    rows = B()
-    last_end = max(i for i, r in enumerate(rows) if r["type"] == "turn/end")
-    body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [HEADER, *rows[:last_end]])
-    report = check_log(read_stream(io.BytesIO((body + tail).encode()), "torn.jsonl"), strict_quirks=strict_quirks)
-    return {**report.to_json(), "loader": report.loader()}
+    return _torn_check(tail, strict_quirks).to_json()
 
 
 def test_a_torn_last_line_leaves_the_log_valid_with_a_QF_15_note() -> None:

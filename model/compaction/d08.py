@@ -106,23 +106,31 @@ def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Reje
     Modified :func:`model.compaction.lock.bracket_owner`: DIA-5, three
     independent scans (open turn; an unmatched ``compaction/start`` not
     followed by ``session/end-seed``), busy rejects; DIA-3, a manual bracket
-    (owner ``turn: null``) needs an idle agent, an automatic one an open turn."""
+    (owner ``turn: null``) needs an idle agent, an automatic one an open turn.
+    The open turn is the latest ``turn/start``'s ``turn`` as logged (Q-31): a
+    ``null`` one reads as no open turn, an absent one makes the append fail (LOG-4)."""
     last: dict[str, int] = {}
     for event in events:
         if event.type in ("turn/start", "turn/end", "compaction/start", "compaction/end", "session/end-seed"):
             last[event.type] = event.seq
+    turn: Json | Absent = None
+    if last.get("turn/start", -1) > last.get("turn/end", -1):
+        data = events[last["turn/start"]].data
+        if data is None:
+            return Rejected(rule="DIA-3", reason="Cannot read properties of null (reading 'turn')")
+        turn = get(data, "turn")
     start, end, seed = last.get("compaction/start", -1), last.get("compaction/end", -1), last.get("session/end-seed", -1)
     if start > end and start > seed:
         return Rejected(rule="DIA-5", reason="busy: compaction already in progress")
-    open_turn = last.get("turn/start", -1) > last.get("turn/end", -1)
     if manual:
-        if open_turn:
+        if turn is not None:
             return Rejected(rule="DIA-3", reason="busy: manual compaction needs an idle agent")
         return Owner(turn=None)
-    if not open_turn:
+    if turn is None:
         return Rejected(rule="DIA-3", reason="compactRegion: no open turn")
-    turn = get(events[last["turn/start"]].data, "turn")
-    return Owner(turn=turn if isinstance(turn, int) else None)
+    if isinstance(turn, Absent):
+        return Rejected(rule="LOG-4", reason='session event "compaction/start" carries non-JSON-serializable data')
+    return Owner(turn=turn)
 
 
 @implements("DIA-6")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model.compaction.records import CompactionRun, Owner
-from model.jsonval import get
+from model.jsonval import Absent, get
 from model.log import Event, is_open
 from model.rejected import Rejected
 from model.rules import implements
@@ -20,8 +20,10 @@ def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Reje
 
     CMP-14: scan back to the latest ``turn/start`` or ``turn/end``; the first
     ``compact/start|end`` met decides the lock; a locked bracket or no open
-    turn rejects (Q-12: the scan is turn-local).  A55 has no manual path:
-    ``manual`` is ignored."""
+    turn rejects (Q-12: the scan is turn-local); otherwise "``turn`` = that
+    ``turn/start``'s turn", copied as it is (Q-31: a ``null`` turn reads as no
+    open turn, an absent one makes the ``compact/start`` append fail, LOG-4).
+    A55 has no manual path: ``manual`` is ignored."""
     locked: bool | None = None
     turn_edge: Event | None = None
     for event in reversed(events):
@@ -30,12 +32,16 @@ def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Reje
             break
         if locked is None and event.type in ("compact/start", "compact/end"):
             locked = event.type == "compact/start"
+    if turn_edge is not None and turn_edge.type == "turn/start" and turn_edge.data is None:
+        return Rejected(rule="CMP-14", reason="Cannot read properties of null (reading 'turn')")
     if locked:
         return Rejected(rule="CMP-14", reason="compaction already in progress")
-    if turn_edge is None or turn_edge.type == "turn/end":
+    turn = get(turn_edge.data, "turn") if turn_edge is not None and turn_edge.type == "turn/start" else None
+    if turn is None:
         return Rejected(rule="CMP-14", reason="compactRegion: no open turn — compaction events must be enclosed in a turn")
-    turn = get(turn_edge.data, "turn")
-    return Owner(turn=turn if isinstance(turn, int) else None)
+    if isinstance(turn, Absent):
+        return Rejected(rule="LOG-4", reason='session event "compact/start" carries non-JSON-serializable data')
+    return Owner(turn=turn)
 
 
 def step_is_open(events: Sequence[Event]) -> bool:

@@ -44,9 +44,10 @@ class Ids:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Owner:
-    """The bracket owner: a turn number, or None (D08 manual, DIA-3)."""
+    """The bracket owner: the open ``turn/start``'s ``turn`` as logged (CMP-14, a number in a log
+    LOG-13 accepts), or None (D08 manual, DIA-3)."""
 
-    turn: int | None
+    turn: Json
 
 
 @final

@@ -7,6 +7,7 @@ from model.compaction import (
     CompactConfig,
     Ids,
     ModelPolicy,
+    Owner,
     Range,
     Trigger,
     balanced_cuts,
@@ -29,7 +30,7 @@ from model.compaction import (
 from model.derive import derive
 from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, get
-from model.log import Dialect, make_event
+from model.log import Dialect, Event, make_event
 from model.meter import measure
 from model.rejected import Rejected
 from model.surface import fold_surface
@@ -161,6 +162,62 @@ def test_CMP_14_lock_and_open_turn() -> None:
     assert isinstance(closed, Rejected) and "no open turn" in closed.reason
     log.add("turn/start", {"turn": 2})
     assert compaction_owner(log.events, Dialect.A55).turn == 2  # type: ignore[union-attr]  # Q-12
+
+
+def _with_turn_start(log: Log, data: object) -> list[Event]:
+    """``log`` with its first event (a ``turn/start``) carrying ``data`` instead."""
+    first = log.events[0]
+    return [make_event("turn/start", seq=0, time=first.time, data=freeze(data)), *log.events[1:]]
+
+
+def test_CMP_14_owner_turn_is_the_logged_value_as_it_is() -> None:
+    """region.ts:223 ``return { turn: event.data.turn, ... }`` and region.ts:116/161/173 write
+    ``{turn: tail.turn}``: the value is copied as it is (a log LOG-13's companion would veto); ``null``
+    is "no open turn" (region.ts:111), an absent ``turn`` is an ``undefined`` the append rejects
+    (LOG-4, index.ts:420), a ``null`` data throws while scanning, before the lock is read."""
+    log = busy_log(steps=1)
+    nodes = fold_surface(log.events)
+    assert not isinstance(nodes, Rejected)
+    first, last = nodes.state.nodes[0], nodes.state.nodes[-1]
+    for turn in ("x", 2.5, {"k": 1}, [1], True, 1):
+        events = _with_turn_start(log, {"turn": turn, "trigger": {"kind": "message"}})
+        outcome = compact_region(events, first, last, short)
+        assert not isinstance(outcome, Rejected)
+        brackets = [e for e in outcome.events if e.type in ("compact/start", "compact/end")]
+        assert [get(e.data, "turn") for e in brackets] == [freeze(turn)] * 2
+    nulled = compaction_owner(_with_turn_start(log, {"turn": None}), Dialect.A55)
+    assert isinstance(nulled, Rejected) and nulled.rule == "CMP-14" and "no open turn" in nulled.reason
+    absent = compact_region(_with_turn_start(log, {"trigger": {"kind": "message"}}), first, last, short)
+    assert isinstance(absent, Rejected) and absent.rule == "LOG-4" and '"compact/start"' in absent.reason
+    locked = Log([*_with_turn_start(log, None)])
+    locked.add("compact/start", {"turn": 1})
+    thrown = compaction_owner(locked.events, Dialect.A55)
+    assert isinstance(thrown, Rejected) and thrown.rule == "CMP-14" and "reading 'turn'" in thrown.reason
+    assert compaction_owner(_with_turn_start(log, "s"), Dialect.A55) == absent
+
+
+def test_DIA_3_d08_owner_turn_is_the_logged_value_as_it_is() -> None:
+    """D08 region.ts:538-539 ``openTurn = event.data.turn``; 170-181: a manual bracket needs
+    ``openTurn === null``, an automatic one ``openTurn !== null`` and writes it as ``turn``."""
+    log = busy_log(steps=1)
+    for turn in ("x", 2.5, 1):
+        owner = compaction_owner(_with_turn_start(log, {"turn": turn}), Dialect.D08)
+        assert owner == Owner(turn=freeze(turn))
+        manual = compaction_owner(_with_turn_start(log, {"turn": turn}), Dialect.D08, manual=True)
+        assert isinstance(manual, Rejected) and manual.rule == "DIA-3" and "busy" in manual.reason
+    nulled = _with_turn_start(log, {"turn": None})
+    assert compaction_owner(nulled, Dialect.D08, manual=True) == Owner(turn=None)
+    auto = compaction_owner(nulled, Dialect.D08)
+    assert isinstance(auto, Rejected) and auto.rule == "DIA-3" and "no open turn" in auto.reason
+    absent = compaction_owner(_with_turn_start(log, {}), Dialect.D08)
+    assert isinstance(absent, Rejected) and absent.rule == "LOG-4" and '"compaction/start"' in absent.reason
+    absent_manual = compaction_owner(_with_turn_start(log, {}), Dialect.D08, manual=True)
+    assert isinstance(absent_manual, Rejected) and "busy" in absent_manual.reason
+    locked = Log([*_with_turn_start(log, None)])
+    locked.add("compaction/start", {"compactionId": "a", "turn": 1})
+    for manual_flag in (False, True):
+        thrown = compaction_owner(locked.events, Dialect.D08, manual=manual_flag)
+        assert isinstance(thrown, Rejected) and "reading 'turn'" in thrown.reason
 
 
 def test_DIA_5_DIA_3_d08_lock_cleared_only_by_end_seed() -> None:

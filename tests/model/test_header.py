@@ -23,7 +23,7 @@ from model.log import Dialect, Event, make_event
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.fast.request_points import request_points
-from spec.properties import canonical_idempotent, header_eq_laws
+from spec.header_properties import canonical_idempotent, header_eq_laws
 from spec.strategies import LogBuilder, canonical_headers, headers
 
 CONFIG = obj((("provider", "mock"), ("model", "m")))

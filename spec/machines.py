@@ -19,7 +19,7 @@ With compact-basic mounted (an ``initialize`` rule draws a small context window,
 with or without the prune service), pressure compaction at post-step, overflow
 compaction after a request error (with retry), manual compaction and prunes
 happen as the log grows, and the compaction invariants of
-``spec/compaction_properties.py`` hold too:
+``spec/loop_compaction_properties.py`` hold too:
 
 - ENVELOPE     P-CMP-5: no header in a bracket; history ``[checkpoint, retained…]``;
                every later request is ``prefix ++ [checkpoint, …]``;
@@ -84,7 +84,8 @@ from model.loop import (
 from model.prefix import Contributor, Idiom, prefix_message
 from model.prune import PruneConfig
 from model.rejected import Rejected
-from spec.compaction_properties import (
+from spec.groundtruth_agent import ECHO_TOOL, PERSONA
+from spec.loop_compaction_properties import (
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
     compactions_resummarize_head,
@@ -92,7 +93,6 @@ from spec.compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
-from spec.groundtruth_agent import ECHO_TOOL, PERSONA
 from spec.loop_properties import (
     RequestPointFinder,
     checker_finds_the_sent_requests,

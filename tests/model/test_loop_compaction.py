@@ -3,7 +3,7 @@
 compact-basic runs on the loop model through ``model.loop.compaction_hooks``
 (pressure at post-step, CMP-6; overflow recovery at request-error, CMP-7) and
 ``manual_listener``; the loop-level predicates of
-``spec/compaction_properties.py`` hold on what it writes, and each one fails on
+``spec/loop_compaction_properties.py`` hold on what it writes, and each one fails on
 a log (or a listener) broken in the way it names.
 """
 
@@ -44,7 +44,7 @@ from model.surface import fold_surface
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.simulate import ECHO_TOOL, PERSONA
-from spec.compaction_properties import (
+from spec.loop_compaction_properties import (
     brackets,
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,

@@ -27,7 +27,7 @@ from sessionspec.fast.request_points import reconstruct_requests
 from sessionspec.planted.loop import Planted
 from sessionspec.simulate import simulate, to_jsonl
 from sessionspec.simulate_meter import _Total
-from spec.compaction_properties import (
+from spec.loop_compaction_properties import (
     brackets,
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,

@@ -163,7 +163,6 @@ def bounded_transactions(run: CompactionRun, config: CompactConfig, dialect: Dia
     return None
 
 
-
 @implements("P-DIA-2")
 def d08_bracket_adjacent(events: Sequence[Event], *, audit: LogAudit) -> str | None:
     """P-DIA-2 (DIA-2, DIA-16): D08 checkpoint/end adjacency and matching ids."""

@@ -24,14 +24,10 @@ from model.wire import request_to_json
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.fast.request_points import request_points
 from spec import derivation_properties, header_properties, log_properties, surface_properties
-from spec.strategies import (
-    canonical_headers,
-    headers,
-    json_values,
-    log_only_events,
-    replace_op,
-    well_formed_logs,
-)
+from spec.header_strategies import canonical_headers, headers
+from spec.json_strategies import json_values
+from spec.log_builder import replace_op
+from spec.log_strategies import log_only_events, well_formed_logs
 
 LOGS = well_formed_logs()
 

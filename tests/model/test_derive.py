@@ -10,7 +10,8 @@ from model.jsonval import Json, JsonObject, freeze, js_stringify, obj
 from model.log import Dialect, Event, make_event
 from model.rejected import Rejected
 from sessionspec.fast.derivation import IncrementalDerivation
-from spec.strategies import LogBuilder, replace_op, well_formed_logs
+from spec.log_builder import LogBuilder, replace_op
+from spec.log_strategies import well_formed_logs
 
 TEXT = (obj((("type", "text"), ("text", "hi"))),)
 PROVENANCE = obj((("provider", "mock"), ("model", "m"), ("replayState", obj((("k", 1),)))))

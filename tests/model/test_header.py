@@ -24,7 +24,8 @@ from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.fast.request_points import request_points
 from spec.header_properties import canonical_idempotent, header_eq_laws
-from spec.strategies import LogBuilder, canonical_headers, headers
+from spec.header_strategies import canonical_headers, headers
+from spec.log_builder import LogBuilder
 
 CONFIG = obj((("provider", "mock"), ("model", "m")))
 TOOL_A = obj((("name", "a"), ("description", "A"), ("parameters", obj())))

@@ -26,7 +26,7 @@ from model.jsonval import (
     thaw,
     u16,
 )
-from spec.strategies import json_values
+from spec.json_strategies import json_values
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from model.jsonval import get, obj
 from model.log import Event
 from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN, repair_closers, scan_for_repair
 from model.seed import validate_seed
-from spec.strategies import LogBuilder
+from spec.log_builder import LogBuilder
 from tests.support import timed_event
 
 

@@ -10,7 +10,7 @@ from model.log import Dialect, Event, make_event
 from model.rejected import Rejected
 from model.seed import check_not_header_delta, validate_load, validate_seed
 from sessionspec.fast.derivation import IncrementalDerivation
-from spec.strategies import well_formed_logs
+from spec.log_strategies import well_formed_logs
 from tests.support import GROUNDTRUTH, timed_event
 
 

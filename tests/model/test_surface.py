@@ -21,7 +21,8 @@ from model.surface import (
     step_surface,
     surface_of,
 )
-from spec.strategies import LogBuilder, replace_op, well_formed_logs
+from spec.log_builder import LogBuilder, replace_op
+from spec.log_strategies import well_formed_logs
 
 USER = obj((("kind", "user"),))
 

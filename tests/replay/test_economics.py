@@ -27,7 +27,7 @@ from sessionspec.economics import (
     request_costs,
     shape_of,
 )
-from spec.strategies import json_values, texts
+from spec.json_strategies import json_values, texts
 from tests.support import GROUNDTRUTH
 
 

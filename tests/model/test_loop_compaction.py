@@ -54,7 +54,7 @@ from spec.loop_compaction_properties import (
     prunes_only_under_pressure,
 )
 from spec.loop_properties import requests_rebuild_from_log
-from spec.machines import compaction_plugin, summarize
+from spec.machine_scripts import compaction_plugin, summarize
 from tests.support import BUSY_LOG_PRUNE, GROUNDTRUTH, busy_log, short
 
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,),

@@ -36,7 +36,8 @@ from spec.loop_compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
-from spec.machines import Check, loop_machine
+from spec.machine_checks import Check
+from spec.machines import loop_machine
 from tests.under_test import with_planted
 
 

@@ -2,7 +2,7 @@
 
 A :class:`Skeleton` is a frozen dataclass of Enums, bools and optional step
 slots; :func:`build` turns it into a valid A55 log with the strategies' log
-builder (``spec.strategies.LogBuilder``), which also records, independently
+builder (``spec.log_builder.LogBuilder``), which also records, independently
 of the model, which steps are requests and what the surface nodes are.
 
 - :func:`request_points_agree`: ``sessionspec.fast.request_points.request_points`` (one pass,
@@ -28,7 +28,7 @@ from model.jsonval import JsonObject, js_stringify, obj
 from model.log import Event
 from model.rejected import Rejected
 from model.wire import request_to_json
-from spec.strategies import LogBuilder
+from spec.log_builder import LogBuilder
 
 # The padding of a long step: about 500 tokens (MTR-1), over a 1,000-character prune threshold.
 LONG = " " + "lorem ipsum " * 160

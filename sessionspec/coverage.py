@@ -29,15 +29,12 @@ from pathlib import Path
 from typing import Final, final
 
 from sessionspec.conformance.vectors.command import vectors_by_rule
-from spec.registry import Property, Rule, out_of_scope, properties, rules
+from spec.registry import PROPERTY_MODULES, Property, Rule, out_of_scope, properties, rules
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 TESTS: Final = ROOT / "tests"
 VECTORS: Final = ROOT / "vectors"
 
-# Modules that may hold a ``PROPERTY_PREDICATES`` table (written by other issues;
-# a missing module simply contributes nothing).
-PROPERTY_MODULES: Final = ("spec.properties", "spec.loop_properties", "spec.compaction_properties")
 
 # A rule ID (SURF-5) or its identifier form (SURF_5); a property ID (P-SURF-5,
 # P_SURF_5) is not a rule ID.
@@ -114,13 +111,7 @@ def property_predicates() -> dict[str, Callable[..., object]]:
     """The union of every ``PROPERTY_PREDICATES`` table that exists now."""
     table: dict[str, Callable[..., object]] = {}
     for module_name in PROPERTY_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as missing:
-            if missing.name == module_name:
-                continue
-            raise
-        predicates = getattr(module, "PROPERTY_PREDICATES", None)
+        predicates = getattr(importlib.import_module(module_name), "PROPERTY_PREDICATES", None)
         if isinstance(predicates, Mapping):
             table.update({str(k): v for k, v in predicates.items()})
     return dict(sorted(table.items()))

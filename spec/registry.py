@@ -23,9 +23,16 @@ from spec.status import STATUS, OutOfScope
 
 RULEBOOK: Final = Path(__file__).with_name("rulebook.md")
 
-# The modules whose ``@implements`` links the registry reads: every module of ``model/`` (found by
-# walking the package, so a new module cannot be forgotten) and the property modules of ``spec/``.
-PROPERTY_MODULES: Final = ("spec.properties", "spec.loop_properties", "spec.compaction_properties")
+
+def _property_modules() -> tuple[str, ...]:
+    import spec
+
+    return tuple(sorted(f"spec.{info.name}" for info in pkgutil.iter_modules(spec.__path__) if info.name.endswith("_properties")))
+
+
+# The modules whose ``@implements`` links the registry reads: every module of ``model/`` and every
+# ``spec/*_properties.py`` (both found by walking the package, so a new module cannot be forgotten).
+PROPERTY_MODULES: Final = _property_modules()
 
 _RULE_START = re.compile(r"^\*\*([A-Z]+-\d+)\*\*\s*(.*)$")
 _PROPERTY_ROW = re.compile(r"^\|\s*(P-[A-Z]+-\d+)([^|]*)\|([^|]*)\|([^|]*)\|")

@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.compaction import SummarizerOutput, SummaryCall
+from model.codec import parse_event_line
+from model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, compact_region
 from model.jsonval import ABSENT, freeze
 from model.log import Event, make_event
+from model.prune import PruneConfig
+from model.rejected import Rejected
+from model.surface import SurfaceState, fold_surface
 from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import read_stream
 
@@ -72,6 +76,11 @@ class Log:
         self.add("step/end", {"turn": turn, "step": step})
 
 
+def timed_event(type_name: str, seq: int, data: object, **extra: object) -> Event:
+    """An event at time ``100 + seq`` (a repair closer copies the last event's time, LOG-14)."""
+    return make_event(type_name, seq=seq, time=100 + seq, data=freeze(data), **extra)  # type: ignore[arg-type]
+
+
 def d08_log() -> Log:
     """A tiny D08 log: two identity-shaped user messages and a header."""
     log = Log()
@@ -100,6 +109,41 @@ def busy_log(steps: int = 4, size: int = 400) -> Log:
     for step in range(1, steps + 1):
         log.tool_step(1, step, "x" * size)
     return log
+
+
+# A prune config under which the 400-character tool results of ``busy_log`` are pruned (PRN-1).
+BUSY_LOG_PRUNE = PruneConfig(threshold_chars=100, head_chars=10, tail_chars=10)
+
+
+def compacted_head(log: Log, last: int, summarizer: Callable[[SummaryCall], SummarizerOutput] = short) -> tuple[SurfaceState, RegionOutcome]:
+    """The surface of ``log`` and the outcome of compacting its nodes ``0..last`` (CMP-1)."""
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[last], summarizer)
+    assert not isinstance(outcome, Rejected)
+    return fold.state, outcome
+
+
+def d08_tool_result_log() -> Log:
+    """A D08 turn: an assistant message calling tool ``c`` and its 200-character result (DIA-10, DIA-18)."""
+    log = Log()
+    log.add("turn/start", {"turn": 1})
+    log.add("assistant/message", {"turn": 1, "step": 1, "message": {"id": "a", "role": "assistant", "content": [
+        {"type": "tool-call", "id": "c", "name": "t", "arguments": "{}"}], "source": {"kind": "model"}}}, op="append")
+    log.add("tool/result", {"turn": 1, "step": 1, "message": {"id": "r", "role": "user", "content": [
+        {"type": "tool-result", "toolCallId": "c", "content": [{"type": "text", "text": "y" * 200}], "isError": False}],
+        "source": {"kind": "tool", "callId": "c"}}}, op="append", prov=[1])
+    return log
+
+
+def events_of_lines(*lines: str) -> list[Event]:
+    """The events of log lines (a packed row gives several), each line accepted."""
+    events: list[Event] = []
+    for line in lines:
+        parsed = parse_event_line(line)
+        assert not isinstance(parsed, Rejected)
+        events.extend(parsed)
+    return events
 
 
 # ---------------------------------------------------------------- rows of real logs, for the checker

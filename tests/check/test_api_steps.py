@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from model.jsonval import ABSENT
 from model.log import Event, make_event
 from sessionspec.check.api_steps import ApiStepJudge, api_built_steps
-from spec.strategies import well_formed_logs
+from spec.log_strategies import well_formed_logs
 
 
 def _definition(events: Sequence[Event]) -> frozenset[int]:

@@ -36,7 +36,7 @@ from sessionspec.check.retention_audit import ZeroRetentionAudit
 from sessionspec.check.shape_audit import ShapeAudit, check_core_shape
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
 from sessionspec.fast.request_points import RequestPointFold, request_points
-from spec.strategies import surface_ops, well_formed_logs
+from spec.log_strategies import surface_ops, well_formed_logs
 
 
 @st.composite

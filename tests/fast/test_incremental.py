@@ -5,7 +5,7 @@ linear in the log) must give, for every request point, the same request as
 ``rebuild_request_at`` (a fresh ``derive`` of ``log[0:step_start]`` and the
 header fold at the first chunk, HDR-9; quadratic when used for every request).
 Checked on three families of logs: the well-formed logs of
-``spec.strategies`` (prunes and compactions included), the model's own loop
+``spec.log_strategies`` (prunes and compactions included), the model's own loop
 simulator, and ``sessionspec generate`` output read back through the codec
 (packed chunk rows, CHK).
 """
@@ -27,7 +27,7 @@ from model.wire import request_to_json
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.fast.request_points import RequestPoint, request_points
 from sessionspec.generate import generate_lines, simulated_log
-from spec.strategies import well_formed_logs
+from spec.log_strategies import well_formed_logs
 
 
 def _step_end_seq(events: Sequence[Event], step_start: int) -> int:

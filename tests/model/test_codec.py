@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from model.codec import (
     event_to_json,
+    expand_row,
     pack_chunk_runs,
     parse_event_line,
     parse_session_header,
     parse_value,
     serialize_event,
 )
-from model.jsonval import ABSENT, JsonObject, get, js_stringify, obj
+from model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify, obj
 from model.log import AssistantChunk, Event, OpaqueEvent, ToolResult, make_event
 from model.rejected import Rejected
 from tests.support import DATA
@@ -310,3 +313,50 @@ def test_LOG_9_core_types_get_their_classes_and_plugin_types_stay_opaque() -> No
         assert not isinstance(event, OpaqueEvent) and event.type == type_name
     for type_name in ("compact/start", "session/title", "llm/retry", "mode/set"):
         assert isinstance(make_event(type_name, seq=0, time=0, data=None), OpaqueEvent)
+
+
+# ---------------------------------------------------------------- CHK-2 packing, CHK-5 storage rows
+
+
+def _chunk_event(seq: int, **extra: object) -> object:
+    data = freeze({"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": f"t{seq}"}})
+    return make_event("assistant/chunk", seq=seq, time=seq, data=data, **extra)  # type: ignore[arg-type]
+
+
+def test_CHK_2_a_chunk_with_provenance_is_not_packable() -> None:
+    """CHK-2: the envelope key set must be exactly {type, seq, time, data}; a chunk that cites sources is
+    written verbatim, so a run of three packs only when none of them carries provenance."""
+    plain = [_chunk_event(i) for i in range(3)]
+    assert len(pack_chunk_runs(plain)) == 1  # type: ignore[arg-type]
+    cited = [_chunk_event(0), _chunk_event(1, source_event_seqs=(0,)), _chunk_event(2)]
+    assert len(pack_chunk_runs(cited)) == 3  # type: ignore[arg-type]
+
+
+MAX_SAFE = 2**53 - 1
+
+
+THREE_TEXTS = {"turn": 1, "step": 1, "index": 0, "dt": [0, 0], "texts": ["a", "b", "c"]}
+
+
+def _text_chunks_row(seq0: int, data: dict[str, object], time0: object = 0) -> JsonObject:
+    value = parse_value(json.dumps({"type": "text-chunks", "seq0": seq0, "time0": time0, "data": data}))
+    assert isinstance(value, JsonObject)
+    return value
+
+
+def test_CHK_5_a_row_whose_last_seq_passes_2_53_is_refused_naming_the_seq_range() -> None:
+    """Three texts from seq0 = 2^53 - 2 end at 2^53: not a safe integer (LOG-4), so CHK-5 refuses the row."""
+    refused = expand_row(_text_chunks_row(MAX_SAFE - 1, THREE_TEXTS))
+    assert isinstance(refused, Rejected) and refused.rule == "CHK-5" and refused.seq == MAX_SAFE - 1
+    assert refused.reason == "malformed text-chunks storage row: seq range"
+    accepted = expand_row(_text_chunks_row(MAX_SAFE - 2, THREE_TEXTS))  # ends exactly at 2^53 - 1
+    assert not isinstance(accepted, Rejected) and [e.seq for e in accepted] == [MAX_SAFE - 2, MAX_SAFE - 1, MAX_SAFE]
+
+
+def test_CHK_5_the_reason_names_the_bad_dt_and_the_bad_time0() -> None:
+    """CHK-5: "rejected 'malformed <tag> storage row'"; the model appends which check failed."""
+    bad_dt = expand_row(_text_chunks_row(5, {"turn": 1, "step": 1, "index": 0, "dt": [0], "texts": ["a", "b", "c"]}))
+    assert isinstance(bad_dt, Rejected) and (bad_dt.rule, bad_dt.seq) == ("CHK-5", 5)
+    assert bad_dt.reason == "malformed text-chunks storage row: dt"
+    bad_time = expand_row(_text_chunks_row(5, {"turn": 1, "step": 1, "index": 0, "dt": [], "texts": ["a"]}, time0=1.5))
+    assert isinstance(bad_time, Rejected) and bad_time.reason == "malformed text-chunks storage row: time0"

@@ -9,6 +9,8 @@ from model.compaction import (
     ModelPolicy,
     Owner,
     Range,
+    SummarizerOutput,
+    SummaryCall,
     Trigger,
     balanced_cuts,
     check_compact_config,
@@ -27,25 +29,23 @@ from model.compaction import (
     summary_text_blocks,
     target_policy,
 )
+from model.compaction.region import check_region, price_region
 from model.derive import derive
 from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, get
 from model.log import Dialect, Event, make_event
-from model.meter import measure
+from model.meter import Baseline, BaselineKind, Measurement, PricedNode, measure
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
-from tests.support import Log, busy_log, d08_log, short, summarizer_of
+from tests.support import Log, busy_log, compacted_head, d08_log, events_of_lines, short, summarizer_of
 
 # ---------------------------------------------------------------- events and sources
 
 
 def test_CMP_1_success_writes_start_summary_checkpoint_end() -> None:
-    log = busy_log()
-    nodes = fold_surface(log.events)
-    assert not isinstance(nodes, Rejected)
-    outcome = compact_region(log.events, nodes.state.nodes[0], nodes.state.nodes[4], short)
-    assert not isinstance(outcome, Rejected) and outcome.error is None
+    _, outcome = compacted_head(busy_log(), 4)
+    assert outcome.error is None
     assert [e.type for e in outcome.events] == ["compact/start", "compact/summary", "user/message", "compact/end"]
     assert list(outcome.events[1].data) == ["summary", "shadowedRange", "shadowedSeqs", "shadowedTokenCount", "provider", "model"]
     assert all(e.surface_op is ABSENT for i, e in enumerate(outcome.events) if i != 2)
@@ -281,11 +281,9 @@ def test_CMP_21_summary_must_be_strictly_smaller() -> None:
 
 def test_CMP_22_checkpoint_provenance_and_replace() -> None:
     log = busy_log()
-    fold = fold_surface(log.events)
-    assert not isinstance(fold, Rejected)
-    nodes = fold.state.nodes
-    outcome = compact_region(log.events, nodes[0], nodes[2], short)
-    assert not isinstance(outcome, Rejected) and outcome.result is not None
+    surface, outcome = compacted_head(log, 2)
+    nodes = surface.nodes
+    assert outcome.result is not None
     start, summary, checkpoint, _ = outcome.events
     assert checkpoint.source_event_seqs == (start.seq, summary.seq, *nodes[:3])
     assert checkpoint.surface_op == freeze({"op": "replace", "start": nodes[0], "end": nodes[2]})
@@ -296,23 +294,18 @@ def test_CMP_22_checkpoint_provenance_and_replace() -> None:
 
 def test_CMP_23_failure_writes_error_end_and_keeps_surface() -> None:
     log = busy_log()
-    fold = fold_surface(log.events)
-    assert not isinstance(fold, Rejected)
-    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[2], summarizer_of("x" * 100000))  # type: ignore[arg-type]
-    assert not isinstance(outcome, Rejected) and outcome.error is not None and outcome.error.rule == "CMP-21"
+    surface, outcome = compacted_head(log, 2, summarizer_of("x" * 100000))  # type: ignore[arg-type]
+    assert outcome.error is not None and outcome.error.rule == "CMP-21"
     assert [e.type for e in outcome.events] == ["compact/start", "compact/end"]
     assert isinstance(get(outcome.events[1].data, "error"), str)
     after = fold_surface([*log.events, *outcome.events])
-    assert not isinstance(after, Rejected) and after.state == fold.state
+    assert not isinstance(after, Rejected) and after.state == surface
     assert audit_compactions([*log.events, *outcome.events], Dialect.A55) == ()
 
 
 def test_CMP_24_no_header_written_and_prefix_untouched() -> None:
     log = busy_log()
-    fold = fold_surface(log.events)
-    assert not isinstance(fold, Rejected)
-    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[2], short)
-    assert not isinstance(outcome, Rejected)
+    _, outcome = compacted_head(log, 2)
     assert all(e.type != "request/header" for e in outcome.events)
     messages = derive([*log.events, *outcome.events])
     assert not isinstance(messages, Rejected) and get(messages[0], "content") == get(outcome.events[2].data, "content")
@@ -385,10 +378,7 @@ def test_CMP_25_audit_rejects_nested_start_and_end_without_summary() -> None:
 
 def test_FMT_7_audit_rejects_forged_checkpoint_provenance() -> None:
     log = busy_log()
-    fold = fold_surface(log.events)
-    assert not isinstance(fold, Rejected)
-    outcome = compact_region(log.events, fold.state.nodes[0], fold.state.nodes[2], short)
-    assert not isinstance(outcome, Rejected)
+    _, outcome = compacted_head(log, 2)
     start, summary, checkpoint, end = outcome.events
     cited = checkpoint.source_event_seqs
     assert isinstance(cited, tuple)
@@ -485,3 +475,68 @@ def test_DIA_19_audit_vetoes_foreign_checkpoint_id_and_turn_inside_bracket() -> 
     log.add("compaction/start", {"compactionId": "z", "turn": None})
     log.add("turn/start", {"turn": 1})
     assert "DIA-19" in [f.rule for f in audit_compactions(log.events, Dialect.D08)]
+
+
+# ---------------------------------------------------------------- refusals with the book's reasons, DIA-2
+
+
+def test_CMP_3_retain_ratio_at_or_above_the_threshold_is_refused_with_its_reason() -> None:
+    refused = check_compact_config(CompactConfig(threshold_ratio=0.5, retain_ratio=0.5))
+    assert isinstance(refused, Rejected) and refused.rule == "CMP-3"
+    assert refused.reason == "compact config: retainRatio must be below thresholdRatio"
+
+
+def test_CMP_4_a_matching_policy_overlays_max_tokens_and_the_summarization_model() -> None:
+    """CMP-4: "the defaults overlaid field-wise by the modelPolicies entry whose (provider, model) equals the
+    target exactly"."""
+    policy = ModelPolicy(provider="p", model="m", max_tokens=100, summarization_provider="sp", summarization_model="sm")
+    config = CompactConfig(max_tokens=8192, summarization_provider="dp", summarization_model="dm", model_policies=(policy,))
+    resolved = target_policy(config, "p", "m")
+    assert (resolved.max_tokens, resolved.summarization_provider, resolved.summarization_model) == (100, "sp", "sm")
+    other = target_policy(config, "p", "other")
+    assert (other.max_tokens, other.summarization_provider, other.summarization_model) == (8192, "dp", "dm")
+
+
+def test_CMP_13_a_seq_off_the_surface_is_refused_with_the_books_reason() -> None:
+    """CMP-13: both seqs on the surface ("compactRegion: start|end seq X not found in surface")."""
+    for start, end, reason in ((5, 1, "compactRegion: start seq 5 not found in surface"),
+                               (0, 9, "compactRegion: end seq 9 not found in surface")):
+        refused = check_region([], [0, 1], start, end, Dialect.A55)
+        assert isinstance(refused, Rejected) and (refused.rule, refused.reason) == ("CMP-13", reason)
+
+
+def test_CMP_15_a_measurement_whose_nodes_moved_is_refused_with_the_books_reason() -> None:
+    measured = Measurement(log_revision=2, baseline=Baseline(kind=BaselineKind.NONE, tokens=0), surface_delta_tokens=0,
+                           total_tokens=7, surface_tokens=7, nodes=(PricedNode(seq=0, tokens=3), PricedNode(seq=1, tokens=4)),
+                           header=ABSENT)
+    assert price_region(measured, 0, 1, (0, 1)) == 7
+    refused = price_region(measured, 0, 1, (0, 2))
+    assert isinstance(refused, Rejected)
+    assert (refused.rule, refused.reason) == ("CMP-15", "selected surface changed before summarization began")
+
+
+def test_CMP_17_no_summarization_target_closes_the_bracket_with_the_books_error() -> None:
+    """CMP-17: no configured pair, no requestHeader().config → raise "no provider/model available for
+    summarization"; CMP-23 closes the bracket with that error."""
+    events = events_of_lines(
+        '{"type":"turn/start","seq":0,"time":0,"data":{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}}',
+        '{"type":"user/message","seq":1,"time":0,"data":{"content":[{"type":"text","text":"hello"}],"source":{"kind":"user"}},"surfaceOp":"append"}',
+    )
+
+    def never(call: SummaryCall) -> SummarizerOutput:
+        raise AssertionError("the summarizer must not be called")
+
+    outcome = compact_region(events, 1, 1, never)
+    assert not isinstance(outcome, Rejected) and outcome.result is None and outcome.error is not None
+    assert (outcome.error.rule, outcome.error.reason) == ("CMP-17", "no provider/model available for summarization")
+    assert [(e.type, get(e.data, "error")) for e in outcome.events][-1] == ("compact/end", "no provider/model available for summarization")
+
+
+def test_DIA_2_a_run_stamps_its_time_and_the_identities_of_its_attempt() -> None:
+    """DIA-2: the D08 identities are passed in (per attempt); every appended event carries the run's time."""
+    log = d08_log()
+    run = compact_if_needed(log.events, short, dialect=Dialect.D08, trigger=Trigger.MANUAL, time=77,
+                            ids=lambda attempt: Ids(compaction_id=f"c{attempt}", message_id=f"k{attempt}"))
+    assert not isinstance(run, Rejected) and run.error is None and len(run.results) == 1
+    assert {e.time for e in run.events} == {77}
+    assert get(run.events[0].data, "compactionId") == "c0"

@@ -20,23 +20,20 @@ from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
+from spec import compaction_properties, loop_compaction_properties, meter_properties, prune_properties
 from spec.compaction_properties import (
-    PROPERTY_PREDICATES,
     audit_clean,
     bounded_transactions,
     d08_bracket_adjacent,
     failure_leaves_surface,
-    meter_nodes_are_surface,
-    override_keeps_nodes,
     pressure_gated,
-    prune_content_bounds,
-    prune_idempotent,
     range_balanced,
     retention_minimal,
     success_bracket_well_formed,
     surface_shrinks,
-    total_is_header_plus_nodes,
 )
+from spec.meter_properties import meter_nodes_are_surface, override_keeps_nodes, total_is_header_plus_nodes
+from spec.prune_properties import prune_content_bounds, prune_idempotent
 from tests.support import Log, short
 
 # A step: a user message of some size, or an assistant message with 0..2 tool
@@ -159,6 +156,8 @@ def test_P_DIA_2_predicate_flags_non_adjacent_d08_bracket() -> None:
 
 
 def test_PROPERTY_PREDICATES_are_compaction_properties() -> None:
-    assert all(k.startswith(("P-CMP-", "P-MTR-", "P-PRN-", "P-DIA-")) for k in PROPERTY_PREDICATES)
-    assert PROPERTY_PREDICATES["P-PRN-2"] is prune_idempotent
+    table = {**compaction_properties.PROPERTY_PREDICATES, **meter_properties.PROPERTY_PREDICATES,
+             **prune_properties.PROPERTY_PREDICATES, **loop_compaction_properties.PROPERTY_PREDICATES}
+    assert all(k.startswith(("P-CMP-", "P-MTR-", "P-PRN-", "P-DIA-")) for k in table)
+    assert prune_properties.PROPERTY_PREDICATES["P-PRN-2"] is prune_idempotent
     assert Dialect.D08 is not Dialect.A55

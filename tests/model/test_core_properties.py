@@ -4,7 +4,8 @@
 (2) a rejected append leaves the surface unchanged (P-LOG-2);
 (3) serialize(parse(line)) == line (here for generated logs; every real line is in test_codec);
 (4) header canonicalization is idempotent, equality reflexive and symmetric (P-HDR-1, P-HDR-2);
-plus the other predicates of spec.properties and request_points == rebuild_request_at.
+plus the other predicates of spec/log_properties.py, surface_properties.py, derivation_properties.py,
+header_properties.py and request_points == rebuild_request_at.
 """
 
 from __future__ import annotations
@@ -22,15 +23,11 @@ from model.surface import fold_surface
 from model.wire import request_to_json
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.fast.request_points import request_points
-from spec import properties as P
-from spec.strategies import (
-    canonical_headers,
-    headers,
-    json_values,
-    log_only_events,
-    replace_op,
-    well_formed_logs,
-)
+from spec import derivation_properties, header_properties, log_properties, surface_properties
+from spec.header_strategies import canonical_headers, headers
+from spec.json_strategies import json_values
+from spec.log_builder import replace_op
+from spec.log_strategies import log_only_events, well_formed_logs
 
 LOGS = well_formed_logs()
 
@@ -38,8 +35,10 @@ LOGS = well_formed_logs()
 def test_PROPERTY_PREDICATES_names_every_required_property() -> None:
     required = {"P-LOG-1", "P-LOG-2", "P-LOG-3", "P-LOG-5", "P-LOG-6"}
     required |= {f"P-SURF-{i}" for i in range(1, 6)} | {f"P-DER-{i}" for i in range(1, 5)} | {"P-HDR-1", "P-HDR-2"}
-    assert set(P.PROPERTY_PREDICATES) == required
-    for pid, predicate in P.PROPERTY_PREDICATES.items():
+    table = {**log_properties.PROPERTY_PREDICATES, **surface_properties.PROPERTY_PREDICATES,
+             **derivation_properties.PROPERTY_PREDICATES, **header_properties.PROPERTY_PREDICATES}
+    assert set(table) == required
+    for pid, predicate in table.items():
         assert predicate.__doc__ is not None and pid in predicate.__doc__
 
 
@@ -48,7 +47,7 @@ def test_PROPERTY_PREDICATES_names_every_required_property() -> None:
 
 @given(LOGS)
 def test_P_DER_1_incremental_equals_scratch_at_every_prefix(events: tuple[Event, ...]) -> None:
-    assert P.incremental_equals_scratch(events, cache=IncrementalDerivation) is None
+    assert derivation_properties.incremental_equals_scratch(events, cache=IncrementalDerivation) is None
 
 
 # --------------------------------------------------------------------------- (2) P-LOG-2
@@ -93,7 +92,7 @@ def test_P_LOG_2_rejected_append_leaves_state_unchanged(events: tuple[Event, ...
     # The candidate really is rejected (so the property is not vacuous) ...
     assert isinstance(fold_surface((*events, candidate)), Rejected)
     # ... and the rejection leaves log, nodes, generation and cache unchanged.
-    assert P.rejected_append_leaves_state(events, candidate, cache=IncrementalDerivation) is None
+    assert log_properties.rejected_append_leaves_state(events, candidate, cache=IncrementalDerivation) is None
 
 
 # --------------------------------------------------------------------------- (3) codec round trip
@@ -116,7 +115,7 @@ def test_FMT_3_generated_lines_round_trip_and_pack_losslessly(events: tuple[Even
 
 @given(LOGS)
 def test_P_LOG_3_accepted_events_are_lossless_json(events: tuple[Event, ...]) -> None:
-    assert P.lossless_json(events) is None
+    assert log_properties.lossless_json(events) is None
 
 
 @given(json_values())
@@ -132,22 +131,22 @@ def test_LOG_4_json_values_survive_text(value: Json) -> None:
 
 @given(headers())
 def test_P_HDR_1_canonical_is_idempotent(h: EpochHeader) -> None:
-    assert P.canonical_idempotent(h) is None
+    assert header_properties.canonical_idempotent(h) is None
 
 
 @given(LOGS, st.one_of(st.just(ABSENT), headers()))
 def test_P_HDR_1_fold_is_the_last_canonical_snapshot_or_the_baseline(events: tuple[Event, ...], baseline: EpochHeader) -> None:
-    assert P.fold_is_last_canonical(events, baseline) is None
+    assert header_properties.fold_is_last_canonical(events, baseline) is None
 
 
 @given(canonical_headers(), canonical_headers())
 def test_P_HDR_2_header_eq_laws(a: EpochHeader, b: EpochHeader) -> None:
-    assert P.header_eq_laws(a, b) is None
+    assert header_properties.header_eq_laws(a, b) is None
 
 
 @given(st.from_type(EpochHeader))
 def test_registered_type_strategy_gives_canonical_headers(h: EpochHeader) -> None:
-    assert P.canonical_idempotent(h) is None
+    assert header_properties.canonical_idempotent(h) is None
     assert h.system != "" and h.tools != () and h.message_prefix != ()
 
 
@@ -156,22 +155,22 @@ def test_registered_type_strategy_gives_canonical_headers(h: EpochHeader) -> Non
 
 @given(LOGS)
 def test_P_LOG_1_P_LOG_5_seqs_contiguous_and_reseed_reproduces(events: tuple[Event, ...]) -> None:
-    assert P.seq_contiguous(events) is None
-    assert P.reseed_reproduces(events) is None
+    assert log_properties.seq_contiguous(events) is None
+    assert log_properties.reseed_reproduces(events) is None
 
 
 @given(LOGS, st.data())
 def test_P_LOG_6_repair_closes_every_truncation(events: tuple[Event, ...], data: st.DataObject) -> None:
     cut = data.draw(st.integers(0, len(events)))
-    assert P.repair_closes_everything(events[:cut]) is None
+    assert log_properties.repair_closes_everything(events[:cut]) is None
 
 
 @given(LOGS)
 def test_P_SURF_1_2_4_5_surface_properties(events: tuple[Event, ...]) -> None:
-    assert P.surface_marker_iff_eligible(events) is None
-    assert P.replaces_well_formed(events) is None
-    assert P.tool_result_replaces_single(events) is None
-    assert P.fold_equals_incremental(events, cache=IncrementalDerivation) is None
+    assert surface_properties.surface_marker_iff_eligible(events) is None
+    assert surface_properties.replaces_well_formed(events) is None
+    assert surface_properties.tool_result_replaces_single(events) is None
+    assert surface_properties.fold_equals_incremental(events, cache=IncrementalDerivation) is None
 
 
 @given(LOGS, st.data())
@@ -181,20 +180,20 @@ def test_P_SURF_3_positional_ranges(events: tuple[Event, ...], data: st.DataObje
     candidates = st.sampled_from(fold.state.nodes) if fold.state.nodes else st.just(0)
     start = data.draw(st.one_of(candidates, st.integers(0, len(events))))
     end = data.draw(st.one_of(candidates, st.integers(0, len(events))))
-    assert P.positional_range_accepted_iff_ordered(events, start, end) is None
+    assert surface_properties.positional_range_accepted_iff_ordered(events, start, end) is None
 
 
 @given(LOGS, st.data())
 def test_P_DER_2_log_only_events_never_change_derive(events: tuple[Event, ...], data: st.DataObject) -> None:
     position = data.draw(st.integers(0, len(events)))
     type_name, payload = data.draw(log_only_events())
-    assert P.log_only_never_changes_derivation(events, position, type_name, payload) is None
+    assert derivation_properties.log_only_never_changes_derivation(events, position, type_name, payload) is None
 
 
 @given(LOGS)
 def test_P_DER_3_P_DER_4_empty_assistants_and_replace_splices(events: tuple[Event, ...]) -> None:
-    assert P.empty_assistant_stays_silent(events) is None
-    assert P.replace_splices_messages(events) is None
+    assert derivation_properties.empty_assistant_stays_silent(events) is None
+    assert derivation_properties.replace_splices_messages(events) is None
 
 
 # --------------------------------------------------------------------------- reconstruction

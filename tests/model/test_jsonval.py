@@ -20,12 +20,13 @@ from model.jsonval import (
     js_number,
     js_stringify,
     json_eq,
+    number_from_float_text,
     obj,
     parse_json,
     thaw,
     u16,
 )
-from spec.strategies import json_values
+from spec.json_strategies import json_values
 
 
 @pytest.mark.parametrize(
@@ -151,3 +152,54 @@ def test_JS_number_round_trips_through_python_json(x: float) -> None:
     if x == 0:
         return
     assert float(json.loads(js_number(x))) == x
+
+
+# ---------------------------------------------------------------- JS number text (as node prints it), immutability
+
+
+JS_TEXT = [
+    (1.5, "1.5"),
+    (0.5, "0.5"),
+    (0.000001, "0.000001"),
+    (1e-7, "1e-7"),
+    (1.5e-7, "1.5e-7"),
+    (123456789012345680000.0, "123456789012345680000"),
+    (1e21, "1e+21"),
+    (1.5e300, "1.5e+300"),
+    (9007199254740992.0, "9007199254740992"),
+    (100.0, "100"),
+    (0.1 + 0.2, "0.30000000000000004"),
+    (5e-324, "5e-324"),
+    (1.7976931348623157e308, "1.7976931348623157e+308"),
+    (-2.5e-8, "-2.5e-8"),
+    (1e15, "1000000000000000"),
+    (-0.000123, "-0.000123"),
+]
+
+
+@pytest.mark.parametrize("value,text", JS_TEXT)
+def test_JSONEQ_numbers_print_as_js_does(value: float, text: str) -> None:
+    assert js_number(value) == text
+    assert js_stringify((value,)) == f"[{text}]"
+
+
+def test_JSONEQ_booleans_print_as_js_literals() -> None:
+    assert (js_number(True), js_number(False)) == ("true", "false")
+    assert js_stringify((True, False)) == "[true,false]"
+
+
+def test_js_number_of_zero_is_0() -> None:
+    """JS: String(0) and String(-0) are "0"."""
+    assert js_number(0) == "0" and js_number(0.0) == "0" and js_number(-0.0) == "0"
+
+
+def test_LOG_4_an_integral_float_text_up_to_2_53_minus_1_reads_as_an_integer() -> None:
+    """JS has one number type: 9007199254740991.0 is the largest safe integer, read as an integer."""
+    value = number_from_float_text("9007199254740991.0")
+    assert value == 2**53 - 1 and isinstance(value, int)
+    assert isinstance(number_from_float_text("9007199254740992.0"), float)
+
+
+def test_a_json_object_refuses_assignment_saying_it_is_immutable() -> None:
+    with pytest.raises(TypeError, match="^JsonObject is immutable$"):
+        freeze({"a": 1})["a"] = 2  # type: ignore[index]

@@ -3,7 +3,7 @@
 compact-basic runs on the loop model through ``model.loop.compaction_hooks``
 (pressure at post-step, CMP-6; overflow recovery at request-error, CMP-7) and
 ``manual_listener``; the loop-level predicates of
-``spec/compaction_properties.py`` hold on what it writes, and each one fails on
+``spec/loop_compaction_properties.py`` hold on what it writes, and each one fails on
 a log (or a listener) broken in the way it names.
 """
 
@@ -17,6 +17,7 @@ from model.jsonval import JsonObject, get
 from model.log import Event, make_event
 from model.loop import (
     AgentConfig,
+    CompactionPlugin,
     ErrorAction,
     ErrorDecision,
     Hooks,
@@ -43,7 +44,7 @@ from model.surface import fold_surface
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.simulate import ECHO_TOOL, PERSONA
-from spec.compaction_properties import (
+from spec.loop_compaction_properties import (
     brackets,
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
@@ -53,8 +54,8 @@ from spec.compaction_properties import (
     prunes_only_under_pressure,
 )
 from spec.loop_properties import requests_rebuild_from_log
-from spec.machines import compaction_plugin, summarize
-from tests.support import GROUNDTRUTH
+from spec.machine_scripts import compaction_plugin, summarize
+from tests.support import BUSY_LOG_PRUNE, GROUNDTRUTH, busy_log, short
 
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,),
                     contributors=(Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<pfx kept>"),)),))
@@ -296,3 +297,19 @@ def test_P_CMP_3_P_CMP_4_P_CMP_5_P_CMP_10_P_CMP_11_P_PRN_3_hold_on_the_real_harn
         log = _groundtruth(name)
         for predicate in (compactions_keep_tool_pairs, compactions_resummarize_head, compaction_leaves_envelope, overflow_retry_iff_compacted, pressure_compaction_closes_step, prunes_only_under_pressure):
             assert predicate(log) is None, (name, predicate.__name__)
+
+
+def test_CMP_9_PRN_6_the_overflow_listener_prunes_first_and_dispatches_the_summary_after_compact_start() -> None:
+    """CMP-9: on a context overflow, prune (if a prune service exists) and re-measure, then run one region
+    transaction; PRN-6: the prune runs from compactIfNeeded on overflow; CMP-15: the summarizer request is
+    sent right after the bracket's ``compact/start`` (the log then holds that event)."""
+    log = busy_log()  # four tool results of 400 characters, each above the 100-character threshold
+    plugin = CompactionPlugin(summarizer=short, instruction="I", prune=BUSY_LOG_PRUNE)
+    context = RequestErrorContext(turn=1, step=5, failure=JsonObject((("code", CONTEXT_WINDOW_EXCEEDED),)), prior_failures=(),
+                                  default=ErrorAction.FAIL)
+    decision = overflow_listener(plugin)(log.events, context)
+    assert decision.action is ErrorAction.RETRY
+    types = [d.type_name for d in decision.drafts]
+    assert types[:4] == ["tool/result"] * 4 and types[4] == "compact/start"
+    start_seq = len(log.events) + 4
+    assert [s.dispatch_len for s in decision.side_calls] == [start_seq + 1]

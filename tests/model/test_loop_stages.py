@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from model.jsonval import JsonObject, freeze, get, js_stringify
-from model.log import Event
+from model.log import Dialect, Event
 from model.loop import (
     AgentConfig,
     Interrupt,
     LoopInstance,
+    Placement,
     Prompt,
+    PromptContext,
     Reply,
     ReplyKind,
     Steering,
@@ -24,9 +26,14 @@ from model.loop import (
     TurnScript,
     Window,
     new_instance,
+    prompt_message_data,
     run_turn,
     text_content,
 )
+from model.loop.errors import interruption_reason
+from model.loop.events import Draft
+from model.loop.script import InterruptKind
+from model.loop.state import APPEND, log_writer
 from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
 from model.rejected import Rejected
 from sessionspec.simulate import ECHO_TOOL, PERSONA
@@ -140,3 +147,34 @@ def test_PFX_13_composition_does_not_validate_content() -> None:
     out = _turn(agent=agent)
     assert out.compositions == 1 and out.instance.prefix == (odd,)
     assert out.requests[0].request.messages[0] == odd
+
+
+# ---------------------------------------------------------------- LOOP-15 reason, LOOP-4 envelope, the D08 writer
+
+
+def test_LOOP_15_a_foreign_abort_ends_as_an_error_naming_the_step() -> None:
+    """Q-30: a foreign abort reason ends ``{kind:"error", step, message:"turn interrupted"}``."""
+    assert interruption_reason(InterruptKind.FOREIGN, 3) == freeze({"kind": "error", "step": 3, "message": "turn interrupted"})
+    assert interruption_reason(InterruptKind.CANCEL, 3) == freeze({"kind": "aborted"})
+
+
+def test_LOOP_4_the_envelope_lists_each_prefix_context_with_its_source_and_meta() -> None:
+    """LOOP-4: ``envelope = {displayContent, prefixContexts:[{source, meta?}]}``."""
+    source = freeze({"kind": "plugin", "plugin": "memory"})
+    context = PromptContext(content=(freeze({"type": "text", "text": "C"}),), source=source,
+                            placement=Placement.PROMPT_PREFIX, meta=freeze({"k": 1}))
+    prompt_content = (freeze({"type": "text", "text": "P"}),)
+    data = prompt_message_data(Prompt(content=prompt_content, contexts=(context,)))
+    assert get(data, "envelope") == freeze({"displayContent": [{"type": "text", "text": "P"}],
+                                            "prefixContexts": [{"source": {"kind": "plugin", "plugin": "memory"}, "meta": {"k": 1}}]})
+
+
+def test_DIA_10_a_d08_session_writer_validates_an_append_by_the_d08_projection() -> None:
+    """DIA-10: a D08 assistant/message projects as ``data.message``; the writer of a D08 session accepts it
+    and the boundary is that message (the A55 projection would find no ``data.content`` and refuse it)."""
+    writer = log_writer([], Dialect.D08)
+    assert not isinstance(writer, Rejected)
+    message = {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}], "source": {"kind": "model"}}
+    seq = writer.append(Draft(type_name="assistant/message", data=freeze({"turn": 1, "step": 1, "message": message}),
+                              surface_op=APPEND))
+    assert seq == 0 and writer.boundary() == (freeze(message),)

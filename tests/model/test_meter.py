@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import pytest
+
 from model.header import EpochHeader
 from model.jsonval import ABSENT, freeze
-from model.log import Dialect
+from model.log import Dialect, make_event
 from model.meter import (
     BaselineKind,
     ceil4,
     estimate_header,
     estimate_message,
     measure,
+    meter_state,
     node_price,
     price,
     provider_output_price,
 )
 from model.rejected import Rejected
-from tests.support import Log
+from tests.support import Log, events_of_lines
 
 
 def test_MTR_1_ceil4_and_u16_lengths() -> None:
@@ -146,3 +149,66 @@ def test_MTR_11_header_change_drops_usage_anchor() -> None:
     log.header(system="changed")
     m = measure(log.events)
     assert not isinstance(m, Rejected) and m.baseline.kind is BaselineKind.ESTIMATED
+
+
+# ---------------------------------------------------------------- MTR-7/8/9 refusals, MTR-10 empty log
+
+
+def test_MTR_10_an_empty_log_measures_none_with_no_delta() -> None:
+    """Q-23: a headerless, empty-priced surface has the baseline ``none``: 0 tokens, delta 0."""
+    measured = measure([])
+    assert not isinstance(measured, Rejected)
+    assert (measured.baseline.tokens, measured.surface_delta_tokens, measured.total_tokens) == (0, 0, 0)
+
+
+def _chunk(seq: int, turn: int = 1) -> object:
+    return make_event("assistant/chunk", seq=seq, time=0,
+                      data=freeze({"turn": turn, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "hi"}}))
+
+
+def _message(seq: int, cited: object) -> object:
+    return make_event("assistant/message", seq=seq, time=0, source_event_seqs=freeze(cited),
+                      data=freeze({"turn": 1, "step": 1, "message": {"role": "assistant", "content": []}}))
+
+
+@pytest.mark.parametrize(("cited", "reason"), [
+    ([-1], "cites an invalid chunk seq -1"),
+    ([True], "cites an invalid chunk seq True"),
+    (["0"], "cites an invalid chunk seq '0'"),
+    ([3], "cites an invalid chunk seq 3"),
+    ([0, 0], "cites an invalid chunk seq 0"),
+    ([2], "cites seq 2, which is not an assistant/chunk"),
+])
+def test_MTR_9_every_cited_seq_must_be_an_earlier_unique_chunk(cited: list[object], reason: str) -> None:
+    """MTR-9: "every cited seq MUST be `< event.seq`, unique, an `assistant/chunk` of the same turn and step
+    (else reject)"; the seq is an integer (LOG-4, not a boolean)."""
+    step_start = make_event("step/start", seq=2, time=0, data=freeze({"turn": 1, "step": 1}))
+    events = [_chunk(0), _chunk(1), step_start]
+    message = _message(3, cited)
+    refused = provider_output_price(message, 7, [*events, message])  # type: ignore[arg-type, list-item]
+    assert isinstance(refused, Rejected) and (refused.rule, refused.seq) == ("MTR-9", 3)
+    assert refused.reason == f"token meter: assistant/message {reason}"
+    # The two cited chunks assemble one text block "hihi": MTR-2 ceil4(4) + 4, plus ROLE_OVERHEAD 4.
+    assert provider_output_price(_message(3, [0, 1]), 7, [*events, message]) == (1 + 4) + 4  # type: ignore[arg-type, list-item]
+
+
+STEP_START = '{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}'
+
+
+def test_MTR_7_a_replace_the_meter_cannot_place_is_refused_under_MTR_7_with_a_reason() -> None:
+    """MTR-7: replace locates the positional range on the meter's own node list (invalid → reject)."""
+    events = events_of_lines(
+        '{"type":"user/message","seq":0,"time":0,"data":{"content":[{"type":"text","text":"x"}],"source":{"kind":"user"}},"surfaceOp":"append"}',
+        '{"type":"user/message","seq":1,"time":0,"data":{"content":[{"type":"text","text":"y"}],"source":{"kind":"user"}},'
+        '"surfaceOp":{"op":"replace","start":0,"end":7}}',
+    )
+    refused = meter_state(events)
+    assert isinstance(refused, Rejected) and (refused.rule, refused.seq) == ("MTR-7", 1)
+    assert isinstance(refused.reason, str) and refused.reason.startswith("token meter: ") and "7" in refused.reason
+
+
+def test_MTR_8_malformed_usage_is_refused_under_MTR_8() -> None:
+    events = events_of_lines(STEP_START, '{"type":"assistant/message","seq":1,"time":0,"data":{"turn":1,"step":1,'
+                    '"content":[{"type":"text","text":"ok"}],"usage":{"inputTokens":"x","outputTokens":1}},"surfaceOp":"append"}')
+    refused = meter_state(events)
+    assert isinstance(refused, Rejected) and (refused.rule, refused.seq) == ("MTR-8", 1)

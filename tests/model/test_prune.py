@@ -5,21 +5,25 @@ from __future__ import annotations
 from model.compaction import compact_if_needed
 from model.derive import derive
 from model.jsonval import freeze, get
-from model.log import Dialect
+from model.log import Dialect, make_event
 from model.meter import measure
 from model.prune import (
     PRUNE_MARKER,
     PruneConfig,
+    check_prune_config,
     content_chars,
+    only_surface_results,
+    prune_again_is_empty,
     prune_content,
     prune_pass,
     prune_session,
     resolve_prune_config,
+    tool_result_content,
 )
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
-from tests.support import Log, short
+from tests.support import BUSY_LOG_PRUNE, Log, busy_log, d08_tool_result_log, short
 
 SMALL = PruneConfig(threshold_chars=60, head_chars=10, tail_chars=5)
 
@@ -109,13 +113,7 @@ def test_PRN_6_prune_only_when_pressure_qualifies() -> None:
 
 
 def test_DIA_18_d08_prune_record_precedes_replacement() -> None:
-    log = Log()
-    log.add("turn/start", {"turn": 1})
-    log.add("assistant/message", {"turn": 1, "step": 1, "message": {"id": "a", "role": "assistant", "content": [
-        {"type": "tool-call", "id": "c", "name": "t", "arguments": "{}"}], "source": {"kind": "model"}}}, op="append")
-    log.add("tool/result", {"turn": 1, "step": 1, "message": {"id": "r", "role": "user", "content": [
-        {"type": "tool-result", "toolCallId": "c", "content": [{"type": "text", "text": "y" * 200}], "isError": False}],
-        "source": {"kind": "tool", "callId": "c"}}}, op="append", prov=[1])
+    log = d08_tool_result_log()
     out = prune_session(log.events, SMALL, dialect=Dialect.D08)
     # The audit prices nodes without the meter's step discipline (no step here).
     assert not isinstance(out, Rejected)
@@ -123,3 +121,48 @@ def test_DIA_18_d08_prune_record_precedes_replacement() -> None:
     assert get(out[0].data, "shadowedSeqs") == (2,)
     assert audit_compactions([*log.events, *out], Dialect.D08) == ()
     assert fold_surface([*log.events, *out], Dialect.D08) is not None
+
+
+# ---------------------------------------------------------------- PRN-1/2 refusals and counts, the prune contracts
+
+
+def test_PRN_1_bad_configs_are_refused_under_PRN_1() -> None:
+    """PRN-1: values are integers, and headChars + CP(PRUNE_MARKER) + tailChars <= thresholdChars."""
+    over = check_prune_config(PruneConfig(threshold_chars=100, head_chars=50, tail_chars=50))
+    assert isinstance(over, Rejected) and over.rule == "PRN-1"
+    not_int = resolve_prune_config(freeze({"headChars": "10"}))
+    assert isinstance(not_int, Rejected) and not_int.rule == "PRN-1"
+    assert not_int.reason == "prune config headChars must be an integer"
+    not_object = resolve_prune_config(freeze([1]))
+    assert isinstance(not_object, Rejected) and not_object.rule == "PRN-1"
+    assert not_object.reason == "prune config must be an object"
+
+
+def test_PRN_2_only_text_blocks_count() -> None:
+    """PRN-2: "summed over `text` blocks only; non-text blocks count 0"."""
+    blocks = freeze([{"type": "text", "text": "abc"}, {"type": "reasoning", "text": "0123456789"}])
+    assert content_chars(blocks) == 3
+
+
+def test_DIA_18_a_d08_tool_result_without_content_blocks_has_no_prunable_content() -> None:
+    for message in ({"role": "tool", "content": []}, {"role": "tool"}):
+        event = make_event("tool/result", seq=4, time=0, data=freeze({"turn": 1, "step": 1, "message": message}))
+        assert tool_result_content(event, Dialect.D08) is None
+
+
+def test_PRN_4_PRN_5_a_real_prune_replaces_single_tool_results_and_a_second_pass_is_empty() -> None:
+    log = busy_log()
+    outcome = prune_pass(log.events, BUSY_LOG_PRUNE)
+    assert not isinstance(outcome, Rejected) and len(outcome.events) == 4
+    assert only_surface_results(log.events, outcome, Dialect.A55) is None
+    assert prune_again_is_empty(log.events, outcome, BUSY_LOG_PRUNE, Dialect.A55) is True
+
+
+def test_DIA_18_a_real_d08_prune_keeps_its_contract() -> None:
+    """D08: the ``compaction/prune`` record precedes each replacement; the replacement is still checked."""
+    log = d08_tool_result_log()
+    outcome = prune_pass(log.events, BUSY_LOG_PRUNE, dialect=Dialect.D08)
+    assert not isinstance(outcome, Rejected)
+    assert [e.type for e in outcome.events] == ["compaction/prune", "tool/result"]
+    assert only_surface_results(log.events, outcome, Dialect.D08) is None
+    assert prune_again_is_empty(log.events, outcome, BUSY_LOG_PRUNE, Dialect.D08) is True

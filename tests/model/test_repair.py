@@ -5,9 +5,10 @@ from __future__ import annotations
 from model.codec import serialize_event
 from model.jsonval import get, obj
 from model.log import Event
-from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN, repair_closers
+from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN, repair_closers, scan_for_repair
 from model.seed import validate_seed
-from spec.strategies import LogBuilder
+from spec.log_builder import LogBuilder
+from tests.support import timed_event
 
 
 def _open_step_with_calls() -> LogBuilder:
@@ -87,3 +88,23 @@ def test_LOG_14_turn_start_clears_previous_pending_calls() -> None:
     closers = repair_closers(b.events)
     assert [e.type for e in closers] == ["turn/end"]
     assert get(closers[0].data, "turn") == 2
+
+
+# ---------------------------------------------------------------- LOG-14 closers of an open step, the scan of a closed log
+
+
+def test_LOG_14_closers_close_the_open_step_with_its_turn_and_step() -> None:
+    events = [timed_event("turn/start", 0, {"turn": 3}), timed_event("step/start", 1, {"turn": 3, "step": 2})]
+    closers = repair_closers(events)
+    assert [serialize_event(e) for e in closers] == [
+        '{"type":"step/end","seq":2,"time":101,"data":{"turn":3,"step":2}}',
+        '{"type":"turn/end","seq":3,"time":101,"data":{"turn":3,"reason":{"kind":"interrupted"}}}',
+    ]
+
+
+def test_LOG_14_scan_of_an_empty_or_closed_log_has_no_open_turn() -> None:
+    assert scan_for_repair([]).open_turn is False
+    closed = [timed_event("turn/start", 0, {"turn": 1}), timed_event("turn/end", 1, {"turn": 1, "reason": {"kind": "completed"}})]
+    scan = scan_for_repair(closed)
+    assert scan.open_turn is False and scan.open_step is False
+    assert repair_closers(closed) == ()

@@ -8,10 +8,10 @@ from model.codec import parse_event_line
 from model.jsonval import JsonObject, obj
 from model.log import Dialect, Event, make_event
 from model.rejected import Rejected
-from model.seed import validate_load, validate_seed
+from model.seed import check_not_header_delta, validate_load, validate_seed
 from sessionspec.fast.derivation import IncrementalDerivation
-from spec.strategies import well_formed_logs
-from tests.support import GROUNDTRUTH
+from spec.log_strategies import well_formed_logs
+from tests.support import GROUNDTRUTH, timed_event
 
 
 def _header_event(seq: int, config: JsonObject, reason: str = "initial") -> Event:
@@ -179,3 +179,10 @@ def test_CHK_8_contiguity_is_checked_after_row_expansion() -> None:
     assert result is not None and result.rule == "LOG-1" and result.seq == 5
     fixed = events[:-1] + [make_event("turn/end", seq=4, time=0, data=obj())]
     assert validate_seed(fixed) is None
+
+
+def test_LEG_1_header_delta_rejection_names_its_event() -> None:
+    delta = timed_event("request/header-delta", 7, {"delta": {}})
+    found = check_not_header_delta(delta)
+    assert found is not None and (found.rule, found.seq) == ("LEG-1", 7)
+    assert check_not_header_delta(timed_event("request/header", 7, {"header": {}})) is None

@@ -27,7 +27,7 @@ from sessionspec.fast.request_points import reconstruct_requests
 from sessionspec.planted.loop import Planted
 from sessionspec.simulate import simulate, to_jsonl
 from sessionspec.simulate_meter import _Total
-from spec.compaction_properties import (
+from spec.loop_compaction_properties import (
     brackets,
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
@@ -36,7 +36,8 @@ from spec.compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
-from spec.machines import Check, loop_machine
+from spec.machine_checks import Check
+from spec.machines import loop_machine
 from tests.under_test import with_planted
 
 

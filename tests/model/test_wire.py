@@ -16,7 +16,7 @@ from model.log import Event
 from model.rejected import Rejected
 from model.wire import Request, build_request, request_to_json
 from sessionspec.fast.request_points import reconstruct_requests
-from spec.strategies import canonical_headers
+from spec.header_strategies import canonical_headers
 from tests.support import GROUNDTRUTH
 
 USER = obj((("role", "user"), ("content", "hi")))

@@ -21,7 +21,8 @@ from model.meter import price
 from model.prefix import Contributor, Idiom, compose
 from model.prune import PruneConfig, prune_content
 from sessionspec.spec_render import contracts_of
-from spec.strategies import json_values, prefix_messages, texts
+from spec.header_strategies import prefix_messages
+from spec.json_strategies import json_values, texts
 
 
 def _holds(function: Callable[..., Any], **arguments: Any) -> None:

@@ -45,7 +45,7 @@ from proofs.scenarios import (  # noqa: E402
 )
 from proofs.skeletons import HeaderChoice, Skeleton, StepEnd, StepSkel  # noqa: E402
 from proofs.whole import discard_whole, freeze_whole, injects_whole  # noqa: E402
-from spec.strategies import canonical_headers  # noqa: E402
+from spec.header_strategies import canonical_headers  # noqa: E402
 
 TEXT = ReplyShape(ReplyChoice.TEXT, False, False)
 PLAIN = TurnShape(TEXT, None, None, InterruptKind.CANCEL, False, False)

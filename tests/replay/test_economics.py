@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ from sessionspec.economics import (
     request_costs,
     shape_of,
 )
-from spec.strategies import json_values, texts
+from spec.json_strategies import json_values, texts
 from tests.support import GROUNDTRUTH
 
 
@@ -192,3 +193,16 @@ def test_docs_economics_shows_the_current_table() -> None:
                               capture_output=True, text=True, check=True)
         table = done.stdout.split("\n", 1)[1].strip()
         assert table in doc, f"{preset} table in docs/economics.md is out of date"
+
+
+# ---------------------------------------------------------------- metered_hit boundaries
+
+
+@pytest.mark.parametrize("shared,hit", [(0, 0), (1023, 0), (1024, 1024), (1151, 1024), (1152, 1152), (5000, 4992)])
+def test_openai_meter_counts_from_the_minimum_in_granularity_steps(shared: int, hit: int) -> None:
+    assert metered_hit(OPENAI, shared) == hit
+
+
+@pytest.mark.parametrize("shared,hit", [(0, 0), (1, 1), (7, 7)])
+def test_neutral_meter_counts_every_shared_token(shared: int, hit: int) -> None:
+    assert metered_hit(NEUTRAL, shared) == hit

@@ -19,7 +19,7 @@ from model.wire import Request, request_to_json
 from sessionspec.economics import ANTHROPIC, NEUTRAL, request_costs, shape_of_request
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_json, report_to_text
 from sessionspec.replay_html import report_to_html
-from spec.strategies import well_formed_logs
+from spec.log_strategies import well_formed_logs
 from tests.support import GROUNDTRUTH, REAL
 
 A55_LOGS = sorted((REAL / "a55f148516").rglob("*.jsonl"))

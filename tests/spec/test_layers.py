@@ -4,8 +4,8 @@ model/ is the normative definition: it imports only itself and the standard
 library (plus typing_extensions).  spec/ states the rules' properties, machines
 and strategies over the model: it imports the model, itself, the standard
 library and Hypothesis, never the tool built on it (sessionspec/), whose
-implementations it checks are passed in as arguments (``spec.machines.UnderTest``,
-``spec.properties.CacheFactory``, ``spec.loop_properties.RequestPointFinder``,
+implementations it checks are passed in as arguments (``spec.machine_checks.UnderTest``,
+``spec.derivation_cache.CacheFactory``, ``spec.loop_properties.RequestPointFinder``,
 ``spec.compaction_properties.LogAudit``).  Every import counts, the ones inside
 functions too, so a lazy import cannot hide an upward edge.
 """

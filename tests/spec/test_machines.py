@@ -85,7 +85,7 @@ def test_P_CMP_5_P_CMP_3_P_CMP_4_P_CMP_10_P_CMP_11_P_PRN_3_compaction_rules_in_o
     """A hand-picked sequence through the compaction rules (pressure with
     prunes, overflow recovery, a second overflow failing, manual compaction,
     the refused idle compaction) and the LOOP-11/12 rules keeps every invariant."""
-    from spec.compaction_properties import brackets
+    from spec.loop_compaction_properties import brackets
 
     machine = LoopMachine()
     machine.mount_compaction(window=700, prune=True)

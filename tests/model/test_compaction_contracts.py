@@ -1,10 +1,10 @@
-"""Kill tests for the contract helpers of issue 29 (model/compaction/contracts.py, the prune contracts of
-model/prune.py, ``hdr4_clauses``), called directly.  tests/proofs/test_proofs_whole.py checks them too, but through
-``proofs/planted/hunt.py``, which evaluates a contract in the function's globals and so cannot run under
-mutmut's trampolines (docs/quality.md); these tests state the same properties without that indirection.
+"""The compaction contracts (model/compaction/contracts.py), called directly.
 
-Expected values: on a real compaction, prune or header the contracts hold (CMP-22, CMP-23, CMP-24, PRN-4,
-PRN-5, HDR-4); on a forged one they name the broken rule."""
+tests/proofs/test_proofs_whole.py checks them too, but through ``proofs/planted/hunt.py``, which evaluates a
+contract in the function's globals and so cannot run under mutmut's trampolines (docs/quality.md); these tests
+state the same properties without that indirection.  Expected values: on a real compaction the contracts hold
+(CMP-22, CMP-23, CMP-24); on a forged one they name the broken rule.  The prune contracts are in test_prune.py,
+HDR-4's clauses in test_header.py."""
 
 from __future__ import annotations
 
@@ -12,19 +12,15 @@ from dataclasses import replace
 
 from model.compaction import CompactionRun, Trigger, compact_if_needed, compact_region
 from model.compaction.contracts import appended_in_order, checkpoint_is_one_range, region_holds, replace_ops, run_holds
-from model.header import EpochHeader, hdr4_clauses
 from model.jsonval import freeze, get
 from model.log import Dialect, Event, make_event
-from model.prune import PruneConfig, only_surface_results, prune_again_is_empty, prune_pass
 from model.rejected import Rejected
-from tests.support import Log, busy_log, short
-
-PRUNE = PruneConfig(threshold_chars=100, head_chars=10, tail_chars=10)
+from tests.support import BUSY_LOG_PRUNE, Log, busy_log, short
 
 
 def _overflow_run() -> tuple[list[Event], CompactionRun]:
     log = busy_log()  # four 400-character tool results: the overflow run prunes them, then compacts once
-    run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW, prune=PRUNE)
+    run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW, prune=BUSY_LOG_PRUNE)
     assert not isinstance(run, Rejected) and run.error is None and len(run.results) == 1
     return log.events, run
 
@@ -71,36 +67,3 @@ def test_a_run_that_reports_fewer_compactions_than_it_wrote_checkpoints_breaks_i
     events, run = _overflow_run()
     failed = replace(run, results=())
     assert run_holds(events, failed, Dialect.A55) == "the run reports 0 compactions and wrote 1 checkpoints"
-
-
-def test_PRN_4_PRN_5_a_real_prune_replaces_single_tool_results_and_a_second_pass_is_empty() -> None:
-    log = busy_log()
-    outcome = prune_pass(log.events, PRUNE)
-    assert not isinstance(outcome, Rejected) and len(outcome.events) == 4
-    assert only_surface_results(log.events, outcome, Dialect.A55) is None
-    assert prune_again_is_empty(log.events, outcome, PRUNE, Dialect.A55) is True
-
-
-def test_DIA_18_a_real_d08_prune_keeps_its_contract() -> None:
-    """D08: the ``compaction/prune`` record precedes each replacement; the replacement is still checked."""
-    log = Log()
-    log.add("turn/start", {"turn": 1})
-    log.add("assistant/message", {"turn": 1, "step": 1, "message": {"id": "a", "role": "assistant", "content": [
-        {"type": "tool-call", "id": "c", "name": "t", "arguments": "{}"}], "source": {"kind": "model"}}}, op="append")
-    log.add("tool/result", {"turn": 1, "step": 1, "message": {"id": "r", "role": "user", "content": [
-        {"type": "tool-result", "toolCallId": "c", "content": [{"type": "text", "text": "y" * 200}], "isError": False}],
-        "source": {"kind": "tool", "callId": "c"}}}, op="append", prov=[1])
-    outcome = prune_pass(log.events, PRUNE, dialect=Dialect.D08)
-    assert not isinstance(outcome, Rejected)
-    assert [e.type for e in outcome.events] == ["compaction/prune", "tool/result"]
-    assert only_surface_results(log.events, outcome, Dialect.D08) is None
-    assert prune_again_is_empty(log.events, outcome, PRUNE, Dialect.D08) is True
-
-
-def test_HDR_4_equal_headers_with_tools_meet_every_clause() -> None:
-    tools = freeze([{"name": "read", "parameters": {"type": "object"}}])
-    a = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="s", tools=tools)
-    b = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="s", tools=freeze([{"name": "read", "parameters": {"type": "object"}}]))
-    assert all(hdr4_clauses(a, b))
-    c = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="s", tools=freeze([{"name": "write"}]))
-    assert not all(hdr4_clauses(a, c))

@@ -1,4 +1,4 @@
-"""Request reconstruction rules that mutation testing found unpinned (issue 9, docs/quality.md).
+"""Request reconstruction (model/reconstruct.py) and the request points it is rebuilt at.
 
 INV-2: a step with no header in force has no request; a step that ended
 without a chunk was a request error only when the turn goes on with a new

@@ -1,4 +1,4 @@
-"""Header field types that mutation testing found unpinned (issue 9, docs/quality.md).
+"""The header audit's field types (sessionspec/check/header_audit.py).
 
 HDR-1 (A55) / DIA-8 (D08): every typed header field that is present and not a
 placeholder (FMT-6) must have its type; each wrong field is one finding that

@@ -34,6 +34,9 @@ class DialectEvidence:
         return self.a55_seq is not None and self.d08_seq is not None
 
 
+NO_EVIDENCE: Final = DialectEvidence(a55_seq=None, a55_reason="", d08_seq=None, d08_reason="")
+
+
 def _d08_marker(event: Event) -> str | None:
     data = event.data
     if event.type.startswith("compaction/"):
@@ -76,27 +79,29 @@ def dialect_evidence(events: Sequence[Event], session_header: JsonObject | None 
     ``message``-shaped data or ``adapterDefaults`` => D08; ``compact/*``,
     ``steering/message``, ``messagePrefix`` with real content,
     ``provenance``-shaped assistant data => A55."""
-    a55: tuple[int, str] | None = None
-    d08: tuple[int, str] | None = None
+    evidence = NO_EVIDENCE
     if session_header is not None and "origin" in session_header:
         # DIA-21: only D08 session headers carry ``origin`` (seq -1: the header line).
-        d08 = (-1, "session header with origin")
+        evidence = DialectEvidence(a55_seq=None, a55_reason="", d08_seq=-1, d08_reason="session header with origin")
     for event in events:
-        if d08 is None:
-            why = _d08_marker(event)
-            if why is not None:
-                d08 = (event.seq, why)
-        if a55 is None:
-            why = _a55_marker(event)
-            if why is not None:
-                a55 = (event.seq, why)
-        if a55 is not None and d08 is not None:
+        evidence = with_markers(evidence, event)
+        if evidence.mixed:
             break
+    return evidence
+
+
+def with_markers(evidence: DialectEvidence, event: Event) -> DialectEvidence:
+    """:func:`dialect_evidence` one event at a time (a reader that streams the log): the evidence
+    of the events before, and this event's markers where a dialect has none yet."""
+    d08 = _d08_marker(event) if evidence.d08_seq is None else None
+    a55 = _a55_marker(event) if evidence.a55_seq is None else None
+    if d08 is None and a55 is None:
+        return evidence
     return DialectEvidence(
-        a55_seq=None if a55 is None else a55[0],
-        a55_reason="" if a55 is None else a55[1],
-        d08_seq=None if d08 is None else d08[0],
-        d08_reason="" if d08 is None else d08[1],
+        a55_seq=evidence.a55_seq if a55 is None else event.seq,
+        a55_reason=evidence.a55_reason if a55 is None else a55,
+        d08_seq=evidence.d08_seq if d08 is None else event.seq,
+        d08_reason=evidence.d08_reason if d08 is None else d08,
     )
 
 
@@ -203,44 +208,46 @@ def migrate_legacy(events: Sequence[Event], session_id: str) -> tuple[Event, ...
     unchanged.  The result is the A55 -> D08 view only; the A55 model never
     calls this (LEG-9).
     """
-    out: list[Event] = []
     ids: dict[int, str] = {}
-    for event in events:
-        data = event.data
-        migrated: Json = data
-        type_name = event.type
-        if isinstance(data, JsonObject):
-            fresh = _replaced_id(event, ids) or legacy_message_id(session_id, event.seq)
-            match event.type:
-                case "user/message" | "steering/message" if "role" not in data and "content" in data:
-                    migrated, type_name = _migrate_user(data, fresh), "user/message"
-                case "assistant/message" if "message" not in data and "provenance" in data:
-                    migrated = _migrate_assistant(data, fresh)
-                case "tool/result" if "message" not in data and "callId" in data:
-                    migrated = _migrate_tool_result(data, fresh)
-                case "turn/start" if "trigger" in data:
-                    migrated = JsonObject((k, v) for k, v in data.items() if k != "trigger")
-                case "turn/end" if "reason" in data:
-                    reason = migrate_turn_end_reason(data["reason"])
-                    migrated = with_values(data, reason=reason)
-                case _:
-                    pass
-            message = get(migrated, "message")
-            own_id = get(message, "id") if isinstance(message, JsonObject) else get(migrated, "id")
-            if isinstance(own_id, str) and type_name in ("user/message", "assistant/message", "tool/result"):
-                ids[event.seq] = own_id
-        if migrated is data and type_name == event.type:
-            out.append(event)
-            continue
-        out.append(
-            make_event(
-                type_name,
-                seq=event.seq,
-                time=event.time,
-                data=migrated,
-                source_event_seqs=event.source_event_seqs,
-                surface_op=event.surface_op,
-                op_first=event.op_first,
-            )
-        )
-    return tuple(out)
+    return tuple(migrate_event(event, session_id, ids) for event in events)
+
+
+def migrate_event(event: Event, session_id: str, ids: dict[int, str]) -> Event:
+    """:func:`migrate_legacy` one event at a time (a reader that streams the log): ``ids`` is the fold's
+    state, the message id of each earlier node by seq (a replace inherits the id of the node it
+    replaces), updated with this event's."""
+    data = event.data
+    migrated: Json = data
+    type_name = event.type
+    if isinstance(data, JsonObject):
+        fresh = _replaced_id(event, ids) or legacy_message_id(session_id, event.seq)
+        match event.type:
+            case "user/message" | "steering/message" if "role" not in data and "content" in data:
+                migrated, type_name = _migrate_user(data, fresh), "user/message"
+            case "assistant/message" if "message" not in data and "provenance" in data:
+                migrated = _migrate_assistant(data, fresh)
+            case "tool/result" if "message" not in data and "callId" in data:
+                migrated = _migrate_tool_result(data, fresh)
+            case "turn/start" if "trigger" in data:
+                migrated = JsonObject((k, v) for k, v in data.items() if k != "trigger")
+            case "turn/end" if "reason" in data:
+                reason = migrate_turn_end_reason(data["reason"])
+                migrated = with_values(data, reason=reason)
+            case _:
+                pass
+        message = get(migrated, "message")
+        own_id = get(message, "id") if isinstance(message, JsonObject) else get(migrated, "id")
+        if isinstance(own_id, str) and type_name in ("user/message", "assistant/message", "tool/result"):
+            ids[event.seq] = own_id
+    if migrated is data and type_name == event.type:
+        return event
+    return make_event(
+        type_name,
+        seq=event.seq,
+        time=event.time,
+        data=migrated,
+        source_event_seqs=event.source_event_seqs,
+        surface_op=event.surface_op,
+        op_first=event.op_first,
+    )
+

@@ -329,8 +329,8 @@ class CompactionFold(AuditFold):
 
     NEEDS_SURFACE = True
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.audit = CompactionAudit() if dialect is Dialect.A55 else CompactionAuditD08(dialect=Dialect.D08)
         self.audit.surface = PricedSurface(dialect=dialect)
         self.types = self.audit.bracket_types()
@@ -343,7 +343,7 @@ class CompactionFold(AuditFold):
         # An event that leaves the surface as it is, of a type neither ``visit`` nor the header
         # fold reads (a chunk, most often), changes nothing: it is counted, not audited.
         if self.ended is None and (plan is not None or event.type in self.read):
-            self.ended = self.audit.advance(event, self.events, self.index, self.types, True, plan)
+            self.ended = self.audit.advance(event, self.before, self.index, self.types, True, plan)
         self.index += 1
 
     def finish(self) -> list[Rejected]:

@@ -22,11 +22,11 @@ would only give knock-on noise (what the passes did before: they were not run).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, final
+from typing import ClassVar, final, overload
 
-from model.log import Dialect, Event, log_view
+from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event, splice
 from sessionspec.check.audits import AUDITS
@@ -37,9 +37,9 @@ _Route = tuple[list[Step], list[Send]]
 
 
 class AuditFold:
-    """One audit as a fold over the log: construct it for a log (``events`` is the whole
-    audited list, for the folds that read the log before an event), ``step`` every event
-    in order, then ``finish`` once."""
+    """One audit as a fold over the log: construct it for a log (``before`` is the log before
+    the current event, :class:`SurfaceEvents`: its surface events by seq, for the folds that
+    read them), ``step`` every event in order, then ``finish`` once."""
 
     # Does the fold need a surface that folds (see the module docstring)?
     NEEDS_SURFACE: ClassVar[bool] = False
@@ -52,8 +52,8 @@ class AuditFold:
     # takes every event (a migrated event may change its type) and no surface plan.
     AS_LOGGED: ClassVar[bool] = False
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        self.events = events
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        self.before = before
         self.dialect = dialect
         self.first_live_seq = first_live_seq
 
@@ -105,8 +105,8 @@ class WalkFold(AuditFold):
     ``yield`` gives None, then returns its findings.  The one loop sends it the events
     directly (a walk reads no surface plan)."""
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.walking = self.walk()
         next(self.walking)
 
@@ -132,57 +132,122 @@ def registered_folds() -> list[type[AuditFold]]:
     return sorted(folds, key=lambda f: (f.__module__, f.__qualname__))
 
 
-def run_folds(events: Sequence[Event], dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]],
-              logged: Sequence[Event] | None = None) -> FoldOutcome:
-    """One loop over ``events``: the surface folded once per event, every fold of ``folds``
-    (of this dialect) stepped with the event's plan.  What the folds found, and the
-    surface's rejection (then the folds that need the surface are left out).  The surface is
-    folded only when some fold needs it; :func:`sessionspec.check.audit.audit_events` runs a
-    fold that always does (the request points), so its rejection is always found.  The
-    ``AS_LOGGED`` folds take ``logged`` (the same events before the D08 migration, one for one)."""
-    seen = events if logged is None else logged
-    assert len(seen) == len(events)
-    made = [fold(seen if fold.AS_LOGGED else events, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
-    as_logged = [fold.stepper() for fold in made if fold.AS_LOGGED]
-    free = [fold for fold in made if not fold.NEEDS_SURFACE and not fold.AS_LOGGED]
-    active = [fold for fold in made if not fold.AS_LOGGED]
-    # Who takes an event of each type (filled as the types are met): a fold declaring its
-    # EVENT_TYPES is not called for the others.
-    routes: dict[str, _Route] = {}
-    nodes: list[int] = []
-    rejected: Rejected | None = None
-    # Without a fold that needs it (one fold run alone), the surface is not folded.
-    surfaced = any(fold.NEEDS_SURFACE for fold in made)
-    for index, event in enumerate(events):
+@final
+class SurfaceEvents(Sequence[Event]):
+    """The log before the current event, as the folds and the surface fold read it: its length
+    is the number of events taken, and an event is found by its seq (LOG-1: ``seq`` is its
+    index) while it is on the surface.  What reads the log before an event (SURF-7's rewrite
+    check, a summary's and a prune's checks) reads only surface nodes, so an event is dropped
+    once it leaves the surface (a replace shadows it) and a log-only event is never kept:
+    memory is bounded by the surface, not the log (issue 26)."""
+
+    __slots__ = ("by_seq", "taken")
+
+    def __init__(self) -> None:
+        self.by_seq: dict[int, Event] = {}
+        self.taken = 0
+
+    def __len__(self) -> int:
+        return self.taken
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        if isinstance(index, slice):
+            raise TypeError("the log before an event is read one surface event at a time")
+        if not 0 <= index < self.taken:
+            raise IndexError(index)
+        return self.by_seq[index]
+
+    def commit(self, event: Event, plan: SurfacePlan | None, removed: Sequence[int]) -> None:
+        """After ``event`` was folded: keep it if it joined the surface, drop what it shadowed."""
+        for seq in removed:
+            del self.by_seq[seq]
+        if plan is not None:
+            self.by_seq[event.seq] = event
+        self.taken += 1
+
+
+@final
+class FoldLoop:
+    """The one loop over a log, an event at a time: the surface folded once per event and
+    every fold of ``folds`` (of this dialect) stepped with the event's plan.  Events are
+    taken in order (:meth:`take`) and need not be kept by the caller; :meth:`outcome` after the
+    last.  The surface is folded only when some fold needs it; the ``AS_LOGGED`` folds take
+    the event as logged (before the D08 migration)."""
+
+    def __init__(self, dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]]) -> None:
+        self.dialect = dialect
+        self.before = SurfaceEvents()
+        self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
+        self.as_logged = [fold.stepper() for fold in self.made if fold.AS_LOGGED]
+        self.free = [fold for fold in self.made if not fold.NEEDS_SURFACE and not fold.AS_LOGGED]
+        self.active = [fold for fold in self.made if not fold.AS_LOGGED]
+        # Who takes an event of each type (filled as the types are met): a fold declaring its
+        # EVENT_TYPES is not called for the others.
+        self.routes: dict[str, _Route] = {}
+        self.nodes: list[int] = []
+        self.rejected: Rejected | None = None
+        # Without a fold that needs it (one fold run alone), the surface is not folded.
+        self.surfaced = any(fold.NEEDS_SURFACE for fold in self.made)
+
+    def take(self, event: Event, logged: Event) -> None:
+        """Fold one event (``logged``: the same event as logged)."""
         plan: SurfacePlan | None = None
-        if surfaced and rejected is None:
-            planned = plan_surface_event(nodes, event, log_view(events, index), dialect)
+        removed: Sequence[int] = ()
+        if self.surfaced and self.rejected is None:
+            planned = plan_surface_event(self.nodes, event, self.before, self.dialect)
             if isinstance(planned, Rejected):
-                rejected = planned
-                active = free
-                routes.clear()
+                self.rejected = planned
+                self.active = self.free
+                self.routes.clear()
+                self.surfaced = False
             elif planned is not None:
                 plan = planned
-                splice(nodes, plan, plan.seq)
-        route = routes.get(event.type)
+                removed = splice(self.nodes, plan, plan.seq)
+        route = self.routes.get(event.type)
         if route is None:
-            route = routes[event.type] = _route(active, event.type)
+            route = self.routes[event.type] = _route(self.active, event.type)
         for step in route[0]:
             step(event, plan)
         for send in route[1]:
             send(event)
-        for step in as_logged:
-            step(seen[index], None)
-    counted = made if rejected is None else [fold for fold in made if not fold.NEEDS_SURFACE]
-    found = [finding for fold in counted for finding in fold.finish()]
-    return FoldOutcome(
-        findings=found,
-        quirks=[quirk for fold in counted for quirk in fold.quirks()],
-        notes=[note for fold in counted for note in fold.notes()],
-        outside=[why for fold in counted for why in fold.outside()],
-        surface_rejected=rejected,
-        folds=made,
-    )
+        for step in self.as_logged:
+            step(logged, None)
+        if self.surfaced:
+            self.before.commit(event, plan, removed)
+
+    def outcome(self) -> FoldOutcome:
+        """What the folds found, after the last event."""
+        counted = self.made if self.rejected is None else [fold for fold in self.made if not fold.NEEDS_SURFACE]
+        found = [finding for fold in counted for finding in fold.finish()]
+        return FoldOutcome(
+            findings=found,
+            quirks=[quirk for fold in counted for quirk in fold.quirks()],
+            notes=[note for fold in counted for note in fold.notes()],
+            outside=[why for fold in counted for why in fold.outside()],
+            surface_rejected=self.rejected,
+            folds=self.made,
+        )
+
+
+def run_folds(events: Iterable[Event], dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]],
+              logged: Iterable[Event] | None = None) -> FoldOutcome:
+    """:class:`FoldLoop` over ``events``: what the folds found, and the surface's rejection (then
+    the folds that need the surface are left out).  :func:`sessionspec.check.audit.audit_events`
+    runs a fold that always needs the surface (the request points), so its rejection is always
+    found.  The ``AS_LOGGED`` folds take ``logged`` (the same events before the D08 migration,
+    one for one)."""
+    loop = FoldLoop(dialect, first_live_seq, folds)
+    if logged is None:
+        for event in events:
+            loop.take(event, event)
+    else:
+        for event, as_logged in zip(events, logged, strict=True):
+            loop.take(event, as_logged)
+    return loop.outcome()
 
 
 def _route(folds: Sequence[AuditFold], event_type: str) -> _Route:

@@ -322,8 +322,8 @@ class LoopAudit(AuditFold):
     wrote (FMT-7 Writers) is known only at their end: a step's events are held until its
     judge decides it (:class:`ApiStepJudge`), then folded in order."""
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.state = _Loop(dialect=dialect)
         self.judge = ApiStepJudge()
 

@@ -32,8 +32,8 @@ class PreA55DesignAudit(AuditFold):
 
     EVENT_TYPES = frozenset({"agent/request-advice", "request/header"})
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.advice: int | None = None
         self.suffix: int | None = None
 
@@ -69,8 +69,8 @@ class PlaceholderNoteAudit(AuditFold):
 
     EVENT_TYPES = frozenset({"request/header"})
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.fields: dict[str, int] = {}
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
@@ -110,8 +110,8 @@ class QuirkAudit(AuditFold):
       an event whose ``time`` is earlier than the previous event's.
     """
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.found: list[Rejected] = []
         self.started: set[int] = set()
         self.previous_time: int | None = None

@@ -327,8 +327,8 @@ class ShapeAudit(AuditFold):
     docstring).  Seed events were judged where they were written.  No state beyond
     the current event."""
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.found: list[Rejected] = []
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:

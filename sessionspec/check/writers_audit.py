@@ -28,8 +28,8 @@ class TurnWritersAudit(AuditFold):
 
     AS_LOGGED = True
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
         self.judge = ApiStepJudge()
         self.turn: OpenTurn | None = None
         self.turns: list[TurnWriter] = []

@@ -24,7 +24,7 @@ from sessionspec.check.chunk_shape import well_formed_chunk
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
-from sessionspec.check.folds import registered_folds, run_alone, run_folds
+from sessionspec.check.folds import SurfaceEvents, registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
 from sessionspec.check.loop_audit import LoopAudit
 from sessionspec.check.nesting_audit import NestingAudit
@@ -135,7 +135,7 @@ def test_a_fold_is_not_called_only_for_events_it_does_not_read(drawn: tuple[tupl
     for fold_class in registered_folds():
         if fold_class.EVENT_TYPES is None or dialect not in fold_class.DIALECTS:
             continue
-        fold = fold_class(events, dialect, 0)
+        fold = fold_class(SurfaceEvents(), dialect, 0)
         for event in events:
             fold.step(event, None)
         assert list(fold.finish()) == run_alone(fold_class, events, dialect), fold_class

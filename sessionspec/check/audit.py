@@ -47,7 +47,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit, check_d08_turn_end  # noqa: F401  (registers the folds)
-from sessionspec.check.folds import WalkFold, registered_folds, run_alone, run_folds
+from sessionspec.check.folds import FoldOutcome, WalkFold, registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
 from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.nesting_audit import NestingAudit  # noqa: F401  (registers the fold)
@@ -205,7 +205,11 @@ def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int 
     # Issue 26: the audits are folds run in one loop over the events, which folds the surface
     # once (DIA-11's rejection is fold_surface's) and hands each event's plan to them
     # (sessionspec.check.folds); the folds that need the surface stop at its rejection.
-    outcome = run_folds(events, dialect, first_live_seq, registered_folds(), logged)
+    return audit_outcome(run_folds(events, dialect, first_live_seq, registered_folds(), logged))
+
+
+def audit_outcome(outcome: FoldOutcome) -> Audit:
+    """The :class:`Audit` of what the registered folds found in one loop (:func:`audit_events`)."""
     found = outcome.findings
     if outcome.surface_rejected is not None:
         found = [*found, outcome.surface_rejected]

@@ -21,7 +21,17 @@ class AuditedPrefix:
 
 
 def audited_prefix(log: LogFile) -> AuditedPrefix:
-    """How many events are audited: those up to the first damage.
+    """How many events are audited: those up to the first damage (see :class:`PrefixTracker`)."""
+    damaged = [f.line for f in log.findings if f.damages and f.line is not None]
+    tracker = PrefixTracker()
+    for event, line in zip(log.events, log.lines, strict=True):
+        tracker.take(event.seq, line, min(damaged, default=None))
+    return tracker.finish()
+
+
+@final
+class PrefixTracker:
+    """How many events are audited: those up to the first damage, decided one event at a time.
 
     A line that could not be read loses its events, and an event whose seq
     breaks LOG-1 (``events[i].seq == i``) desynchronizes every positional
@@ -29,22 +39,38 @@ def audited_prefix(log: LogFile) -> AuditedPrefix:
     would only report the same damage again.  So the damage is reported
     once: the events before a damaged line, or up to and including the first
     seq break, are audited, and a note says how many events were not."""
-    count = len(log.events)
-    where = ""
-    seq_break: tuple[int, int] | None = None
-    damaged = [f.line for f in log.findings if f.damages and f.line is not None]
-    if damaged:
-        first = min(damaged)
-        count = sum(1 for line in log.lines if line < first)
-        where = f"the damaged line {first}"
-    for index, event in enumerate(log.events[:count]):
-        if event.seq != index:
-            count = index + 1
-            seq_break = (event.seq, log.lines[index])
-            where = f"the seq break at line {log.lines[index]} (seq {event.seq}, expected {index}, LOG-1)"
-            break
-    after = len(log.events) - count
-    if after == 0:
-        return AuditedPrefix(count=count, seq_break=seq_break)
-    note = f"{after} event{'s' if after != 1 else ''} after {where} not audited: their findings could follow from it"
-    return AuditedPrefix(count=count, notes=(note,), seq_break=seq_break)
+
+    __slots__ = ("count", "taken", "open", "where", "seq_break")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.taken = 0
+        self.open = True
+        self.where = ""
+        self.seq_break: tuple[int, int] | None = None
+
+    def take(self, seq: int, line: int, first_damage: int | None) -> bool:
+        """Whether the next event (its seq, its line) is audited, given the first damaged
+        line met so far (lines come in order: a damage is met before the events after it)."""
+        self.taken += 1
+        if not self.open:
+            return False
+        if first_damage is not None and line >= first_damage:
+            self.open = False
+            self.where = f"the damaged line {first_damage}"
+            return False
+        index = self.count
+        self.count += 1
+        if seq != index:
+            self.open = False
+            self.seq_break = (seq, line)
+            self.where = f"the seq break at line {line} (seq {seq}, expected {index}, LOG-1)"
+        return True
+
+    def finish(self) -> AuditedPrefix:
+        """The prefix, after the last event."""
+        after = self.taken - self.count
+        if after == 0:
+            return AuditedPrefix(count=self.count, seq_break=self.seq_break)
+        note = f"{after} event{'s' if after != 1 else ''} after {self.where} not audited: their findings could follow from it"
+        return AuditedPrefix(count=self.count, notes=(note,), seq_break=self.seq_break)

@@ -19,20 +19,29 @@ import gc
 import io
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO, Final, final
+from typing import BinaryIO, Final
 
 from model.log import Dialect, Event
-from model.migrate import dialect_evidence, migrate_legacy
-from model.rejected import FailureKind, Rejected
+from model.migrate import DialectEvidence, dialect_evidence
+from model.rejected import FailureKind
 from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
-from sessionspec.check.audit import audit_events, check_end_seed, check_fork_seed
-from sessionspec.check.audit_table import loader_level
-from sessionspec.check.audited_prefix import AuditedPrefix, audited_prefix
-from sessionspec.check.cascades import collapse_cascades
-from sessionspec.check.file_load import header_line_refused, repair_walk_throws, torn_tail_line
-from sessionspec.check.logfile import MAX_EVENTS, LogFile, find_parent_file, read_handle, read_path, session_id
+from sessionspec.check.audited_prefix import AuditedPrefix
+from sessionspec.check.byte_source import open_regular
+from sessionspec.check.file_load import header_line_refused, torn_tail_from
+from sessionspec.check.judge import ReadLog, finding_of, judge_as
+from sessionspec.check.log_pass import Guess, LogPass
+from sessionspec.check.logfile import (
+    MAX_EVENTS,
+    STDIN,
+    LineReader,
+    LogFile,
+    read_handle,
+    read_path,
+    session_id_of,
+    stream_handle,
+)
 from sessionspec.check.os_errors import OSErrorsOnly
 from sessionspec.check.paths import Unlistable
 from sessionspec.check.report import DialectSource as DialectSource
@@ -44,44 +53,14 @@ from sessionspec.check.summary import EXIT_PRECEDENCE as EXIT_PRECEDENCE
 from sessionspec.check.summary import SCHEMA_VERSION as SCHEMA_VERSION
 from sessionspec.check.summary import Summary as Summary
 from sessionspec.check.summary import summarize as summarize
-from sessionspec.check.writers import Attribution, TurnWriter, writer_note
 
 SAMPLES: Final = Path(__file__).resolve().parents[1] / "samples"
 
 
-def _first_live_seq(log: LogFile, events: Sequence[Event], dialect: Dialect) -> int:
-    """LOG-8: the seed length; D08 readers take the last ``session/end-seed`` (DIA-5)."""
-    live = log.seed_length
-    if dialect is Dialect.D08:
-        for event in reversed(events):
-            if event.type == "session/end-seed":
-                live = max(live, event.seq + 1)
-                break
-    return live
-
-
-def _is_replay_script(events: Sequence[Event]) -> bool:
-    """A file of bare ``assistant/chunk`` events is a scripted model reply
-    (test replay fixtures), not a loop log: no turn, step or message."""
-    return bool(events) and all(e.type == "assistant/chunk" for e in events)
-
-
-def _finding(log: LogFile, rejected: Rejected, line: int | None = None) -> Finding:
-    return Finding(
-        line=line if line is not None else log.line_of(rejected.seq),
-        rule=rejected.rule,
-        seq=rejected.seq,
-        reason=rejected.reason,
-        kind=rejected.kind,
-        loader=loader_level(rejected.rule, rejected.kind),
-    )
-
-
-def _choose_dialect(log: LogFile, forced: Dialect | None) -> tuple[Dialect, DialectSource] | str:
+def _choose_dialect(evidence: DialectEvidence, forced: Dialect | None) -> tuple[Dialect, DialectSource] | str:
     """FMT-10: forced, else detected; mixed markers are the reason for ``unknown``."""
     if forced is not None:
         return forced, DialectSource.FORCED
-    evidence = dialect_evidence(log.events, None if log.header is None else log.header.value)
     if evidence.mixed:
         return (
             f"mixed dialect markers (FMT-10): A55 {evidence.a55_reason} at seq {evidence.a55_seq}, "
@@ -94,98 +73,51 @@ def _choose_dialect(log: LogFile, forced: Dialect | None) -> tuple[Dialect, Dial
     return Dialect.A55, DialectSource.DEFAULT
 
 
-def _quirk_notes(quirks: Sequence[Finding]) -> tuple[str, ...]:
-    """One note per quirk ID (§17: the model follows the real code; a note, not a failure)."""
-    by_rule: dict[str, list[Finding]] = {}
-    for quirk in quirks:
-        by_rule.setdefault(quirk.rule, []).append(quirk)
-    notes: list[str] = []
-    for rule in sorted(by_rule, key=lambda r: int(r.split("-")[1])):
-        first = by_rule[rule][0]
-        where = ", ".join(part for part in (f"line {first.line}" if first.line is not None else "", f"seq {first.seq}" if first.seq is not None else "") if part)
-        count = len(by_rule[rule])
-        notes.append(f"quirk {rule} ({count} time{'s' if count != 1 else ''}, first at {where}): {first.reason} (the real code does this; --strict-quirks makes it a finding)")
-    return tuple(notes)
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Judged:
-    """One dialect's judgement of a file's events."""
-
-    live: int
-    findings: tuple[Finding, ...]
-    notes: tuple[str, ...]
-    outside: str | None
-    writers: tuple[TurnWriter, ...] = ()
-
-
-def _audit_finding(log: LogFile, rejected: Rejected, prefix: AuditedPrefix) -> Finding:
-    """An audit finding, placed on the seq break's own line when it is about
-    the break (LOG-1, or LOG-13's order check), not the seq's first line."""
-    if prefix.seq_break is not None and rejected.seq == prefix.seq_break[0]:
-        if rejected.rule == "LOG-1" or (rejected.rule == "LOG-13" and "does not increase" in rejected.reason):
-            return _finding(log, rejected, prefix.seq_break[1])
-    return _finding(log, rejected)
-
-
-def _judge(log: LogFile, prefix: AuditedPrefix, dialect: Dialect, strict_quirks: bool) -> _Judged:
-    """Audit the first ``prefix.count`` events as ``dialect``."""
-    logged: Sequence[Event] = log.events[: prefix.count]
-    events = migrate_legacy(logged, session_id(log)) if dialect is Dialect.D08 else logged
-    live = _first_live_seq(log, events, dialect)
-    if _is_replay_script(events):
-        return _Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
-    # FMT-7 Writers: judged on the events as logged (the D08 migration would hide a legacy event's shape).
-    audit = audit_events(events, dialect, live, logged)
-    attribution = audit.writers
-    writer_notes = _writer_notes(attribution)
-    found = list(audit.findings)
-    findings, cascade_notes = collapse_cascades([_audit_finding(log, r, prefix) for r in found])
-    complete = prefix.count == len(log.events) and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
-    fork_findings, fork_notes = _check_fork(log, events, dialect, complete)
-    findings += [_finding(log, r) for r in fork_findings]
-    if dialect is Dialect.D08 and complete:
-        findings += [_finding(log, r) for r in check_end_seed(events, log.seed_length)]
-    quirks = sorted(
-        [_finding(log, q.rejected, q.line) for q in log.quirks] + [_finding(log, r) for r in audit.quirks],
-        key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule),
-    )
-    # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
-    outside = "; ".join(audit.outside) or None
-    notes = writer_notes + audit.notes + fork_notes + cascade_notes
-    if strict_quirks:
-        return _Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside, writers=attribution.turns)
-    return _Judged(live=live, findings=tuple(findings), notes=notes + _quirk_notes(quirks), outside=outside, writers=attribution.turns)
-
-
-def _writer_notes(attribution: Attribution) -> tuple[str, ...]:
-    """The writers of the log's turns (FMT-7 Writers), when not one loop alone."""
-    note = writer_note(attribution)
-    return () if note is None else (note,)
-
-
 def _finding_key(finding: Finding) -> tuple[int | None, str, int | None]:
     return finding.line, finding.rule, finding.seq
 
 
-def _check_mixed(log: LogFile, prefix: AuditedPrefix, line_findings: list[Finding], mixed: str, strict_quirks: bool) -> FileReport:
+def _check_mixed(read: ReadLog, prefix: AuditedPrefix, line_findings: list[Finding], mixed: str, strict_quirks: bool) -> FileReport:
     """Mixed dialect markers (FMT-10): the dialect is undecided, but no
     finding is hidden by that.  The events are judged as both dialects; a
     finding both give (same rule, line and seq) holds whichever dialect wrote
     the log, so it is a finding of the file; a finding of one dialect only is
     shown marked ``only if`` that dialect and leaves the verdict ``unknown``."""
-    a55 = _judge(log, prefix, Dialect.A55, strict_quirks)
-    d08 = _judge(log, prefix, Dialect.D08, strict_quirks)
+    a55 = judge_as(read, prefix, Dialect.A55, strict_quirks)
+    d08 = judge_as(read, prefix, Dialect.D08, strict_quirks)
     in_d08 = {_finding_key(f) for f in d08.findings}
     in_a55 = {_finding_key(f) for f in a55.findings}
     findings = line_findings + [f for f in a55.findings if _finding_key(f) in in_d08]
     for dialect, judged, other in ((Dialect.A55, a55, in_d08), (Dialect.D08, d08, in_a55)):
         findings += [replace(f, only_if=dialect) for f in judged.findings if _finding_key(f) not in other]
-    return _verdict(log, None, None, min(a55.live, d08.live), findings, (), unknown=mixed)
+    return _verdict(read, None, None, min(a55.live, d08.live), findings, (), unknown=mixed)
 
 
 def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
+    """The verdict for one read file (FMT-7), its events in memory (:func:`check_read` for the rest)."""
+    if log.unreadable is not None:
+        return FileReport.unreadable(log.name, log.unreadable)
+    first_damage = min((f.line for f in log.findings if f.damages and f.line is not None), default=None)
+
+    def again(guess: Guess | None) -> LogPass:
+        one = _new_pass(log, guess, forced)
+        for event, line in zip(log.events, log.lines, strict=True):
+            one.take(event, line, first_damage)
+        one.finish()
+        return one
+
+    return check_read(ReadLog(log=log, total=len(log.events), first=again(None), again=again), forced, strict_quirks)
+
+
+def _new_pass(log: LogFile | LineReader, guess: Guess | None, forced: Dialect | None) -> LogPass:
+    """A pass over a log's events: its header's dialect evidence (DIA-21), seed and session id
+    (a reader's are known once its first line is read)."""
+    header = log.header
+    evidence = dialect_evidence((), None if header is None else header.value)
+    return LogPass(guess, log.seed_length, session_id_of(header), evidence, forced)
+
+
+def check_read(read: ReadLog, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
     """The verdict for one read file (FMT-7).  The §17 quirks the log shows
     are notes, or findings with ``strict_quirks``.
 
@@ -193,29 +125,32 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
     any finding is of kind invalid, else ``unknown`` (a limit or bug finding,
     or the log outside the model, with the reason), else ``valid``.  No
     dialect or marker decision hides a finding."""
+    log = read.log
     if log.unreadable is not None:
         return FileReport.unreadable(log.name, log.unreadable)
-    line_findings = [_finding(log, f.rejected, f.line) for f in log.findings]
-    prefix = audited_prefix(log)
-    chosen = _choose_dialect(log, forced)
+    line_findings = [finding_of(read.first.lines, f.rejected, f.line) for f in log.findings]
+    prefix = read.first.prefix.finish()
+    chosen = _choose_dialect(read.first.evidence, forced)
     if isinstance(chosen, str):
-        report = _check_mixed(log, prefix, line_findings, chosen, strict_quirks)
+        report = _check_mixed(read, prefix, line_findings, chosen, strict_quirks)
         return report if not prefix.notes else _with_notes(report, prefix.notes)
     dialect, source = chosen
-    judged = _judge(log, prefix, dialect, strict_quirks)
-    findings = _file_load_answers(log, dialect, line_findings + list(judged.findings))
+    judged = judge_as(read, prefix, dialect, strict_quirks)
+    findings = _file_load_answers(read, dialect, line_findings + list(judged.findings))
     refused = header_line_refused(log.header, dialect)
     header_note = () if refused is None else (f"the JSONL file load refuses this header line: {refused} (QF-14; the harness's JSONL writer always writes it)",)
-    report = _verdict(log, dialect, source, judged.live, findings, judged.notes + prefix.notes + header_note, unknown=judged.outside)
+    report = _verdict(read, dialect, source, judged.live, findings, judged.notes + prefix.notes + header_note, unknown=judged.outside)
     return replace(report, writers=judged.writers, header_refused=refused is not None)
 
 
-def _file_load_answers(log: LogFile, dialect: Dialect, findings: list[Finding]) -> list[Finding]:
+def _file_load_answers(read: ReadLog, dialect: Dialect, findings: list[Finding]) -> list[Finding]:
     """Where the real file load answers otherwise than per rule (sessionspec/check/file_load.py): a finding
     on an event its repair walk throws on is refused (QF-13); one in a torn tail after the last ``turn/end``
     is never read, so accepted (QF-15)."""
-    throws = repair_walk_throws(log.events, dialect)
-    torn = torn_tail_line(log, ((f.rule, f.line, f.kind) for f in findings))
+    log = read.log
+    throws = frozenset(read.first.throws[dialect]) if findings else frozenset()
+    last_turn_end = read.first.turn_ends.last(log.torn_line)
+    torn = torn_tail_from(log.header is not None or read.total > 0, last_turn_end, log.torn_line, ((f.rule, f.line, f.kind) for f in findings))
     answered = [replace(f, loader="refuses") if f.seq in throws and f.kind is FailureKind.INVALID else f for f in findings]
     if torn is None:
         return answered
@@ -229,31 +164,8 @@ def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:
     )
 
 
-def _check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect, complete: bool = True) -> tuple[list[Rejected], tuple[str, ...]]:
-    """FMT-11 for a seeded child whose parent file lies beside it; a seed
-    longer than the log is reported whether or not the parent is found.
-    ``complete`` is False when ``events`` stop short of the file (a damage or
-    a limit): a seed reaching past them is not judged."""
-    if log.seed_length > len(events) and not complete:
-        return [], (f"seedLength {log.seed_length} reaches past the {len(events)} events audited; seed not compared (FMT-11)",)
-    if log.seed_length > len(events):
-        return [Rejected(rule="FMT-11", reason=f"seedLength {log.seed_length} exceeds the log's {len(events)} events")], ()
-    if log.parent_session is None or log.seed_length <= 0 or log.name == "<stdin>":
-        return [], ()
-    parent_path = find_parent_file(Path(log.name), log.parent_session)
-    if parent_path is None:
-        return [], (f"fork parent {log.parent_session} not found beside the file; seed not compared (FMT-11)",)
-    parent = read_path(str(parent_path))
-    if parent.unreadable is not None:
-        return [], (f"fork parent {parent_path.name} unreadable; seed not compared (FMT-11)",)
-    parent_events: Sequence[Event] = parent.events
-    if dialect is Dialect.D08:
-        parent_events = migrate_legacy(parent_events, session_id(parent))
-    return check_fork_seed(events, parent_events, log.seed_length), ()
-
-
 def _verdict(
-    log: LogFile,
+    read: ReadLog,
     dialect: Dialect | None,
     source: DialectSource | None,
     live: int,
@@ -279,11 +191,11 @@ def _verdict(
         # A finding decided the verdict; why the log is outside the model stays visible as a note.
         notes = (*notes, unknown)
     return FileReport(
-        path=log.name,
+        path=read.log.name,
         verdict=verdict,
         dialect=dialect,
         dialect_source=source,
-        events=len(log.events),
+        events=read.total,
         first_live_seq=live,
         findings=ordered,
         reason=reason,
@@ -311,9 +223,52 @@ def _gc_paused() -> Iterator[None]:
 
 def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
     """Read and check one file (or ``-``): the per-file function of the
-    command line, of ``sessionspec.api`` and of its fleet recipes."""
+    command line, of ``sessionspec.api`` and of its fleet recipes.  A regular file
+    is checked as it is read, its events not kept (issue 26: memory is bounded by the
+    surface and the open turn and step); a wrong guess of the dialect or first live
+    seq (:mod:`sessionspec.check.log_pass`) reads it once more.  Standard input is
+    read into memory."""
     with _gc_paused():
-        return check_log(read_path(path, max_events), forced, strict_quirks)
+        if path == STDIN:
+            return check_log(read_path(path, max_events), forced, strict_quirks)
+        first = _stream_pass(path, None, forced, max_events)
+        if isinstance(first, str):
+            return FileReport.unreadable(path, first)
+
+        def again(guess: Guess) -> LogPass:
+            read = _stream_pass(path, guess, forced, max_events)
+            if isinstance(read, str):
+                raise _Vanished(read)
+            return read[1]
+
+        reader, one = first
+        try:
+            return check_read(ReadLog(log=reader.log_file((), ()), total=reader.count, first=one, again=again), forced, strict_quirks)
+        except _Vanished as gone:
+            return FileReport.unreadable(path, f"{gone} (on reading the file again)")
+
+
+class _Vanished(Exception):
+    """The file could not be opened for a second pass."""
+
+
+def _stream_pass(path: str, guess: Guess | None, forced: Dialect | None, max_events: int) -> tuple[LineReader, LogPass] | str:
+    """One pass over a regular file, its events handed to a :class:`LogPass` as they are read."""
+    handle = open_regular(path)
+    if isinstance(handle, str):
+        return handle
+    made: list[LogPass] = []
+
+    def take(reader: LineReader, event: Event, line: int) -> None:
+        if not made:
+            made.append(_new_pass(reader, guess, forced))
+        made[0].take(event, line, reader.first_damage)
+
+    reader = stream_handle(handle, path, Path(path), take, max_events)
+    if not made:
+        made.append(_new_pass(reader, guess, forced))
+    made[0].finish()
+    return reader, made[0]
 
 
 def unlistable_report(item: Unlistable) -> FileReport:

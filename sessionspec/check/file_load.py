@@ -31,7 +31,7 @@ The checker's verdicts are not changed by any of these.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, final
 
 from model.codec import SessionHeader
 from model.jsonval import ABSENT, Json, JsonObject, get
@@ -46,30 +46,59 @@ HOLE_RULES: Final = frozenset({"FMT-1", "CHK-5", "LOG-1"})
 def torn_tail_line(log: LogFile, findings: Iterable[tuple[str, int | None, FailureKind]]) -> int | None:
     """The first line of the tail the file load drops, given the findings ``(rule, line, kind)``; None
     when the load reads the whole file."""
-    if log.header is None and not log.events:
+    ends = TurnEndLines()
+    for event, line in zip(log.events, log.lines, strict=True):
+        ends.take(event, line)
+    return torn_tail_from(log.header is not None or bool(log.events), ends.last(log.torn_line), log.torn_line, findings)
+
+
+def torn_tail_from(anything_read: bool, last_turn_end: int, torn_line: int | None,
+                   findings: Iterable[tuple[str, int | None, FailureKind]]) -> int | None:
+    """:func:`torn_tail_line` from what a reader kept: whether the file held a header line or an event,
+    the line of its last ``turn/end`` not on the torn line (0: none), and the torn line."""
+    if not anything_read:
         return None  # neither a header line nor an event (a torn first line): nothing the load could read
-    # The scan splits at newlines: a last line without one is never parsed, whatever it holds.
-    ends = (line for event, line in zip(log.events, log.lines, strict=True) if event.type == "turn/end" and line != log.torn_line)
-    last_turn_end = max(ends, default=0)
     holes = [line for rule, line, kind in findings
              if rule in HOLE_RULES and kind is FailureKind.INVALID and line is not None and line > last_turn_end]
-    return min([*holes, *([] if log.torn_line is None else [log.torn_line])], default=None)
+    return min([*holes, *([] if torn_line is None else [torn_line])], default=None)
+
+
+@final
+class TurnEndLines:
+    """The lines of the last two ``turn/end`` events met, on different lines: the scan splits at
+    newlines, so a last line without one is never parsed, whatever it holds, and its ``turn/end``
+    (when it parsed for the checker) does not count."""
+
+    __slots__ = ("latest", "before")
+
+    def __init__(self) -> None:
+        self.latest = 0
+        self.before = 0
+
+    def take(self, event: Event, line: int) -> None:
+        if event.type == "turn/end" and line != self.latest:
+            self.latest, self.before = line, self.latest
+
+    def last(self, torn_line: int | None) -> int:
+        """The last ``turn/end``'s line not on ``torn_line`` (0: none)."""
+        return self.before if self.latest == torn_line else self.latest
 
 
 def repair_walk_throws(events: Sequence[Event], dialect: Dialect) -> frozenset[int]:
-    """The seqs of the ``assistant/message`` events on which the load's repair walk throws (QF-13): the
+    """The seqs of the events on which the load's repair walk throws (:func:`repair_walk_throws_on`)."""
+    return frozenset(event.seq for event in events if repair_walk_throws_on(event, dialect))
+
+
+def repair_walk_throws_on(event: Event, dialect: Dialect) -> bool:
+    """Whether the load's repair walk throws on this event (QF-13): an ``assistant/message`` whose
     content (A55 ``data.content``; D08 ``data.message.content``, ``repair.ts`` line 55 at ``611615650f``,
-    DIA-10) neither an array nor a string (JS iterates a string's characters), or an array holding ``null``."""
-    throws = set()
-    for event in events:
-        if event.type != "assistant/message":
-            continue
-        content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
-        if isinstance(content, str):
-            continue
-        if not isinstance(content, tuple) or any(block is None for block in content):
-            throws.add(event.seq)
-    return frozenset(throws)
+    DIA-10) is neither an array nor a string (JS iterates a string's characters), or an array holding ``null``."""
+    if event.type != "assistant/message":
+        return False
+    content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
+    if isinstance(content, str):
+        return False
+    return not isinstance(content, tuple) or any(block is None for block in content)
 
 
 def _safe_non_negative(value: Json) -> bool:

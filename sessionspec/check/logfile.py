@@ -23,10 +23,9 @@ so memory stays bounded whatever a small compressed file expands to.
 from __future__ import annotations
 
 import io
-import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, final
@@ -37,6 +36,7 @@ from model.log import Event
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.byte_source import ZstdFrames, open_regular
+from sessionspec.check.sidecar import sidecar_header
 from sessionspec.fast.parse import parse_decoded
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -137,56 +137,98 @@ def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool, bool]]:
         yield (raw[:-1] if newline else raw), newline, False
 
 
-def _sidecar_table(directory: Path) -> dict[str, dict[str, object]]:
-    """``sessions.json`` beside ground-truth logs: ``{sessionId: {file, header}}``
-    (those logs have no header line).  Empty when absent or malformed."""
-    sidecar = directory / "sessions.json"
-    try:
-        if not sidecar.is_file() or sidecar.stat().st_size > 16 * 1024 * 1024:
-            return {}
-        table = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    if not isinstance(table, dict):
-        return {}
-    return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, dict)}
+@final
+class LineReader:
+    """One pass over a log's bytes (FMT-1: header line, then records), yielding each event with
+    its line as it is read (:meth:`events`), so a caller that streams keeps none of them.  What
+    is not an event is kept here as the lines go by: the header, the line findings and quirks,
+    the first damaged line (:attr:`first_damage`: the events from it on are not audited), the
+    torn last line, the event count; :meth:`log_file` is what :func:`read_stream` returns."""
 
+    def __init__(self, name: str, sidecar_path: Path | None = None, max_events: int = MAX_EVENTS) -> None:
+        self.name = name
+        self.sidecar_path = sidecar_path
+        self.max_events = max_events
+        self.header: SessionHeader | None = None
+        self.findings: list[LineFinding] = []
+        self.quirks: list[LineFinding] = []
+        self.first_damage: int | None = None
+        self.torn_line: int | None = None
+        self.count = 0
+        self.number = 0
+        self.unreadable: str | None = None
+        self.seed_length = 0
+        self.parent_session: str | None = None
 
-def _sidecar_header(path: Path) -> dict[str, object]:
-    """The live session header the sidecar records for this file."""
-    for entry in _sidecar_table(path.parent).values():
-        header = entry.get("header")
-        if entry.get("file") == path.name and isinstance(header, dict):
-            return header
-    return {}
+    def events(self, stream: BinaryIO, read_errors: tuple[type[Exception], ...] = ()) -> Iterator[tuple[Event, int]]:
+        """Each event of ``stream`` with its line.  Stops at the first non-blank line after
+        ``max_events`` events (a ``limit`` finding), so memory is bounded by the limit; a read
+        error ends it with :attr:`unreadable` set."""
+        first_record = True
+        try:
+            for number, (raw, newline, cut) in enumerate(_lines(stream), start=1):
+                self.number = number
+                if cut:
+                    self.finding(LineFinding(line=number, rejected=Rejected(
+                        rule="FMT-1", reason=f"line longer than {MAX_LINE_BYTES} bytes (checker limit)", kind=FailureKind.LIMIT)))
+                    if first_record:
+                        first_record = False
+                        self.seed()
+                    continue
+                if not raw.strip():
+                    continue  # FMT-1: blank lines are ignored
+                if not newline and not first_record:
+                    self.torn_line = number  # a torn first line leaves no header, which the file load refuses
+                if self.count >= self.max_events:
+                    reason = f"more than {self.max_events} events: reading stopped at this line (--max-events {self.max_events}, checker limit)"
+                    self.finding(LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=reason, kind=FailureKind.LIMIT)))
+                    break
+                read = _read_line(raw, newline, number, first_record, self.quirks)
+                if first_record:
+                    first_record = False
+                    if isinstance(read, SessionHeader):
+                        self.header = read
+                    self.seed()
+                if isinstance(read, LineFinding):
+                    self.finding(read)
+                elif isinstance(read, tuple):
+                    self.count += len(read)
+                    for event in read:
+                        yield event, number
+        except (OSError, EOFError, ValueError) + read_errors as error:
+            # zstandard reports a corrupt frame as ZstdError (a ValueError subclass in
+            # recent versions) or OSError; either way the file cannot be read.
+            self.unreadable = f"read error at line {self.number + 1}: {error}"
+            return
+        if self.number == 0 or (not self.count and self.header is None and not self.findings):
+            self.findings.append(LineFinding(line=None, rejected=Rejected(rule="FMT-1", reason="empty file: no session header and no events")))
+        if first_record:
+            self.seed()
 
+    def finding(self, finding: LineFinding) -> None:
+        self.findings.append(finding)
+        if finding.damages and finding.line is not None and self.first_damage is None:
+            self.first_damage = finding.line
 
-def _first_line_id(path: Path) -> str | None:
-    """The ``id`` of a file's session header line (its first line only)."""
-    try:
-        if not path.is_file():  # never open a FIFO or device: it could block
-            return None
-        with path.open("rb") as handle:
-            first = handle.readline(1024 * 1024)
-        value = json.loads(first)
-    except (OSError, ValueError, RecursionError):
-        return None
-    if isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str):
-        return str(value["id"])
-    return None
+    def seed(self) -> None:
+        """The seed length and parent session: the header line's, else the sidecar's (known
+        once the first record is read)."""
+        header = self.header
+        parent: object = get(header.value, "parentSession") if header is not None else None
+        self.seed_length = header.seed_length if header is not None else 0
+        if header is None and self.sidecar_path is not None:
+            recorded = sidecar_header(self.sidecar_path)
+            value = recorded.get("seedLength")
+            self.seed_length = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+            parent = recorded.get("parentSession")
+        self.parent_session = parent if isinstance(parent, str) else None
 
-
-def find_parent_file(child: Path, parent_id: str) -> Path | None:
-    """FMT-11: the parent session's file beside a child (sidecar table, else a
-    sibling ``*.jsonl`` whose header line names ``parent_id``)."""
-    entry = _sidecar_table(child.parent).get(parent_id)
-    if entry is not None and isinstance(entry.get("file"), str):
-        candidate = child.parent / str(entry["file"])
-        return candidate if candidate.is_file() else None
-    for sibling in sorted(child.parent.glob("*.jsonl")):
-        if sibling != child and _first_line_id(sibling) == parent_id:
-            return sibling
-    return None
+    def log_file(self, events: tuple[Event, ...], lines: tuple[int, ...]) -> LogFile:
+        """The read file, with the events the caller kept."""
+        if self.unreadable is not None:
+            return LogFile(name=self.name, header=self.header, events=events, lines=lines, findings=tuple(self.findings), unreadable=self.unreadable)
+        return LogFile(name=self.name, header=self.header, events=events, lines=lines, findings=tuple(self.findings), seed_length=self.seed_length,
+                       parent_session=self.parent_session, quirks=tuple(self.quirks), torn_line=self.torn_line)
 
 
 @audits("FMT-1")
@@ -197,61 +239,20 @@ def read_stream(
     read_errors: tuple[type[Exception], ...] = (),
     max_events: int = MAX_EVENTS,
 ) -> LogFile:
-    """Read one log from a binary stream (FMT-1: header line, then records).
-
-    Stops at the first non-blank line after ``max_events`` events (a
-    ``limit`` finding), so memory is bounded by the limit."""
-    header: SessionHeader | None = None
+    """Read one log from a binary stream (FMT-1: header line, then records), its events kept
+    (:class:`LineReader`)."""
+    reader = LineReader(name, sidecar_path, max_events)
     events: list[Event] = []
     lines: list[int] = []
-    findings: list[LineFinding] = []
-    quirks: list[LineFinding] = []
-    first_record = True
-    number = 0
-    torn_line: int | None = None
-    try:
-        for number, (raw, newline, cut) in enumerate(_lines(stream), start=1):
-            if cut:
-                findings.append(
-                    LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=f"line longer than {MAX_LINE_BYTES} bytes (checker limit)", kind=FailureKind.LIMIT))
-                )
-                first_record = False
-                continue
-            if not raw.strip():
-                continue  # FMT-1: blank lines are ignored
-            if not newline and not first_record:
-                torn_line = number  # a torn first line leaves no header, which the file load refuses
-            if len(events) >= max_events:
-                reason = f"more than {max_events} events: reading stopped at this line (--max-events {max_events}, checker limit)"
-                findings.append(LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=reason, kind=FailureKind.LIMIT)))
-                break
-            finding = _read_line(raw, newline, number, first_record, events, lines, quirks)
-            first_record = False
-            if isinstance(finding, SessionHeader):
-                header = finding
-            elif finding is not None:
-                findings.append(finding)
-    except (OSError, EOFError, ValueError) + read_errors as error:
-        # zstandard reports a corrupt frame as ZstdError (a ValueError subclass in
-        # recent versions) or OSError; either way the file cannot be read.
-        return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), unreadable=f"read error at line {number + 1}: {error}")
-    if number == 0 or (not events and header is None and not findings):
-        findings.append(LineFinding(line=None, rejected=Rejected(rule="FMT-1", reason="empty file: no session header and no events")))
-    seed = header.seed_length if header is not None else 0
-    parent: object = get(header.value, "parentSession") if header is not None else None
-    if header is None and sidecar_path is not None:
-        recorded = _sidecar_header(sidecar_path)
-        value = recorded.get("seedLength")
-        seed = value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-        parent = recorded.get("parentSession")
-    return LogFile(name=name, header=header, events=tuple(events), lines=tuple(lines), findings=tuple(findings), seed_length=seed,
-        parent_session=parent if isinstance(parent, str) else None, quirks=tuple(quirks), torn_line=torn_line,
-    )
+    for event, line in reader.events(stream, read_errors):
+        events.append(event)
+        lines.append(line)
+    return reader.log_file(tuple(events), tuple(lines))
 
 
 def _read_line(
-    raw: bytes, newline: bool, number: int, first_record: bool, events: list[Event], lines: list[int], quirks: list[LineFinding]
-) -> LineFinding | SessionHeader | None:
+    raw: bytes, newline: bool, number: int, first_record: bool, quirks: list[LineFinding]
+) -> LineFinding | SessionHeader | tuple[Event, ...] | None:
     """One non-blank line: the header (first line only), events, or a finding.
 
     Q-29: "The decoder accepts rows with 1-2 members (non-empty payload)
@@ -291,10 +292,7 @@ def _read_line(
     if len(decoded) < MIN_RUN and isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
         quirk = Rejected(rule="Q-29", seq=decoded[0].seq, reason=f"{get(value, 'type')} row with {len(decoded)} member(s); the packer writes rows of at least {MIN_RUN}")
         quirks.append(LineFinding(line=number, rejected=quirk))
-    for event in decoded:
-        events.append(event)
-        lines.append(number)
-    return None
+    return tuple(decoded)
 
 
 def _unreadable(name: str, reason: str) -> LogFile:
@@ -314,22 +312,44 @@ def read_path(path: str, max_events: int = MAX_EVENTS) -> LogFile:
 def read_handle(handle: BinaryIO, name: str, sidecar_path: Path | None, max_events: int = MAX_EVENTS) -> LogFile:
     """Read an open binary handle (closed afterwards); a name ending ``.zst``
     is a zstandard stream."""
+    events: list[Event] = []
+    lines: list[int] = []
+
+    def keep(reader: LineReader, event: Event, line: int) -> None:
+        events.append(event)
+        lines.append(line)
+
+    return stream_handle(handle, name, sidecar_path, keep, max_events).log_file(tuple(events), tuple(lines))
+
+
+def stream_handle(handle: BinaryIO, name: str, sidecar_path: Path | None, take: Callable[[LineReader, Event, int], None],
+                  max_events: int = MAX_EVENTS) -> LineReader:
+    """:func:`read_handle`, handing each event to ``take`` (with the reader, as it stands at that
+    line) instead of keeping it: a caller that streams keeps memory bounded."""
+    reader = LineReader(name, sidecar_path, max_events)
     with handle:
         if not name.endswith(".zst"):
-            return read_stream(handle, name, sidecar_path, max_events=max_events)
+            for event, line in reader.events(handle):
+                take(reader, event, line)
+            return reader
         try:
             frames = ZstdFrames(handle)
         except ImportError:
-            return _unreadable(name, "the zstandard package is not installed (needed for .zst files)")
+            reader.unreadable = "the zstandard package is not installed (needed for .zst files)"
+            return reader
         with io.BufferedReader(frames, buffer_size=256 * 1024) as stream:
-            return read_stream(stream, name, sidecar_path, max_events=max_events)
+            for event, line in reader.events(stream):
+                take(reader, event, line)
+    return reader
 
 
 def session_id(log: LogFile) -> str:
     """The session id for legacy-message ids (DIA-13); ``unknown`` without a header."""
-    if log.header is not None:
-        value = log.header.id
-        if isinstance(value, str):
-            return value
-    return "unknown"
+    return session_id_of(log.header)
 
+
+def session_id_of(header: SessionHeader | None) -> str:
+    """:func:`session_id` of a header line (None: none)."""
+    if header is not None and isinstance(header.id, str):
+        return header.id
+    return "unknown"

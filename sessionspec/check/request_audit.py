@@ -37,9 +37,10 @@ class RequestPointAudit(AuditFold):
 
     NEEDS_SURFACE = True
 
-    def __init__(self, events: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
-        super().__init__(events, dialect, first_live_seq)
-        self.fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq, planned=True)
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
+        super().__init__(before, dialect, first_live_seq)
+        self.judged = _JudgedPoints()
+        self.fold = RequestPointFold(dialect=dialect, first_live_seq=first_live_seq, planned=True, points=self.judged)
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
         self.fold.step(event, plan)
@@ -48,7 +49,20 @@ class RequestPointAudit(AuditFold):
         return self.fold.step
 
     def finish(self) -> list[Rejected]:
-        return request_findings(self.fold.finish())
+        points = self.fold.finish()
+        return request_findings(points) if isinstance(points, Rejected) else self.judged.found + request_findings(points)
+
+
+class _JudgedPoints(list[RequestPoint]):
+    """The fold's list of request points, judged as each is made and not kept: a point holds the
+    derivation before its step (issue 26: memory bounded by the surface, not the log)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[Rejected] = []
+
+    def append(self, point: RequestPoint) -> None:
+        self.found += request_findings((point,))
 
 
 def request_findings(points: tuple[RequestPoint, ...] | Rejected) -> list[Rejected]:

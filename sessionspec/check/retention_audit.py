@@ -47,6 +47,9 @@ class _Surface:
             i, j = self.index(get(op, "start")), self.index(get(op, "end"))
             if i is None or j is None or i > j:
                 return  # SURF-5's finding
+            # A shadowed node's delta is never read again: dropped, so memory follows the surface.
+            for shadowed in self.nodes[i : j + 1]:
+                self.delta.pop(shadowed, None)
             if i == j and self.pos is not None:
                 del self.pos[self.nodes[i]]
                 self.pos[event.seq] = i

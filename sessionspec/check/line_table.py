@@ -1,0 +1,72 @@
+"""Which line each event of a file came from, kept in a few machine words per line (issue 26).
+
+A finding names a seq; the report names its line, the line of the **first** event with that
+seq (a duplicated seq keeps the first).  The checker reads a log once, in file order, and does
+not keep its events, so the line of every seq is kept here as runs: consecutive seqs on one
+line (a packed row, CHK-6) or on consecutive lines (one event per line).  A well-formed log is a
+few runs per row; the lookup is a binary search while the seqs increase, as LOG-1 makes them.
+A file whose seqs do not increase (a corrupt one) is looked up through a map built on the first
+lookup, which only such a file pays for.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from typing import final
+
+
+@final
+class LineTable:
+    """seq -> line of its first event, for the events given to :meth:`add` in file order."""
+
+    __slots__ = ("seqs", "lines", "counts", "steps", "increasing", "last_seq", "first")
+
+    def __init__(self) -> None:
+        # Run i covers seqs seqs[i] .. seqs[i] + counts[i] - 1, on lines lines[i] + k * steps[i]
+        # (steps: 0 one line, 1 one line each, -1 a single event so far).
+        self.seqs = array("q")
+        self.lines = array("q")
+        self.counts = array("q")
+        self.steps = array("b")
+        self.increasing = True
+        self.last_seq = -1
+        self.first: dict[int, int] | None = None
+
+    def add(self, seq: int, line: int) -> None:
+        """The next event of the file, in file order."""
+        if seq <= self.last_seq:
+            self.increasing = False
+        self.last_seq = seq
+        if self.seqs:
+            run = len(self.seqs) - 1
+            count, step = self.counts[run], self.steps[run]
+            if seq == self.seqs[run] + count:
+                offset = line - (self.lines[run] + (count - 1) * max(step, 0))
+                if offset in (0, 1) and step in (-1, offset):
+                    self.counts[run] = count + 1
+                    self.steps[run] = offset
+                    return
+        self.seqs.append(seq)
+        self.lines.append(line)
+        self.counts.append(1)
+        self.steps.append(-1)
+
+    def line_of(self, seq: int | None) -> int | None:
+        """The line of the first event with this seq (None: no such event, or no seq)."""
+        if seq is None:
+            return None
+        if self.increasing:
+            run = bisect_right(self.seqs, seq) - 1
+            if run < 0 or seq >= self.seqs[run] + self.counts[run]:
+                return None
+            return self._line(run, seq)
+        if self.first is None:
+            self.first = {}
+            for run in range(len(self.seqs)):
+                for number in range(self.seqs[run], self.seqs[run] + self.counts[run]):
+                    self.first.setdefault(number, self._line(run, number))
+        return self.first.get(seq)
+
+    def _line(self, run: int, seq: int) -> int:
+        return self.lines[run] + (seq - self.seqs[run]) * max(self.steps[run], 0)

@@ -1,0 +1,175 @@
+"""One pass over a log's events, in file order, judging them as they come (issue 26).
+
+:class:`LogPass` takes each event with its line and keeps nothing of the log but what the
+report needs: the audited prefix (:class:`PrefixTracker`), the dialect evidence (FMT-10,
+:func:`model.migrate.with_markers`), the D08 first live seq (the last ``session/end-seed``,
+DIA-5), the seqs the file load's repair walk throws on (QF-13), the last ``turn/end``'s line
+(QF-15), the seed's events (FMT-11, DIA-5), the line of each seq (:class:`LineTable`) and
+the audits' folds (:class:`FoldLoop`), which keep the surface and the open turn and step.
+
+The folds must know the dialect and the first live seq before the first event, and both are
+facts of the whole log.  So the pass **guesses** them: the dialect forced, else the one the
+first marker shows (the first events are held until a marker decides, up to
+:data:`HOLD_EVENTS`), and the live seq from the ``session/end-seed`` events held.  After the
+pass the checker compares the guess with the facts; a wrong guess costs one more pass with
+the facts known (:attr:`LogPass.judged_as`), never a different report.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, final, overload
+
+from model.log import Dialect, Event
+from model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event, with_markers
+from sessionspec.check.audit import Audit, audit_outcome
+from sessionspec.check.audited_prefix import PrefixTracker
+from sessionspec.check.file_load import TurnEndLines, repair_walk_throws_on
+from sessionspec.check.folds import FoldLoop, registered_folds
+from sessionspec.check.line_table import LineTable
+
+# The events held while no marker has decided the dialect (a D08 log shows one within its first
+# events: its user messages carry ``role`` and ``id``).
+HOLD_EVENTS: Final = 4096
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Guess:
+    """The dialect and first live seq the folds judge with."""
+
+    dialect: Dialect
+    live: int
+
+
+@final
+class Head(Sequence[Event]):
+    """The audited events, of which only the first ``seed_length + 1`` are kept (FMT-11 and DIA-5
+    read no further)."""
+
+    def __init__(self, kept: list[Event], length: int) -> None:
+        self.kept = kept
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        if isinstance(index, slice):
+            raise TypeError("the seed is read one event at a time")
+        if not 0 <= index < self.length:
+            raise IndexError(index)
+        return self.kept[index]
+
+
+@final
+class LogPass:
+    """One pass over a log's events (see the module docstring)."""
+
+    def __init__(self, guess: Guess | None, seed_length: int, session_id: str, evidence: DialectEvidence = NO_EVIDENCE,
+                 forced: Dialect | None = None) -> None:
+        self.seed_length = seed_length
+        self.session_id = session_id
+        self.forced = forced
+        self.evidence = evidence
+        self.prefix = PrefixTracker()
+        self.lines = LineTable()
+        self.turn_ends = TurnEndLines()
+        # Kept as arrays (an A55 log's every assistant message throws as D08 would read it).
+        self.throws: dict[Dialect, array[int]] = {Dialect.A55: array("q"), Dialect.D08: array("q")}
+        self.last_end_seed = -1
+        self.replay_script = True
+        self.held: list[Event] = []
+        self.judged_as: Guess | None = None
+        self.wrong_guess = False
+        self.loop: FoldLoop | None = None
+        self.ids: dict[int, str] = {}
+        self.head: list[Event] = []
+        self.found: Audit | None = None
+        if guess is not None:
+            self.start(guess)
+
+    def take(self, event: Event, line: int, first_damage: int | None) -> None:
+        """The next event of the file, with its line and the first damaged line met so far."""
+        self.lines.add(event.seq, line)
+        self.turn_ends.take(event, line)
+        self.evidence = with_markers(self.evidence, event)
+        if event.type == "assistant/message":
+            for dialect, throws in self.throws.items():
+                if repair_walk_throws_on(event, dialect):
+                    throws.append(event.seq)
+        if not self.prefix.take(event.seq, line, first_damage):
+            return
+        if event.type != "assistant/chunk":
+            self.replay_script = False
+        if event.type == "session/end-seed":
+            self.last_end_seed = event.seq
+            judged = self.judged_as
+            if judged is not None and judged.dialect is Dialect.D08 and self.live(Dialect.D08) != judged.live:
+                self.wrong_guess = True
+                self.loop = None  # its findings cannot be used: stop folding
+        if self.judged_as is None:
+            self.held.append(event)
+            if len(self.held) >= HOLD_EVENTS or (self.marked() and not self.seed_unended(event)):
+                self.start(self.guess())
+        else:
+            self.judge(event)
+
+    def marked(self) -> bool:
+        return self.forced is not None or self.evidence.a55_seq is not None or self.evidence.d08_seq is not None
+
+    def seed_unended(self, event: Event) -> bool:
+        """Whether a D08 guess must wait for the seed's ``session/end-seed`` (DIA-5: at the seed's end
+        or right after it), which moves the first live seq."""
+        return self.guess().dialect is Dialect.D08 and event.seq < self.seed_length
+
+    def guess(self) -> Guess:
+        """The dialect the markers so far show (A55 without one, or when mixed), and its live seq."""
+        dialect = self.forced
+        if dialect is None:
+            dialect = Dialect.D08 if self.evidence.d08_seq is not None and self.evidence.a55_seq is None else Dialect.A55
+        return Guess(dialect, self.live(dialect))
+
+    def live(self, dialect: Dialect) -> int:
+        """LOG-8: the seed length; D08 readers take the last ``session/end-seed`` (DIA-5)."""
+        if dialect is Dialect.D08 and self.last_end_seed >= 0:
+            return max(self.seed_length, self.last_end_seed + 1)
+        return self.seed_length
+
+    def start(self, guess: Guess) -> None:
+        self.judged_as = guess
+        self.loop = FoldLoop(guess.dialect, guess.live, registered_folds())
+        held, self.held = self.held, []
+        for event in held:
+            self.judge(event)
+
+    def judge(self, logged: Event) -> None:
+        assert self.judged_as is not None
+        event = migrate_event(logged, self.session_id, self.ids) if self.judged_as.dialect is Dialect.D08 else logged
+        if len(self.head) <= self.seed_length:
+            self.head.append(event)
+        if self.loop is not None:
+            self.loop.take(event, logged)
+
+    def finish(self) -> None:
+        """After the last event: judge what is still held."""
+        if self.judged_as is None:
+            self.start(self.guess())
+
+    def audit(self) -> Audit | None:
+        """The audit of the prefix, when the guess held for the live seq (the checker compares the dialect)."""
+        if self.loop is None or self.wrong_guess:
+            return None
+        if self.found is None:
+            self.found = audit_outcome(self.loop.outcome())
+        return self.found
+
+    def audited(self) -> Head:
+        """The audited events (as judged), of which the seed's are kept."""
+        return Head(self.head, self.prefix.count)

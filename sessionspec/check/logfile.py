@@ -9,8 +9,9 @@ last line without its newline is what a crash mid-write leaves, and the file
 load never reads it (QF-15): when it does not parse it is a quirk note, not a
 finding, and the rest of the file is still checked.
 
-Reading streams line by line (plain, stdin or zstandard-compressed), so memory
-is one file's events, independent of how many files a run checks.
+Reading streams line by line (plain, stdin or zstandard-compressed): :class:`LineReader`
+yields each event as it is read, so a checker that streams keeps none of them
+(:func:`stream_handle`); :func:`read_stream` keeps them all (one file's events).
 
 Reads are typed and bounded (issue 15, ``byte_source``): only regular files and ``-`` (stdin)
 are read; a FIFO, socket or device is ``unreadable`` without being opened, so
@@ -41,10 +42,10 @@ from sessionspec.fast.parse import parse_decoded
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200
-# Events per file (--max-events).  Checking peaks at about 1.2 KB of memory per
-# event (docs/performance.md: 1.18 GB for 1M events); the reference machine has
-# 24 GiB and 2 cores (--jobs <= 2), so two files at the limit peak near 12 GiB,
-# half the memory.
+# Events per file (--max-events).  A file read into memory (stdin, fsspec) holds
+# about 1 KB per event; the reference machine has 24 GiB and 2 cores (--jobs <= 2),
+# so two such files at the limit peak near half the memory.  A streamed file's
+# memory follows its surface (docs/performance.md).
 MAX_EVENTS: Final = 5_000_000
 STDIN: Final = "-"
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import gc
 import io
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -38,7 +39,6 @@ from sessionspec.check.logfile import (
     LineReader,
     LogFile,
     read_handle,
-    read_path,
     session_id_of,
     stream_handle,
 )
@@ -48,6 +48,7 @@ from sessionspec.check.report import DialectSource as DialectSource
 from sessionspec.check.report import FileReport as FileReport
 from sessionspec.check.report import Finding as Finding
 from sessionspec.check.report import Verdict as Verdict
+from sessionspec.check.spool import Spooled
 from sessionspec.check.summary import EXIT_CODES as EXIT_CODES
 from sessionspec.check.summary import EXIT_PRECEDENCE as EXIT_PRECEDENCE
 from sessionspec.check.summary import SCHEMA_VERSION as SCHEMA_VERSION
@@ -223,38 +224,58 @@ def _gc_paused() -> Iterator[None]:
 
 def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
     """Read and check one file (or ``-``): the per-file function of the
-    command line, of ``sessionspec.api`` and of its fleet recipes.  A regular file
+    command line, of ``sessionspec.api`` and of its fleet recipes.  The file
     is checked as it is read, its events not kept (issue 26: memory is bounded by the
     surface and the open turn and step); a wrong guess of the dialect or first live
-    seq (:mod:`sessionspec.check.log_pass`) reads it once more.  Standard input is
-    read into memory."""
+    seq (:mod:`sessionspec.check.log_pass`) reads it once more (standard input from
+    the copy :class:`Spooled` kept on disk)."""
     with _gc_paused():
-        if path == STDIN:
-            return check_log(read_path(path, max_events), forced, strict_quirks)
-        first = _stream_pass(path, None, forced, max_events)
-        if isinstance(first, str):
-            return FileReport.unreadable(path, first)
+        if path != STDIN:
+            return _check_stream(path, Path(path), lambda: open_regular(path), forced, strict_quirks, max_events)
+        spool = Spooled(sys.stdin.buffer)
+        first = True
 
-        def again(guess: Guess) -> LogPass:
-            read = _stream_pass(path, guess, forced, max_events)
-            if isinstance(read, str):
-                raise _Vanished(read)
-            return read[1]
+        def opener() -> BinaryIO:
+            nonlocal first
+            if first:
+                first = False
+                return io.BufferedReader(spool)
+            return spool.again()
 
-        reader, one = first
         try:
-            return check_read(ReadLog(log=reader.log_file((), ()), total=reader.count, first=one, again=again), forced, strict_quirks)
-        except _Vanished as gone:
-            return FileReport.unreadable(path, f"{gone} (on reading the file again)")
+            return _check_stream("<stdin>", None, opener, forced, strict_quirks, max_events)
+        finally:
+            spool.discard()
+
+
+def _check_stream(name: str, sidecar: Path | None, opener: Callable[[], BinaryIO | str], forced: Dialect | None, strict_quirks: bool,
+                  max_events: int) -> FileReport:
+    """Check what ``opener`` opens, as it is read; ``opener`` again for a second pass."""
+    first = _stream_pass(name, sidecar, opener, None, forced, max_events)
+    if isinstance(first, str):
+        return FileReport.unreadable(name, first)
+
+    def again(guess: Guess) -> LogPass:
+        read = _stream_pass(name, sidecar, opener, guess, forced, max_events)
+        if isinstance(read, str):
+            raise _Vanished(read)
+        return read[1]
+
+    reader, one = first
+    try:
+        return check_read(ReadLog(log=reader.log_file((), ()), total=reader.count, first=one, again=again), forced, strict_quirks)
+    except _Vanished as gone:
+        return FileReport.unreadable(name, f"{gone} (on reading the file again)")
 
 
 class _Vanished(Exception):
     """The file could not be opened for a second pass."""
 
 
-def _stream_pass(path: str, guess: Guess | None, forced: Dialect | None, max_events: int) -> tuple[LineReader, LogPass] | str:
-    """One pass over a regular file, its events handed to a :class:`LogPass` as they are read."""
-    handle = open_regular(path)
+def _stream_pass(name: str, sidecar: Path | None, opener: Callable[[], BinaryIO | str], guess: Guess | None, forced: Dialect | None,
+                 max_events: int) -> tuple[LineReader, LogPass] | str:
+    """One pass over what ``opener`` opens, its events handed to a :class:`LogPass` as they are read."""
+    handle = opener()
     if isinstance(handle, str):
         return handle
     made: list[LogPass] = []
@@ -264,7 +285,7 @@ def _stream_pass(path: str, guess: Guess | None, forced: Dialect | None, max_eve
             made.append(_new_pass(reader, guess, forced))
         made[0].take(event, line, reader.first_damage)
 
-    reader = stream_handle(handle, path, Path(path), take, max_events)
+    reader = stream_handle(handle, name, sidecar, take, max_events)
     if not made:
         made.append(_new_pass(reader, guess, forced))
     made[0].finish()

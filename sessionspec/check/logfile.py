@@ -42,7 +42,7 @@ from sessionspec.fast.parse import parse_decoded
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200
-# Events per file (--max-events).  A file read into memory (stdin, fsspec) holds
+# Events per file (--max-events).  A file read into memory (fsspec) holds
 # about 1 KB per event; the reference machine has 24 GiB and 2 cores (--jobs <= 2),
 # so two such files at the limit peak near half the memory.  A streamed file's
 # memory follows its surface (docs/performance.md).

@@ -123,3 +123,20 @@ def test_the_loop_keeps_only_the_events_on_the_surface() -> None:
     assert loop.rejected is None
     assert set(loop.before.by_seq) == set(loop.nodes)
     assert len(loop.before) == len(log.events) > 10 * len(loop.nodes)
+
+
+class _Stdin:
+    def __init__(self, raw: bytes) -> None:
+        self.buffer = io.BytesIO(raw)
+
+
+@pytest.mark.parametrize("hold", [log_pass.HOLD_EVENTS, 1])
+def test_standard_input_is_streamed_and_read_again_from_its_copy(hold: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-`` is streamed too: a second pass (hold 1 on a late-marker D08 log) reads the copy kept on
+    disk, and the report is the one of the same bytes read whole."""
+    monkeypatch.setattr(log_pass, "HOLD_EVENTS", hold)
+    paths = [next(p for p in LOGS if _late_d08(p)), *LOGS[:20]]
+    for path in paths:
+        raw = path.read_bytes()
+        monkeypatch.setattr("sys.stdin", _Stdin(raw))
+        assert check_path("-") == check_log(read_stream(io.BytesIO(raw), "<stdin>")), path

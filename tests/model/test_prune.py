@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from model.compaction import compact_if_needed
 from model.derive import derive
-from model.jsonval import freeze, get
+from model.jsonval import JsonObject, freeze, get
 from model.log import Dialect, make_event
 from model.meter import estimate_message, measure
 from model.prune import (
@@ -190,7 +190,9 @@ def test_DIA_18_the_prune_record_prices_the_original_message() -> None:
     log = d08_tool_result_log()
     out = prune_session(log.events, SMALL, dialect=Dialect.D08)
     assert not isinstance(out, Rejected)
-    expected = estimate_message(get(log.events[2].data, "message"))
+    original = get(log.events[2].data, "message")
+    assert isinstance(original, JsonObject)
+    expected = estimate_message(original)
     assert expected > 0 and get(out[0].data, "shadowedTokenCount") == expected
 
 

@@ -192,6 +192,16 @@ def test_MTR_9_every_cited_seq_must_be_an_earlier_unique_chunk(cited: list[objec
     assert provider_output_price(_message(3, [0, 1]), 7, [*events, message]) == (1 + 4) + 4  # type: ignore[arg-type, list-item]
 
 
+def test_MTR_9_a_non_array_citation_or_a_chunk_of_another_turn_is_refused_under_MTR_9() -> None:
+    """MTR-9: the cited seqs are an array of ``assistant/chunk`` seqs "of the same turn and step (else reject)"."""
+    events = [_chunk(0, turn=2), _chunk(1)]
+    for cited, reason in ((1, "sourceEventSeqs is not an array"), ([0], "cites chunk seq 0 of another turn or step")):
+        message = _message(2, cited)
+        refused = provider_output_price(message, 7, [*events, message])  # type: ignore[arg-type, list-item]
+        assert isinstance(refused, Rejected) and (refused.rule, refused.seq) == ("MTR-9", 2)
+        assert refused.reason == f"token meter: assistant/message {reason}"
+
+
 STEP_START = '{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}'
 
 

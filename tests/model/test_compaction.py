@@ -540,3 +540,14 @@ def test_DIA_2_a_run_stamps_its_time_and_the_identities_of_its_attempt() -> None
     assert not isinstance(run, Rejected) and run.error is None and len(run.results) == 1
     assert {e.time for e in run.events} == {77}
     assert get(run.events[0].data, "compactionId") == "c0"
+
+
+def test_CMP_23_an_overflow_or_manual_run_reports_its_failed_transaction() -> None:
+    """CMP-23: a failure after the start appends ``start … end{error}`` and carries the error; the overflow run
+    (CMP-9) and the manual run (DIA-20) are one transaction each, so the run reports that error."""
+    failing = summarizer_of("x" * 100000)
+    overflow = compact_if_needed(busy_log().events, failing, trigger=Trigger.CONTEXT_OVERFLOW)  # type: ignore[arg-type]
+    manual = compact_if_needed(d08_log().events, failing, dialect=Dialect.D08, trigger=Trigger.MANUAL)  # type: ignore[arg-type]
+    for run in (overflow, manual):
+        assert not isinstance(run, Rejected) and run.error is not None and run.error.rule == "CMP-21"
+        assert [e.type for e in run.events][-1] in ("compact/end", "compaction/end") and not run.results

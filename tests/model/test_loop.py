@@ -354,6 +354,20 @@ def test_INV_4_Q_6_the_harness_check_skips_provider_and_effort() -> None:
     assert reconstruction_mismatch(out.log, model.request, model.step_start_seq, model.dispatch_len) == Mismatch(fields=("model",), harness_accepts=False)
 
 
+def test_INV_4_the_harness_compares_tools_as_tools_or_empty() -> None:
+    """INV-4: ``JS(tools or [])`` must equal the folded header's: absent and ``[]`` are the same to the harness,
+    another tool list is not (the model's INV-5 sees both)."""
+    other = freeze([{"name": "t", "description": "d", "parameters": {"type": "object"}}])
+    for agent in (AGENT, replace(AGENT, tools=())):
+        out = _turn(agent=agent)
+        sent = out.requests[0]
+        no_tools = sent.request.tools in ((), ABSENT)
+        for changed, accepted in ((() if sent.request.tools is ABSENT else ABSENT, no_tools), (other, False)):
+            request = replace(sent.request, tools=changed)
+            found = reconstruction_mismatch(out.log, request, sent.step_start_seq, sent.dispatch_len)
+            assert found == Mismatch(fields=("tools",), harness_accepts=accepted)
+
+
 def test_INV_2_no_boundary_is_rejected() -> None:
     out = _turn()
     bad = replace(out.requests[0], step_start_seq=0)

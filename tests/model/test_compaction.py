@@ -35,6 +35,7 @@ from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, get
 from model.log import Dialect, Event, make_event
 from model.meter import Baseline, BaselineKind, Measurement, PricedNode, measure
+from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
@@ -551,3 +552,12 @@ def test_CMP_23_an_overflow_or_manual_run_reports_its_failed_transaction() -> No
     for run in (overflow, manual):
         assert not isinstance(run, Rejected) and run.error is not None and run.error.rule == "CMP-21"
         assert [e.type for e in run.events][-1] in ("compact/end", "compaction/end") and not run.results
+
+
+def test_CMP_8_below_the_threshold_the_pressure_run_returns_none() -> None:
+    """CMP-8: "if `total < threshold` return none": nothing appended, no result and no error, with or without a
+    prune service."""
+    log = busy_log()
+    for prune in (None, PruneConfig()):
+        run = compact_if_needed(log.events, short, context_window=10**9, prune=prune)
+        assert not isinstance(run, Rejected) and (run.events, run.results, run.error) == ((), (), None)

@@ -561,3 +561,19 @@ def test_CMP_8_below_the_threshold_the_pressure_run_returns_none() -> None:
     for prune in (None, PruneConfig()):
         run = compact_if_needed(log.events, short, context_window=10**9, prune=prune)
         assert not isinstance(run, Rejected) and (run.events, run.results, run.error) == ((), (), None)
+
+
+def test_CMP_17_the_configured_summarization_pair_is_the_target() -> None:
+    """CMP-17: "Target = the configured summarization pair (non-empty, from the policy of the conversation target)
+    else `requestHeader().config` ...": a pressure run calls the summarizer with that pair."""
+    calls: list[SummaryCall] = []
+
+    def recording(call: SummaryCall) -> SummarizerOutput:
+        calls.append(call)
+        return short(call)
+
+    config = CompactConfig(threshold_ratio=0.5, retain_tokens=1, compaction_retries=0,
+                           summarization_provider="sp", summarization_model="sm")
+    run = compact_if_needed(busy_log().events, recording, config=config, context_window=10)
+    assert not isinstance(run, Rejected) and calls
+    assert all((call.provider, call.model) == ("sp", "sm") for call in calls)

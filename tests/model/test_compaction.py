@@ -577,3 +577,14 @@ def test_CMP_17_the_configured_summarization_pair_is_the_target() -> None:
     run = compact_if_needed(busy_log().events, recording, config=config, context_window=10)
     assert not isinstance(run, Rejected) and calls
     assert all((call.provider, call.model) == ("sp", "sm") for call in calls)
+
+
+def test_CMP_13_a_start_inside_a_call_result_pair_is_refused_with_the_books_reason() -> None:
+    """CMP-13: ``balancedBefore(start)`` ("not a balanced boundary (would split a step's tool-call/result pair)")."""
+    log = busy_log(steps=1)
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    result = next(seq for seq in fold.state.nodes if log.events[seq].type == "tool/result")
+    refused = check_region(log.events, fold.state.nodes, result, fold.state.nodes[-1], Dialect.A55)
+    reason = f"compactRegion: start seq {result} is not a balanced boundary (would split a step's tool-call/result pair)"
+    assert isinstance(refused, Rejected) and (refused.rule, refused.reason) == ("CMP-13", reason)

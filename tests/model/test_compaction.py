@@ -588,3 +588,14 @@ def test_CMP_13_a_start_inside_a_call_result_pair_is_refused_with_the_books_reas
     refused = check_region(log.events, fold.state.nodes, result, fold.state.nodes[-1], Dialect.A55)
     reason = f"compactRegion: start seq {result} is not a balanced boundary (would split a step's tool-call/result pair)"
     assert isinstance(refused, Rejected) and (refused.rule, refused.reason) == ("CMP-13", reason)
+
+
+def test_CMP_3_a_policy_whose_resolved_retain_ratio_reaches_its_threshold_is_refused() -> None:
+    """CMP-3: "resolved `retainRatio < thresholdRatio` (also per model policy)": the policy's own threshold
+    with the global retainRatio 0.16 is refused; with a threshold above 0.16 the configuration passes."""
+    config = CompactConfig(model_policies=(ModelPolicy(provider="p", model="m", threshold_ratio=0.1),))
+    refused = check_compact_config(config)
+    assert isinstance(refused, Rejected) and refused.rule == "CMP-3"
+    assert refused.reason == "compact config: policy p/m: retainRatio must be below thresholdRatio"
+    fine = CompactConfig(model_policies=(ModelPolicy(provider="p", model="m", threshold_ratio=0.5),))
+    assert check_compact_config(fine) is fine

@@ -599,3 +599,10 @@ def test_CMP_3_a_policy_whose_resolved_retain_ratio_reaches_its_threshold_is_ref
     assert refused.reason == "compact config: policy p/m: retainRatio must be below thresholdRatio"
     fine = CompactConfig(model_policies=(ModelPolicy(provider="p", model="m", threshold_ratio=0.5),))
     assert check_compact_config(fine) is fine
+
+
+def test_CMP_4_a_context_window_that_is_not_a_positive_integer_is_refused_as_such() -> None:
+    """CMP-4: "`cw` a positive integer (else `TargetPressureConfigError`)", before any threshold is computed."""
+    for window in (0, -100, 1.5):
+        refused = compact_spec(CompactConfig(), window, "p/m")
+        assert isinstance(refused, Rejected) and (refused.rule, refused.reason) == ("CMP-4", "invalid context window for p/m")

@@ -222,3 +222,14 @@ def test_MTR_8_malformed_usage_is_refused_under_MTR_8() -> None:
                     '"content":[{"type":"text","text":"ok"}],"usage":{"inputTokens":"x","outputTokens":1}},"surfaceOp":"append"}')
     refused = meter_state(events)
     assert isinstance(refused, Rejected) and (refused.rule, refused.seq) == ("MTR-8", 1)
+
+
+def test_DIA_9_a_d08_measurement_prices_an_override_by_system_and_tools_only() -> None:
+    """DIA-9: "The token meter's header price MUST be system + tools only (overrides MTR-4)": a prefix in the
+    override adds nothing under D08; under A55 it adds its messages' price (MTR-4)."""
+    prefix = freeze([{"role": "user", "content": [{"type": "text", "text": "p" * 40}]}])
+    header = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="abcd", message_prefix=prefix)
+    d08, a55 = measure([], Dialect.D08, override=header), measure([], Dialect.A55, override=header)
+    assert not isinstance(d08, Rejected) and not isinstance(a55, Rejected)
+    assert d08.total_tokens == 1 + 4  # ceil4(U16("abcd")) + 4
+    assert a55.total_tokens > d08.total_tokens

@@ -606,3 +606,14 @@ def test_CMP_4_a_context_window_that_is_not_a_positive_integer_is_refused_as_suc
     for window in (0, -100, 1.5):
         refused = compact_spec(CompactConfig(), window, "p/m")
         assert isinstance(refused, Rejected) and (refused.rule, refused.reason) == ("CMP-4", "invalid context window for p/m")
+
+
+def test_CMP_4_the_threshold_is_overlaid_field_wise_and_a_window_of_one_is_positive() -> None:
+    """CMP-4: the defaults "overlaid field-wise by the `modelPolicies` entry" (thresholdRatio: the policy's, else
+    the configured default), and `cw` = 1 is a positive integer: the spec is computed, not refused."""
+    config = CompactConfig(threshold_ratio=0.6, model_policies=(ModelPolicy(provider="p", model="m", threshold_ratio=0.5),
+                                                                ModelPolicy(provider="p", model="n", max_tokens=10)))
+    assert target_policy(config, "p", "m").threshold_ratio == 0.5
+    assert target_policy(config, "p", "n").threshold_ratio == 0.6
+    spec = compact_spec(CompactConfig(threshold_ratio=1.0, retain_tokens=0), 1, "p/m")
+    assert not isinstance(spec, Rejected) and (spec.threshold_tokens, spec.retain_tokens) == (1, 0)

@@ -341,6 +341,23 @@ def test_hooks_post_step_appends_before_step_end_and_request_error_decides() -> 
     assert types[-3:] == ["compact/probe", "step/end", "turn/end"] and [c.step for c in seen] == [2]
 
 
+def test_CMP_6_the_post_step_context_names_the_turn_and_step() -> None:
+    """CMP-6: the pressure trigger runs on ``agent/post-step`` inside the step; the listener is told which turn
+    and step it runs in (the turn/start's ``turn``), as its ``compact/start {turn}`` needs."""
+    seen: list[StepContext] = []
+
+    def post_step(log: object, ctx: StepContext) -> PostStepResult:
+        seen.append(ctx)
+        return PostStepResult()
+
+    earlier = _turn().log
+    script = TurnScript(prompt=Prompt(content=text_content("again")))
+    out = run_turn(earlier, new_instance(), AGENT, script, hooks=Hooks(post_step=post_step))
+    assert not isinstance(out, Rejected)
+    starts = [get(e.data, "turn") for e in out.log if e.type == "turn/start"]
+    assert starts == [1, 2] and [(c.turn, c.step) for c in seen] == [(2, 1)]
+
+
 # ----------------------------------------------------------------- INV and generator
 
 

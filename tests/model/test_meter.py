@@ -233,3 +233,14 @@ def test_DIA_9_a_d08_measurement_prices_an_override_by_system_and_tools_only() -
     assert not isinstance(d08, Rejected) and not isinstance(a55, Rejected)
     assert d08.total_tokens == 1 + 4  # ceil4(U16("abcd")) + 4
     assert a55.total_tokens > d08.total_tokens
+
+
+def test_DIA_9_the_meter_reads_a_d08_header_by_d08() -> None:
+    """DIA-9/DIA-10: a D08 log's header is read as D08 (``adapterDefaults`` kept, no ``messagePrefix``), so the
+    measurement's header is the D08 header."""
+    header = {"config": {"provider": "p", "model": "m"}, "adapterDefaults": {"temperature": 1},
+              "messagePrefix": [{"role": "user", "content": "p"}]}
+    events = [make_event("request/header", seq=0, time=0, data=freeze({"header": header, "reason": "initial"}))]
+    measured = measure(events, Dialect.D08)
+    assert not isinstance(measured, Rejected) and isinstance(measured.header, EpochHeader)
+    assert measured.header.adapter_defaults == freeze({"temperature": 1}) and measured.header.message_prefix is ABSENT

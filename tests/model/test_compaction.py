@@ -116,7 +116,10 @@ def test_CMP_10_balance_is_a_counter_not_call_ids() -> None:
     r1 = log.result(1, 1, "other", "r")  # a foreign call id still balances
     r2 = log.result(1, 1, "y", "r")
     assert balanced_cuts([a, r1, r2], log.events) == (True, False, False, True)
-    assert isinstance(balanced_cuts([r1], log.events), Rejected)
+    corrupt = balanced_cuts([r1], log.events)
+    # CMP-10: "a negative running sum MUST be rejected as a corrupt surface", on the result that makes it negative.
+    assert isinstance(corrupt, Rejected) and (corrupt.rule, corrupt.seq) == ("CMP-10", r1)
+    assert corrupt.reason == "corrupt surface: more tool results than tool calls"
 
 
 def test_CMP_11_retention_walk_rounds_head_ward() -> None:

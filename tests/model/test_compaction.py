@@ -35,6 +35,7 @@ from model.header import EpochHeader
 from model.jsonval import ABSENT, JsonObject, freeze, get
 from model.log import Dialect, Event, make_event
 from model.meter import Baseline, BaselineKind, Measurement, PricedNode, measure
+from model.prune import PruneConfig
 from model.rejected import Rejected
 from model.surface import fold_surface
 from sessionspec.check.compaction_audit import audit_compactions
@@ -115,7 +116,10 @@ def test_CMP_10_balance_is_a_counter_not_call_ids() -> None:
     r1 = log.result(1, 1, "other", "r")  # a foreign call id still balances (Q-8)
     r2 = log.result(1, 1, "y", "r")
     assert balanced_cuts([a, r1, r2], log.events) == (True, False, False, True)
-    assert isinstance(balanced_cuts([r1], log.events), Rejected)
+    corrupt = balanced_cuts([r1], log.events)
+    # CMP-10: "a negative running sum MUST be rejected as a corrupt surface", on the result that makes it negative.
+    assert isinstance(corrupt, Rejected) and (corrupt.rule, corrupt.seq) == ("CMP-10", r1)
+    assert corrupt.reason == "corrupt surface: more tool results than tool calls"
 
 
 def test_CMP_11_retention_walk_rounds_head_ward() -> None:
@@ -540,3 +544,79 @@ def test_DIA_2_a_run_stamps_its_time_and_the_identities_of_its_attempt() -> None
     assert not isinstance(run, Rejected) and run.error is None and len(run.results) == 1
     assert {e.time for e in run.events} == {77}
     assert get(run.events[0].data, "compactionId") == "c0"
+
+
+def test_CMP_23_an_overflow_or_manual_run_reports_its_failed_transaction() -> None:
+    """CMP-23: a failure after the start appends ``start … end{error}`` and carries the error; the overflow run
+    (CMP-9) and the manual run (DIA-20) are one transaction each, so the run reports that error."""
+    failing = summarizer_of("x" * 100000)
+    overflow = compact_if_needed(busy_log().events, failing, trigger=Trigger.CONTEXT_OVERFLOW)  # type: ignore[arg-type]
+    manual = compact_if_needed(d08_log().events, failing, dialect=Dialect.D08, trigger=Trigger.MANUAL)  # type: ignore[arg-type]
+    for run in (overflow, manual):
+        assert not isinstance(run, Rejected) and run.error is not None and run.error.rule == "CMP-21"
+        assert [e.type for e in run.events][-1] in ("compact/end", "compaction/end") and not run.results
+
+
+def test_CMP_8_below_the_threshold_the_pressure_run_returns_none() -> None:
+    """CMP-8: "if `total < threshold` return none": nothing appended, no result and no error, with or without a
+    prune service."""
+    log = busy_log()
+    for prune in (None, PruneConfig()):
+        run = compact_if_needed(log.events, short, context_window=10**9, prune=prune)
+        assert not isinstance(run, Rejected) and (run.events, run.results, run.error) == ((), (), None)
+
+
+def test_CMP_17_the_configured_summarization_pair_is_the_target() -> None:
+    """CMP-17: "Target = the configured summarization pair (non-empty, from the policy of the conversation target)
+    else `requestHeader().config` ...": a pressure run calls the summarizer with that pair."""
+    calls: list[SummaryCall] = []
+
+    def recording(call: SummaryCall) -> SummarizerOutput:
+        calls.append(call)
+        return short(call)
+
+    config = CompactConfig(threshold_ratio=0.5, retain_tokens=1, compaction_retries=0,
+                           summarization_provider="sp", summarization_model="sm")
+    run = compact_if_needed(busy_log().events, recording, config=config, context_window=10)
+    assert not isinstance(run, Rejected) and calls
+    assert all((call.provider, call.model) == ("sp", "sm") for call in calls)
+
+
+def test_CMP_13_a_start_inside_a_call_result_pair_is_refused_with_the_books_reason() -> None:
+    """CMP-13: ``balancedBefore(start)`` ("not a balanced boundary (would split a step's tool-call/result pair)")."""
+    log = busy_log(steps=1)
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    result = next(seq for seq in fold.state.nodes if log.events[seq].type == "tool/result")
+    refused = check_region(log.events, fold.state.nodes, result, fold.state.nodes[-1], Dialect.A55)
+    reason = f"compactRegion: start seq {result} is not a balanced boundary (would split a step's tool-call/result pair)"
+    assert isinstance(refused, Rejected) and (refused.rule, refused.reason) == ("CMP-13", reason)
+
+
+def test_CMP_3_a_policy_whose_resolved_retain_ratio_reaches_its_threshold_is_refused() -> None:
+    """CMP-3: "resolved `retainRatio < thresholdRatio` (also per model policy)": the policy's own threshold
+    with the global retainRatio 0.16 is refused; with a threshold above 0.16 the configuration passes."""
+    config = CompactConfig(model_policies=(ModelPolicy(provider="p", model="m", threshold_ratio=0.1),))
+    refused = check_compact_config(config)
+    assert isinstance(refused, Rejected) and refused.rule == "CMP-3"
+    assert refused.reason == "compact config: policy p/m: retainRatio must be below thresholdRatio"
+    fine = CompactConfig(model_policies=(ModelPolicy(provider="p", model="m", threshold_ratio=0.5),))
+    assert check_compact_config(fine) is fine
+
+
+def test_CMP_4_a_context_window_that_is_not_a_positive_integer_is_refused_as_such() -> None:
+    """CMP-4: "`cw` a positive integer (else `TargetPressureConfigError`)", before any threshold is computed."""
+    for window in (0, -100, 1.5):
+        refused = compact_spec(CompactConfig(), window, "p/m")
+        assert isinstance(refused, Rejected) and (refused.rule, refused.reason) == ("CMP-4", "invalid context window for p/m")
+
+
+def test_CMP_4_the_threshold_is_overlaid_field_wise_and_a_window_of_one_is_positive() -> None:
+    """CMP-4: the defaults "overlaid field-wise by the `modelPolicies` entry" (thresholdRatio: the policy's, else
+    the configured default), and `cw` = 1 is a positive integer: the spec is computed, not refused."""
+    config = CompactConfig(threshold_ratio=0.6, model_policies=(ModelPolicy(provider="p", model="m", threshold_ratio=0.5),
+                                                                ModelPolicy(provider="p", model="n", max_tokens=10)))
+    assert target_policy(config, "p", "m").threshold_ratio == 0.5
+    assert target_policy(config, "p", "n").threshold_ratio == 0.6
+    spec = compact_spec(CompactConfig(threshold_ratio=1.0, retain_tokens=0), 1, "p/m")
+    assert not isinstance(spec, Rejected) and (spec.threshold_tokens, spec.retain_tokens) == (1, 0)

@@ -148,6 +148,21 @@ def test_CMP_17_summary_requests_equal_ground_truth() -> None:
             assert js_stringify(mine) == js_stringify(freeze(real_without_session))
 
 
+def test_CMP_17_a_summary_outside_a_bracket_asks_for_no_request() -> None:
+    """CMP-16/17: one summarizer request per bracket, from the ``compact/summary`` that follows its
+    ``compact/start``; a summary with no open bracket (before any start, or a second one) belongs to none."""
+    events, requests = groundtruth("j1-pressure-compaction")
+    instruction = instruction_of(compaction_requests(requests)[0])
+    expected = summary_requests(events, Dialect.A55, instruction)
+    summary = next(e for e in events if e.type == "compact/summary")
+    assert isinstance(summary.data, JsonObject)
+    stray = make_event("compact/summary", seq=len(events), time=summary.time,
+                       data=JsonObject((k, "other" if k == "model" else v) for k, v in summary.data.items()))
+    assert summary_requests([*events, stray], Dialect.A55, instruction) == expected
+    lone = make_event("compact/summary", seq=0, time=0, data=summary.data)
+    assert summary_requests([lone], Dialect.A55, instruction) == ()
+
+
 def test_CMP_8_pressure_transactions_reproduce_j1() -> None:
     events, _ = groundtruth("j1-pressure-compaction")
     config = CompactConfig(threshold_ratio=0.5, retain_tokens=250, max_tokens=256, compaction_retries=1)

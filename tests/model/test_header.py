@@ -383,3 +383,14 @@ def test_HDR_4_equal_headers_with_tools_meet_every_clause() -> None:
     assert all(hdr4_clauses(a, b))
     c = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="s", tools=freeze([{"name": "write"}]))
     assert not all(hdr4_clauses(a, c))
+
+
+def test_HDR_4_the_clauses_hold_for_equal_placeholder_and_d08_headers() -> None:
+    """HDR-4's clauses for equal headers: a placeholder is compared by the whole header's JSON (Q-15), and D08 adds
+    ``adapterDefaults`` (DIA-9), equal here and different there."""
+    config = freeze({"provider": "p", "model": "m"})
+    placeholder = EpochHeader(config=config, tools="{{tools}}")  # FMT-6's whole-field token
+    assert all(hdr4_clauses(placeholder, EpochHeader(config=config, tools="{{tools}}")))
+    d08 = EpochHeader(config=config, adapter_defaults=freeze({"temperature": 1}))
+    assert all(hdr4_clauses(d08, EpochHeader(config=config, adapter_defaults=freeze({"temperature": 1})), Dialect.D08))
+    assert not all(hdr4_clauses(d08, EpochHeader(config=config, adapter_defaults=freeze({"temperature": 2})), Dialect.D08))

@@ -128,6 +128,14 @@ def test_LOG_4_parse_json_rejects_non_lossless_text(text: str, rule: str) -> Non
     assert isinstance(result, JsonParseFailure) and result.rule == rule
 
 
+def test_LOG_4_a_textual_minus_zero_is_refused_with_its_reason() -> None:
+    """LOG-4 rejects ``-0``; the finding says which value and why (the checker prints it)."""
+    for text in ("-0", "[-0.0]", "-0e5"):
+        result = parse_json(text)
+        assert isinstance(result, JsonParseFailure) and result.rule == "LOG-4"
+        assert result.reason == "textual -0 is not lossless JSON (JS keeps -0, the harness rejects it)"
+
+
 def test_LOG_4_parse_json_is_total_on_deep_nesting() -> None:
     result = parse_json("[" * 100_000 + "]" * 100_000)
     assert isinstance(result, (JsonParseFailure, tuple))

@@ -341,6 +341,23 @@ def test_hooks_post_step_appends_before_step_end_and_request_error_decides() -> 
     assert types[-3:] == ["compact/probe", "step/end", "turn/end"] and [c.step for c in seen] == [2]
 
 
+def test_CMP_6_the_post_step_context_names_the_turn_and_step() -> None:
+    """CMP-6: the pressure trigger runs on ``agent/post-step`` inside the step; the listener is told which turn
+    and step it runs in (the turn/start's ``turn``), as its ``compact/start {turn}`` needs."""
+    seen: list[StepContext] = []
+
+    def post_step(log: object, ctx: StepContext) -> PostStepResult:
+        seen.append(ctx)
+        return PostStepResult()
+
+    earlier = _turn().log
+    script = TurnScript(prompt=Prompt(content=text_content("again")))
+    out = run_turn(earlier, new_instance(), AGENT, script, hooks=Hooks(post_step=post_step))
+    assert not isinstance(out, Rejected)
+    starts = [get(e.data, "turn") for e in out.log if e.type == "turn/start"]
+    assert starts == [1, 2] and [(c.turn, c.step) for c in seen] == [(2, 1)]
+
+
 # ----------------------------------------------------------------- INV and generator
 
 
@@ -352,6 +369,20 @@ def test_INV_4_Q_6_the_harness_check_skips_provider_and_effort() -> None:
     assert reconstruction_mismatch(out.log, provider.request, provider.step_start_seq, provider.dispatch_len) == Mismatch(fields=("provider",), harness_accepts=True)
     model = replace(sent, request=replace(sent.request, model="other"))
     assert reconstruction_mismatch(out.log, model.request, model.step_start_seq, model.dispatch_len) == Mismatch(fields=("model",), harness_accepts=False)
+
+
+def test_INV_4_the_harness_compares_tools_as_tools_or_empty() -> None:
+    """INV-4: ``JS(tools or [])`` must equal the folded header's: absent and ``[]`` are the same to the harness,
+    another tool list is not (the model's INV-5 sees both)."""
+    other = freeze([{"name": "t", "description": "d", "parameters": {"type": "object"}}])
+    for agent in (AGENT, replace(AGENT, tools=())):
+        out = _turn(agent=agent)
+        sent = out.requests[0]
+        no_tools = sent.request.tools in ((), ABSENT)
+        for changed, accepted in ((() if sent.request.tools is ABSENT else ABSENT, no_tools), (other, False)):
+            request = replace(sent.request, tools=changed)
+            found = reconstruction_mismatch(out.log, request, sent.step_start_seq, sent.dispatch_len)
+            assert found == Mismatch(fields=("tools",), harness_accepts=accepted)
 
 
 def test_INV_2_no_boundary_is_rejected() -> None:

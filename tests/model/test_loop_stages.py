@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from model.header import header_to_json
 from model.jsonval import JsonObject, freeze, get, js_stringify
-from model.log import Dialect, Event
+from model.log import Dialect, Event, make_event
 from model.loop import (
     AgentConfig,
     Interrupt,
@@ -178,3 +179,17 @@ def test_DIA_10_a_d08_session_writer_validates_an_append_by_the_d08_projection()
     seq = writer.append(Draft(type_name="assistant/message", data=freeze({"turn": 1, "step": 1, "message": message}),
                               surface_op=APPEND))
     assert seq == 0 and writer.boundary() == (freeze(message),)
+
+
+def test_DIA_10_a_d08_session_over_a_d08_log_folds_it_by_d08() -> None:
+    """DIA-10: a session opened over a D08 log reads it as D08: the header keeps ``adapterDefaults`` (DIA-9) and an
+    assistant/message projects as ``data.message``, so the writer opens and its boundary is that message."""
+    header = {"config": {"provider": "p", "model": "m"}, "adapterDefaults": {"temperature": 1}}
+    message = {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}], "source": {"kind": "model"}}
+    log = [make_event("request/header", seq=0, time=0, data=freeze({"header": header, "reason": "initial"})),
+           make_event("assistant/message", seq=1, time=0, data=freeze({"turn": 1, "step": 1, "message": message}),
+                      surface_op=APPEND)]
+    writer = log_writer(log, Dialect.D08)
+    assert not isinstance(writer, Rejected) and writer.boundary() == (freeze(message),)
+    assert not isinstance(writer.header, Rejected) and writer.header is not None
+    assert get(header_to_json(writer.header), "adapterDefaults") == freeze({"temperature": 1})  # type: ignore[arg-type]

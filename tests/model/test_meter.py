@@ -192,6 +192,16 @@ def test_MTR_9_every_cited_seq_must_be_an_earlier_unique_chunk(cited: list[objec
     assert provider_output_price(_message(3, [0, 1]), 7, [*events, message]) == (1 + 4) + 4  # type: ignore[arg-type, list-item]
 
 
+def test_MTR_9_a_non_array_citation_or_a_chunk_of_another_turn_is_refused_under_MTR_9() -> None:
+    """MTR-9: the cited seqs are an array of ``assistant/chunk`` seqs "of the same turn and step (else reject)"."""
+    events = [_chunk(0, turn=2), _chunk(1)]
+    for cited, reason in ((1, "sourceEventSeqs is not an array"), ([0], "cites chunk seq 0 of another turn or step")):
+        message = _message(2, cited)
+        refused = provider_output_price(message, 7, [*events, message])  # type: ignore[arg-type, list-item]
+        assert isinstance(refused, Rejected) and (refused.rule, refused.seq) == ("MTR-9", 2)
+        assert refused.reason == f"token meter: assistant/message {reason}"
+
+
 STEP_START = '{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}'
 
 
@@ -212,3 +222,25 @@ def test_MTR_8_malformed_usage_is_refused_under_MTR_8() -> None:
                     '"content":[{"type":"text","text":"ok"}],"usage":{"inputTokens":"x","outputTokens":1}},"surfaceOp":"append"}')
     refused = meter_state(events)
     assert isinstance(refused, Rejected) and (refused.rule, refused.seq) == ("MTR-8", 1)
+
+
+def test_DIA_9_a_d08_measurement_prices_an_override_by_system_and_tools_only() -> None:
+    """DIA-9: "The token meter's header price MUST be system + tools only (overrides MTR-4)": a prefix in the
+    override adds nothing under D08; under A55 it adds its messages' price (MTR-4)."""
+    prefix = freeze([{"role": "user", "content": [{"type": "text", "text": "p" * 40}]}])
+    header = EpochHeader(config=freeze({"provider": "p", "model": "m"}), system="abcd", message_prefix=prefix)
+    d08, a55 = measure([], Dialect.D08, override=header), measure([], Dialect.A55, override=header)
+    assert not isinstance(d08, Rejected) and not isinstance(a55, Rejected)
+    assert d08.total_tokens == 1 + 4  # ceil4(U16("abcd")) + 4
+    assert a55.total_tokens > d08.total_tokens
+
+
+def test_DIA_9_the_meter_reads_a_d08_header_by_d08() -> None:
+    """DIA-9/DIA-10: a D08 log's header is read as D08 (``adapterDefaults`` kept, no ``messagePrefix``), so the
+    measurement's header is the D08 header."""
+    header = {"config": {"provider": "p", "model": "m"}, "adapterDefaults": {"temperature": 1},
+              "messagePrefix": [{"role": "user", "content": "p"}]}
+    events = [make_event("request/header", seq=0, time=0, data=freeze({"header": header, "reason": "initial"}))]
+    measured = measure(events, Dialect.D08)
+    assert not isinstance(measured, Rejected) and isinstance(measured.header, EpochHeader)
+    assert measured.header.adapter_defaults == freeze({"temperature": 1}) and measured.header.message_prefix is ABSENT

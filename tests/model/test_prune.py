@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from model.compaction import compact_if_needed
 from model.derive import derive
-from model.jsonval import freeze, get
+from model.jsonval import JsonObject, freeze, get
 from model.log import Dialect, make_event
-from model.meter import measure
+from model.meter import estimate_message, measure
 from model.prune import (
     PRUNE_MARKER,
     PruneConfig,
+    PruneOutcome,
     check_prune_config,
     content_chars,
     only_surface_results,
@@ -166,3 +167,48 @@ def test_DIA_18_a_real_d08_prune_keeps_its_contract() -> None:
     assert [e.type for e in outcome.events] == ["compaction/prune", "tool/result"]
     assert only_surface_results(log.events, outcome, Dialect.D08) is None
     assert prune_again_is_empty(log.events, outcome, BUSY_LOG_PRUNE, Dialect.D08) is True
+
+
+# ---------------------------------------------------------------- issue 29, seed-1 sample at 15fa9c8: its survivors
+
+
+def test_PRN_1_a_non_positive_threshold_or_negative_head_is_refused_under_PRN_1() -> None:
+    """PRN-1: "threshold > 0, head/tail >= 0"; the refusal names PRN-1."""
+    for bad in (PruneConfig(threshold_chars=0, head_chars=0, tail_chars=0), PruneConfig(threshold_chars=100, head_chars=-1, tail_chars=0)):
+        refused = check_prune_config(bad)
+        assert isinstance(refused, Rejected) and refused.rule == "PRN-1"
+
+
+def test_PRN_4_the_events_of_a_prune_carry_the_time_of_the_pass() -> None:
+    for dialect, log in ((Dialect.A55, pruned_log()), (Dialect.D08, d08_tool_result_log())):
+        out = prune_session(log.events, SMALL, dialect=dialect, time=1234)
+        assert not isinstance(out, Rejected) and out and all(e.time == 1234 for e in out)
+
+
+def test_DIA_18_the_prune_record_prices_the_original_message() -> None:
+    """DIA-18: ``shadowedTokenCount: estimateMessage(original message)``, the replaced result's ``message``."""
+    log = d08_tool_result_log()
+    out = prune_session(log.events, SMALL, dialect=Dialect.D08)
+    assert not isinstance(out, Rejected)
+    original = get(log.events[2].data, "message")
+    assert isinstance(original, JsonObject)
+    expected = estimate_message(original)
+    assert expected > 0 and get(out[0].data, "shadowedTokenCount") == expected
+
+
+def test_PRN_5_a_pass_that_left_a_prunable_result_is_not_idempotent() -> None:
+    """PRN-5 (the contract helpers): on a valid log and its true surface, an outcome that pruned nothing where a
+    result exceeds the threshold breaks idempotence, and one that replaces a non-result breaks PRN-4; with the true
+    surface given as ``nodes`` the verdict is the same, with a wrong one the contract is vacuous."""
+    log = busy_log()
+    nothing = PruneOutcome(events=(), pruned=(), chars_removed=0)
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    for nodes in (None, fold.state.nodes):
+        assert prune_again_is_empty(log.events, nothing, BUSY_LOG_PRUNE, Dialect.A55, nodes) is False
+    assert prune_again_is_empty(log.events, nothing, BUSY_LOG_PRUNE, Dialect.A55, ()) is True
+    outcome = prune_pass(log.events, BUSY_LOG_PRUNE)
+    assert not isinstance(outcome, Rejected)
+    shifted = PruneOutcome(events=outcome.events[1:], pruned=outcome.pruned[1:], chars_removed=0)
+    assert only_surface_results(log.events, shifted, Dialect.A55, fold.state.nodes) is not None
+    assert only_surface_results(log.events, shifted, Dialect.A55, ()) is None

@@ -185,4 +185,6 @@ def test_LEG_1_header_delta_rejection_names_its_event() -> None:
     delta = timed_event("request/header-delta", 7, {"delta": {}})
     found = check_not_header_delta(delta)
     assert found is not None and (found.rule, found.seq) == ("LEG-1", 7)
+    # LEG-1 gives the words: ("uses unsupported legacy request/header-delta format").
+    assert found.reason == "uses unsupported legacy request/header-delta format"
     assert check_not_header_delta(timed_event("request/header", 7, {"header": {}})) is None

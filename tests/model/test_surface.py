@@ -237,7 +237,8 @@ def test_SURF_7_rejects_tool_result_replace_of_a_non_result_node() -> None:
 def test_SURF_7_rejects_changes_outside_content() -> None:
     b = _base()
     for change in ({"isError": True}, {"callId": "c2"}, {"step": 2}):
-        _rejects([*b.events, _tool_result_rewrite(b, 5, **change)], "SURF-7")
+        refused = _rejects([*b.events, _tool_result_rewrite(b, 5, **change)], "SURF-7")
+        assert refused.reason == "tool/result replace may change only content"  # SURF-7's words
     # a removed or added key also changes the key set
     original = b.events[5].data
     assert isinstance(original, JsonObject)

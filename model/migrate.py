@@ -224,7 +224,7 @@ def migrate_event(event: Event, session_id: str, ids: dict[int, str]) -> Event:
         match event.type:
             case "user/message" | "steering/message" if "role" not in data and "content" in data:
                 migrated, type_name = _migrate_user(data, fresh), "user/message"
-            case "assistant/message" if "message" not in data and "provenance" in data:
+            case "assistant/message" if "message" not in data and "content" in data and "provenance" in data:
                 migrated = _migrate_assistant(data, fresh)
             case "tool/result" if "message" not in data and "callId" in data:
                 migrated = _migrate_tool_result(data, fresh)

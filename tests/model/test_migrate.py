@@ -68,6 +68,15 @@ def test_DIA_13_assistant_message_gets_message_with_model_source() -> None:
     assert js_stringify(out.data) == js_stringify(freeze(expected))
 
 
+def test_DIA_13_assistant_message_without_content_is_not_migrated() -> None:
+    """The D08 reader migrates an A55 ``assistant/message`` only when it has both ``content`` and
+    ``provenance`` (DIA-13's ``{content, provenance, …}``; coordinator.ts 484-485 at 611615650f):
+    one without ``content`` passes unchanged."""
+    data = {k: v for k, v in ASSISTANT_A55.items() if k != "content"}
+    event = _event(5, "assistant/message", data, surfaceOp="append")
+    assert migrate_legacy([event], "S") == (event,)
+
+
 def test_DIA_13_tool_result_gets_tool_result_block() -> None:
     (out,) = migrate_legacy([_event(7, "tool/result", RESULT_A55, surfaceOp="append")], "S")
     block = {"type": "tool-result", "toolCallId": "c1", "content": RESULT_A55["content"], "isError": False}

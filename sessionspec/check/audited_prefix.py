@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import final
 
-from sessionspec.check.logfile import LogFile
-
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,15 +16,6 @@ class AuditedPrefix:
     count: int
     notes: tuple[str, ...] = ()
     seq_break: tuple[int, int] | None = None
-
-
-def audited_prefix(log: LogFile) -> AuditedPrefix:
-    """How many events are audited: those up to the first damage (see :class:`PrefixTracker`)."""
-    damaged = [f.line for f in log.findings if f.damages and f.line is not None]
-    tracker = PrefixTracker()
-    for event, line in zip(log.events, log.lines, strict=True):
-        tracker.take(event.seq, line, min(damaged, default=None))
-    return tracker.finish()
 
 
 @final

@@ -30,7 +30,7 @@ from model.rejected import FailureKind
 from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.byte_source import open_regular
-from sessionspec.check.file_load import header_line_refused, torn_tail_from
+from sessionspec.check.file_load import header_line_refused, torn_tail_line
 from sessionspec.check.judge import ReadLog, finding_of, judge_as
 from sessionspec.check.log_pass import Guess, LogPass
 from sessionspec.check.logfile import (
@@ -153,7 +153,7 @@ def _file_load_answers(read: ReadLog, dialect: Dialect, findings: list[Finding])
     log = read.log
     throws = frozenset(read.first.throws[dialect]) if findings else frozenset()
     last_turn_end = read.first.turn_ends.last(log.torn_line)
-    torn = torn_tail_from(log.header is not None or read.total > 0, last_turn_end, log.torn_line, ((f.rule, f.line, f.kind) for f in findings))
+    torn = torn_tail_line(log.header is not None or read.total > 0, last_turn_end, log.torn_line, ((f.rule, f.line, f.kind) for f in findings))
     answered = [replace(f, loader="refuses") if f.seq in throws and f.kind is FailureKind.INVALID else f for f in findings]
     if torn is None:
         return answered

@@ -30,32 +30,24 @@ The checker's verdicts are not changed by any of these.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Final, final
 
 from model.codec import SessionHeader
 from model.jsonval import ABSENT, Json, JsonObject, get
 from model.log import Dialect, Event
 from model.rejected import FailureKind
-from sessionspec.check.logfile import LogFile
 
 # The findings that mark a hole the scan tolerates after the last turn/end.
 HOLE_RULES: Final = frozenset({"FMT-1", "CHK-5", "LOG-1"})
 
 
-def torn_tail_line(log: LogFile, findings: Iterable[tuple[str, int | None, FailureKind]]) -> int | None:
-    """The first line of the tail the file load drops, given the findings ``(rule, line, kind)``; None
-    when the load reads the whole file."""
-    ends = TurnEndLines()
-    for event, line in zip(log.events, log.lines, strict=True):
-        ends.take(event, line)
-    return torn_tail_from(log.header is not None or bool(log.events), ends.last(log.torn_line), log.torn_line, findings)
-
-
-def torn_tail_from(anything_read: bool, last_turn_end: int, torn_line: int | None,
+def torn_tail_line(anything_read: bool, last_turn_end: int, torn_line: int | None,
                    findings: Iterable[tuple[str, int | None, FailureKind]]) -> int | None:
-    """:func:`torn_tail_line` from what a reader kept: whether the file held a header line or an event,
-    the line of its last ``turn/end`` not on the torn line (0: none), and the torn line."""
+    """The first line of the tail the file load drops, given the findings ``(rule, line, kind)``; None
+    when the load reads the whole file.  From what a reader kept: whether the file held a header line
+    or an event, the line of its last ``turn/end`` not on the torn line (0: none, :class:`TurnEndLines`),
+    and the torn line."""
     if not anything_read:
         return None  # neither a header line nor an event (a torn first line): nothing the load could read
     holes = [line for rule, line, kind in findings
@@ -82,11 +74,6 @@ class TurnEndLines:
     def last(self, torn_line: int | None) -> int:
         """The last ``turn/end``'s line not on ``torn_line`` (0: none)."""
         return self.before if self.latest == torn_line else self.latest
-
-
-def repair_walk_throws(events: Sequence[Event], dialect: Dialect) -> frozenset[int]:
-    """The seqs of the events on which the load's repair walk throws (:func:`repair_walk_throws_on`)."""
-    return frozenset(event.seq for event in events if repair_walk_throws_on(event, dialect))
 
 
 def repair_walk_throws_on(event: Event, dialect: Dialect) -> bool:

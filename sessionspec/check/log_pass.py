@@ -20,7 +20,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, final, overload
+from typing import Final, final
 
 from model.log import Dialect, Event
 from model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event, with_markers
@@ -42,30 +42,6 @@ class Guess:
 
     dialect: Dialect
     live: int
-
-
-@final
-class Head(Sequence[Event]):
-    """The audited events, of which only the first ``seed_length + 1`` are kept (FMT-11 and DIA-5
-    read no further)."""
-
-    def __init__(self, kept: list[Event], length: int) -> None:
-        self.kept = kept
-        self.length = length
-
-    def __len__(self) -> int:
-        return self.length
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Event]: ...
-    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
-        if isinstance(index, slice):
-            raise TypeError("the seed is read one event at a time")
-        if not 0 <= index < self.length:
-            raise IndexError(index)
-        return self.kept[index]
 
 
 @final
@@ -170,6 +146,8 @@ class LogPass:
             self.found = audit_outcome(self.loop.outcome())
         return self.found
 
-    def audited(self) -> Head:
-        """The audited events (as judged), of which the seed's are kept."""
-        return Head(self.head, self.prefix.count)
+    def audited(self) -> Sequence[Event]:
+        """The first ``seed_length + 1`` audited events (as judged): all that FMT-11 and DIA-5 read.  When
+        the audited prefix is shorter it is all of it, so their length tests (a seed longer than the
+        events, an event after the seed) answer as they would on the whole prefix."""
+        return self.head

@@ -24,6 +24,7 @@ from typing import Final
 
 from model.jsonval import ABSENT, Json, JsonObject, get
 from model.log import Event
+from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LogFile, read_path
 
 
@@ -124,7 +125,7 @@ def edits(events: Sequence[Event]) -> Iterator[Edit]:
 
 
 def edited_log(log: LogFile, events: tuple[Event, ...]) -> LogFile:
-    return dataclasses.replace(log, events=events, lines=tuple(range(2, 2 + len(events))), findings=(), seq_lines={}, quirks=())
+    return dataclasses.replace(log, events=events, lines=tuple(range(2, 2 + len(events))), findings=(), line_table=LineTable(), quirks=())
 
 
 def load(path: Path) -> LogFile:

@@ -37,6 +37,7 @@ from model.log import Event
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.byte_source import ZstdFrames, open_regular
+from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
 from sessionspec.fast.parse import parse_decoded
 
@@ -83,7 +84,7 @@ class LogFile:
     parent_session: str | None = None
     # seq -> line of its first occurrence (a duplicated seq keeps the first),
     # built on the first ``line_of`` call: only a log with findings needs it.
-    seq_lines: dict[int, int] = field(default_factory=dict)
+    line_table: LineTable = field(default_factory=LineTable)
     # §17 quirks of the storage lines (Q-29, QF-15), notes unless --strict-quirks.
     quirks: tuple[LineFinding, ...] = ()
     # The last line when it has no newline: the JSONL file load ignores it (QF-15).
@@ -91,12 +92,10 @@ class LogFile:
 
     def line_of(self, seq: int | None) -> int | None:
         """The line of the first event with this seq."""
-        if seq is None:
-            return None
-        if not self.seq_lines and self.events:
-            for event, line in zip(self.events, self.lines):
-                self.seq_lines.setdefault(event.seq, line)
-        return self.seq_lines.get(seq)
+        if not self.line_table.seqs:
+            for event, line in zip(self.events, self.lines, strict=True):
+                self.line_table.add(event.seq, line)
+        return self.line_table.line_of(seq)
 
 
 def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:

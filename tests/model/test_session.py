@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from model.codec import parse_event_line, serialize_event
+from model.codec import serialize_event
 from model.jsonval import freeze
-from model.log import Event
 from model.rejected import Rejected
 from model.session import out_of_band_events, turn_is_open
 from model.surface import fold_surface
+from tests.support import events_of_lines
 
 TRIGGER = freeze({"kind": "plugin", "plugin": "title"})
 
 
-def _log(*lines: str) -> list[Event]:
-    events: list[Event] = []
-    for line in lines:
-        parsed = parse_event_line(line)
-        assert not isinstance(parsed, Rejected)
-        events.extend(parsed)
-    return events
-
-
-CLOSED = _log(
+CLOSED = events_of_lines(
     '{"type":"turn/start","seq":0,"time":0,"data":{"turn":3,"trigger":{"kind":"message","source":{"kind":"user"}}}}',
     '{"type":"user/message","seq":1,"time":0,"data":{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}},"surfaceOp":"append"}',
     '{"type":"turn/end","seq":2,"time":0,"data":{"turn":3,"reason":{"kind":"completed"}}}',

@@ -56,6 +56,16 @@ class PrefixTracker:
             self.where = f"the seq break at line {line} (seq {seq}, expected {index}, LOG-1)"
         return True
 
+    def take_all(self, seq: int, count: int, line: int, first_damage: int | None) -> bool:
+        """Whether ``count`` events on one line, seqs ``seq`` onwards (a packed row's chunks), are all
+        audited, and if so :meth:`take` of each; if not, nothing is taken (the caller takes them
+        one by one)."""
+        if not self.open or (first_damage is not None and line >= first_damage) or seq != self.count:
+            return False
+        self.taken += count
+        self.count += count
+        return True
+
     def finish(self) -> AuditedPrefix:
         """The prefix, after the last event."""
         after = self.taken - self.count

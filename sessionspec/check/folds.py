@@ -24,12 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, final, overload
+from typing import ClassVar, Final, cast, final, overload
 
-from model.log import Dialect, Event
+from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event, splice
 from sessionspec.check.audits import AUDITS
+from sessionspec.check.chunk_run import ChunkRun
+
+CHUNK: Final = "assistant/chunk"
 
 Step = Callable[[Event, SurfacePlan | None], None]
 Send = Callable[[Event], object]
@@ -51,6 +54,9 @@ class AuditFold:
     # Does the fold read the events as logged, before the D08 reader's migration (DIA-13)?  It
     # takes every event (a migrated event may change its type) and no surface plan.
     AS_LOGGED: ClassVar[bool] = False
+    # Does the fold take a packed row's chunks in one step (:meth:`step_run`; a walk is sent the
+    # :class:`ChunkRun`)?  Else it takes them one by one.
+    TAKES_RUNS: ClassVar[bool] = False
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         self.before = before
@@ -64,6 +70,11 @@ class AuditFold:
 
     def finish(self) -> Sequence[Rejected]:
         """The fold's findings, after the last event."""
+        raise NotImplementedError
+
+    def step_run(self, run: ChunkRun) -> None:
+        """For a fold that ``TAKES_RUNS``: ``step`` of each of the run's chunks (no surface plan:
+        a chunk is log-only), in one step."""
         raise NotImplementedError
 
     def stepper(self) -> Step:
@@ -183,11 +194,15 @@ class FoldLoop:
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
         self.as_logged = [fold.stepper() for fold in self.made if fold.AS_LOGGED]
+        self.as_logged_folds = [fold for fold in self.made if fold.AS_LOGGED]
         self.free = [fold for fold in self.made if not fold.NEEDS_SURFACE and not fold.AS_LOGGED]
         self.active = [fold for fold in self.made if not fold.AS_LOGGED]
         # Who takes an event of each type (filled as the types are met): a fold declaring its
         # EVENT_TYPES is not called for the others.
         self.routes: dict[str, _Route] = {}
+        self.run_route: list[Callable[[ChunkRun], object]] | None = None
+        # A chunk is log-only in both dialects (SURF-11), so a run's members have no surface plan.
+        self.chunks_log_only = CHUNK not in surface_types(dialect)
         self.nodes: list[int] = []
         self.rejected: Rejected | None = None
         # Without a fold that needs it (one fold run alone), the surface is not folded.
@@ -203,6 +218,7 @@ class FoldLoop:
                 self.rejected = planned
                 self.active = self.free
                 self.routes.clear()
+                self.run_route = None
                 self.surfaced = False
             elif planned is not None:
                 plan = planned
@@ -218,6 +234,22 @@ class FoldLoop:
             step(logged, None)
         if self.surfaced:
             self.before.commit(event, plan, removed)
+
+    def take_run(self, run: ChunkRun) -> None:
+        """:meth:`take` of each of a packed row's chunks (as logged: DIA-13 migrates no chunk): the
+        surface is unchanged by each (log-only, SURF-11, once its seq is the next: LOG-1) and a
+        fold that ``TAKES_RUNS`` steps once."""
+        if not self.chunks_log_only or (self.surfaced and self.rejected is None and run.seq != self.before.taken):
+            for event in run.members:
+                self.take(event, event)
+            return
+        route = self.run_route
+        if route is None:
+            route = self.run_route = _run_route([*self.active, *self.as_logged_folds])
+        for step in route:
+            step(run)
+        if self.surfaced:
+            self.before.taken += run.count
 
     def outcome(self) -> FoldOutcome:
         """What the folds found, after the last event."""
@@ -255,6 +287,35 @@ def _route(folds: Sequence[AuditFold], event_type: str) -> _Route:
     takes the event alone, sent straight to its generator, no call of ``step``)."""
     taking = [fold for fold in folds if fold.EVENT_TYPES is None or event_type in fold.EVENT_TYPES]
     return [fold.stepper() for fold in taking if not isinstance(fold, WalkFold)], [fold.walking.send for fold in taking if isinstance(fold, WalkFold)]
+
+
+def _run_route(folds: Sequence[AuditFold]) -> list[Callable[[ChunkRun], object]]:
+    """The folds taking a packed row's chunks: a run at once where the fold ``TAKES_RUNS``, else
+    its chunks one by one."""
+    route: list[Callable[[ChunkRun], object]] = []
+    for fold in folds:
+        if fold.EVENT_TYPES is not None and CHUNK not in fold.EVENT_TYPES and not fold.AS_LOGGED:
+            continue
+        if fold.TAKES_RUNS:
+            # A walk taking runs is sent them (its ``walk`` reads a ChunkRun as well as an Event).
+            route.append(cast("Generator[None, ChunkRun, object]", fold.walking).send if isinstance(fold, WalkFold) else fold.step_run)
+        else:
+            route.append(_each_sent(fold.walking.send) if isinstance(fold, WalkFold) else _each_stepped(fold.stepper()))
+    return route
+
+
+def _each_stepped(step: Step) -> Callable[[ChunkRun], None]:
+    def each(run: ChunkRun) -> None:
+        for event in run.members:
+            step(event, None)
+    return each
+
+
+def _each_sent(send: Send) -> Callable[[ChunkRun], None]:
+    def each(run: ChunkRun) -> None:
+        for event in run.members:
+            send(event)
+    return each
 
 
 def run_alone(fold: type[AuditFold], events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

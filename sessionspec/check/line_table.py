@@ -52,6 +52,24 @@ class LineTable:
         self.counts.append(1)
         self.steps.append(-1)
 
+    def add_run(self, seq: int, count: int, line: int) -> None:
+        """:meth:`add` of ``seq`` .. ``seq + count - 1``, all on ``line`` (a packed row's chunks)."""
+        self.add(seq, line)
+        if count == 1:
+            return
+        # ``seq`` ends the last run.  On one line (step 0, or alone) the rest extend it; after events
+        # one a line (step 1) the next is a new run on this line, which the rest extend.
+        run = len(self.seqs) - 1
+        if self.steps[run] == 1:
+            self.seqs.append(seq + 1)
+            self.lines.append(line)
+            self.counts.append(count - 1)
+            self.steps.append(0 if count > 2 else -1)
+        else:
+            self.counts[run] += count - 1
+            self.steps[run] = 0
+        self.last_seq = seq + count - 1
+
     def line_of(self, seq: int | None) -> int | None:
         """The line of the first event with this seq (None: no such event, or no seq)."""
         if seq is None:

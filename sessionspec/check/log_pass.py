@@ -26,6 +26,7 @@ from model.log import Dialect, Event
 from model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event, with_markers
 from sessionspec.check.audit import Audit, audit_outcome
 from sessionspec.check.audited_prefix import PrefixTracker
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.file_load import TurnEndLines, repair_walk_throws_on
 from sessionspec.check.folds import FoldLoop, registered_folds
 from sessionspec.check.line_table import LineTable
@@ -96,6 +97,19 @@ class LogPass:
                 self.start(self.guess())
         else:
             self.judge(event)
+
+    def take_run(self, run: ChunkRun, line: int, first_damage: int | None) -> None:
+        """:meth:`take` of each of a packed row's chunks, at once when nothing of it depends on the
+        member: a chunk is no marker, no ``turn/end``, no ``assistant/message``, no
+        ``session/end-seed``, keeps a replay script one, and is not migrated (DIA-13); so once the
+        folds have started, past the seed's head, with the whole run audited, only the line table,
+        the prefix and the folds see it."""
+        if self.loop is None or len(self.head) <= self.seed_length or not self.prefix.take_all(run.seq, run.count, line, first_damage):
+            for event in run.members:
+                self.take(event, line, first_damage)
+            return
+        self.lines.add_run(run.seq, run.count, line)
+        self.loop.take_run(run)
 
     def marked(self) -> bool:
         return self.forced is not None or self.evidence.a55_seq is not None or self.evidence.d08_seq is not None

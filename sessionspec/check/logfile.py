@@ -37,6 +37,7 @@ from model.log import Event
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.byte_source import ZstdFrames, open_regular
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
 from sessionspec.fast.parse import parse_decoded
@@ -161,7 +162,16 @@ class LineReader:
         self.parent_session: str | None = None
 
     def events(self, stream: BinaryIO, read_errors: tuple[type[Exception], ...] = ()) -> Iterator[tuple[Event, int]]:
-        """Each event of ``stream`` with its line.  Stops at the first non-blank line after
+        """Each event of ``stream`` with its line (:meth:`records`, a packed row's chunks one by one)."""
+        for record, line in self.records(stream, read_errors):
+            if isinstance(record, ChunkRun):
+                for event in record.members:
+                    yield event, line
+            else:
+                yield record, line
+
+    def records(self, stream: BinaryIO, read_errors: tuple[type[Exception], ...] = ()) -> Iterator[tuple[Event | ChunkRun, int]]:
+        """Each event of ``stream`` with its line, a packed row's chunks as one :class:`ChunkRun`.  Stops at the first non-blank line after
         ``max_events`` events (a ``limit`` finding), so memory is bounded by the limit; a read
         error ends it with :attr:`unreadable` set."""
         first_record = True
@@ -191,6 +201,9 @@ class LineReader:
                     self.seed()
                 if isinstance(read, LineFinding):
                     self.finding(read)
+                elif isinstance(read, ChunkRun):
+                    self.count += read.count
+                    yield read, number
                 elif isinstance(read, tuple):
                     self.count += len(read)
                     for event in read:
@@ -252,8 +265,8 @@ def read_stream(
 
 def _read_line(
     raw: bytes, newline: bool, number: int, first_record: bool, quirks: list[LineFinding]
-) -> LineFinding | SessionHeader | tuple[Event, ...] | None:
-    """One non-blank line: the header (first line only), events, or a finding.
+) -> LineFinding | SessionHeader | ChunkRun | tuple[Event, ...] | None:
+    """One non-blank line: the header (first line only), events (a packed row's as a run), or a finding.
 
     Q-29: "The decoder accepts rows with 1-2 members (non-empty payload)
     although the packer never emits them; the model's decoder MUST accept
@@ -289,10 +302,12 @@ def _read_line(
     decoded = decode_record(value)
     if isinstance(decoded, Rejected):
         return LineFinding(line=number, rejected=decoded)
-    if len(decoded) < MIN_RUN and isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
-        quirk = Rejected(rule="Q-29", seq=decoded[0].seq, reason=f"{get(value, 'type')} row with {len(decoded)} member(s); the packer writes rows of at least {MIN_RUN}")
-        quirks.append(LineFinding(line=number, rejected=quirk))
-    return tuple(decoded)
+    if isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
+        if len(decoded) < MIN_RUN:
+            quirk = Rejected(rule="Q-29", seq=decoded[0].seq, reason=f"{get(value, 'type')} row with {len(decoded)} member(s); the packer writes rows of at least {MIN_RUN}")
+            quirks.append(LineFinding(line=number, rejected=quirk))
+        return ChunkRun(decoded)
+    return decoded
 
 
 def _unreadable(name: str, reason: str) -> LogFile:
@@ -315,22 +330,24 @@ def read_handle(handle: BinaryIO, name: str, sidecar_path: Path | None, max_even
     events: list[Event] = []
     lines: list[int] = []
 
-    def keep(reader: LineReader, event: Event, line: int) -> None:
-        events.append(event)
-        lines.append(line)
+    def keep(reader: LineReader, record: Event | ChunkRun, line: int) -> None:
+        taken = record.members if isinstance(record, ChunkRun) else (record,)
+        events.extend(taken)
+        lines.extend(line for _ in taken)
 
     return stream_handle(handle, name, sidecar_path, keep, max_events).log_file(tuple(events), tuple(lines))
 
 
-def stream_handle(handle: BinaryIO, name: str, sidecar_path: Path | None, take: Callable[[LineReader, Event, int], None],
+def stream_handle(handle: BinaryIO, name: str, sidecar_path: Path | None, take: Callable[[LineReader, Event | ChunkRun, int], None],
                   max_events: int = MAX_EVENTS) -> LineReader:
-    """:func:`read_handle`, handing each event to ``take`` (with the reader, as it stands at that
-    line) instead of keeping it: a caller that streams keeps memory bounded."""
+    """:func:`read_handle`, handing each event (a packed row's chunks as one :class:`ChunkRun`) to ``take``
+    (with the reader, as it stands at that line) instead of keeping it: a caller that streams keeps
+    memory bounded."""
     reader = LineReader(name, sidecar_path, max_events)
     with handle:
         if not name.endswith(".zst"):
-            for event, line in reader.events(handle):
-                take(reader, event, line)
+            for record, line in reader.records(handle):
+                take(reader, record, line)
             return reader
         try:
             frames = ZstdFrames(handle)
@@ -338,8 +355,8 @@ def stream_handle(handle: BinaryIO, name: str, sidecar_path: Path | None, take: 
             reader.unreadable = "the zstandard package is not installed (needed for .zst files)"
             return reader
         with io.BufferedReader(frames, buffer_size=256 * 1024) as stream:
-            for event, line in reader.events(stream):
-                take(reader, event, line)
+            for record, line in reader.records(stream):
+                take(reader, record, line)
     return reader
 
 

@@ -26,20 +26,16 @@ from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.event_fields import message_content, message_route, result_call_id, show, tool_blocks
 from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.loop_state import LoopState as _Loop
-from sessionspec.check.loop_state import StepState as _Step
 from sessionspec.check.loop_state import TurnState as _Turn
+from sessionspec.check.loop_stream import FAILED_FINISHES, chunk, chunk_run, step_end, step_start
 from sessionspec.check.prompt_prefix import check_prefix_contexts
 
-FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})
-
-
-def _kind(v: Json | Absent) -> Json | Absent:
-    return get(get(v, "reason"), "kind")
 
 
 def _is_append(event: Event) -> bool:
@@ -113,68 +109,6 @@ def _prompt_blocked(s: _Loop, t: _Turn, event: Event) -> None:
     elif t.prompt or t.steps:
         s.report("LOOP-3", event, "prompt/blocked after the turn's prompt was allowed (the prologue has one outcome: block or allow)")
     t.blocked = t.blocked or event
-
-
-def _step_start(s: _Loop, event: Event) -> None:
-    t = s.turn
-    if t is not None:
-        t.steps += 1
-        number = get(event.data, "step")
-        t.last_step = number if isinstance(number, int) and not isinstance(number, bool) else t.last_step + 1
-        t.failed_step = None
-        if t.unrecorded is not None:
-            s.report("LOOP-11", event, f"a new step after a successful stream that recorded no assistant/message (step/end at seq {t.unrecorded}); only an interruption stops the recording")
-            t.unrecorded = None
-        if t.blocked is not None:
-            s.report("LOOP-3", event, f"a step in the turn of a blocked prompt (seq {t.blocked.seq}); a blocked turn has zero steps")
-        elif t.trigger == "message" and not t.prompt and s.dialect is Dialect.A55:
-            s.report("LOOP-3", event, "a step in a message-triggered turn with no user/message (the allowed prompt is appended before any step)")
-    s.step = _Step(turn=get(event.data, "turn"), step=get(event.data, "step"), api=s.step_api)
-
-
-def _step_end(s: _Loop, event: Event) -> None:
-    st, t = s.step, s.turn
-    if st is not None and t is not None:
-        t.failed_step = None if st.message else event.seq
-        t.max_tokens = t.max_tokens or st.max_tokens
-        # LOOP-10/11: a finish other than error/aborted is a successful stream, whose message is recorded
-        # unless the interruption checkpoint after the stream stops the turn.
-        succeeded = st.finish is not ABSENT and st.finish not in FAILED_FINISHES
-        if s.dialect is Dialect.A55 and succeeded and not st.message:
-            t.unrecorded = event.seq
-        if s.dialect is Dialect.D08 and st.attempt_visible and not st.message and not st.api:
-            t.cancelled_visible = event.seq
-    s.step = None
-
-
-@audits("LOOP-9")
-def _chunk(s: _Loop, event: Event) -> None:
-    """LOOP-9: every request of an instance follows the instance's anchor
-    (``initial``/``resume``, written before the first chunk)."""
-    st = s.step
-    if st is None:
-        return
-    if not st.requested:
-        st.requested = True
-        if s.turn is not None:
-            s.turn.requested = True
-        if not s.anchored:
-            s.report("LOOP-9", event, "request of a loop instance that wrote no initial/resume anchor (a new instance starts at the live start and after a crash repair)")
-    chunk = get(event.data, "chunk")
-    st.streaming = get(chunk, "type") != "finish"
-    match get(chunk, "type"):
-        case "usage":
-            st.attempt_usage = get(chunk, "usage")
-        case "text-delta" | "reasoning-delta" if get(chunk, "text"):
-            st.attempt_visible = True
-        case "finish":
-            st.attempt_visible = False
-            st.finish = _kind(chunk)
-            st.failed_attempt = st.failed_attempt or st.finish == "error"
-            if s.dialect is Dialect.D08 and st.finish == "error":
-                st.attempt_usage = ABSENT  # DIA-7: the retry is a new attempt
-        case _:
-            pass
 
 
 @audits("LOOP-10", "LOOP-11", "DIA-15")
@@ -335,6 +269,21 @@ class LoopAudit(AuditFold):
         for taken in judge.take(event):
             self._fold(taken)
 
+    TAKES_RUNS = True
+
+    def step_run(self, run: ChunkRun) -> None:
+        """:meth:`step` of each chunk of a packed row, at once once the step is judged (no
+        held events) and the run is live: a chunk is no turn/step boundary and carries no
+        surfaceOp, so each only counts as the turn's inner event and streams (:func:`chunk_run`)."""
+        if self.judge.pending is not None or run.seq < self.first_live_seq:
+            for event in run.members:
+                self.step(event, None)
+            return
+        s = self.state
+        if s.turn is not None:
+            s.turn.inner += run.count
+        chunk_run(s, run)
+
     def _fold(self, event: Event) -> None:
         s = self.state
         if event.type == "step/start":
@@ -352,9 +301,9 @@ class LoopAudit(AuditFold):
             case "turn/end":
                 _turn_end(s, event)
             case "step/start":
-                _step_start(s, event)
+                step_start(s, event)
             case "step/end":
-                _step_end(s, event)
+                step_end(s, event)
             case "prompt/blocked" if s.turn is not None:
                 _prompt_blocked(s, s.turn, event)
             case "user/message":
@@ -362,7 +311,7 @@ class LoopAudit(AuditFold):
             case "steering/message":
                 _steering(s, event)
             case "assistant/chunk":
-                _chunk(s, event)
+                chunk(s, event)
             case "assistant/message" if _is_append(event):
                 _assistant_message(s, event)
             case "tool/call":

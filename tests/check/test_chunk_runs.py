@@ -7,7 +7,11 @@ from __future__ import annotations
 import io
 import json
 import random
-from collections.abc import Iterator
+from array import array
+from collections import deque
+from collections.abc import Generator, Iterator
+from dataclasses import fields, is_dataclass
+from enum import Enum
 from pathlib import Path
 
 import pytest
@@ -18,7 +22,7 @@ from model.log import Dialect, Event
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.checker import check_log, check_path
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import AuditFold, FoldLoop, registered_folds
+from sessionspec.check.folds import AuditFold, FoldLoop, SurfaceEvents, registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LineReader, read_stream
 from sessionspec.generate import write_log
@@ -44,6 +48,49 @@ def _outcome(raw: bytes, dialect: Dialect, folds: list[type[AuditFold]], as_runs
     return found.findings, found.quirks, found.notes, found.outside, found.surface_rejected
 
 
+def _state(value: object, inputs: set[int], depth: int = 0) -> object:
+    """A fold's state as plain data, to compare two folds: dataclasses, slotted and plain objects by
+    their fields, a walk by its frame's locals; the log before an event (shared by the folds) and the
+    record being taken (a run, or a chunk of it: the input, not the state) left out."""
+    assert depth < 40, "state nested too deep to compare"
+    if id(value) in inputs:
+        return "<input>"
+    if isinstance(value, (str, int, float, bool, type(None), Enum, Event, frozenset, range)):
+        return value
+    if isinstance(value, SurfaceEvents):
+        return "<before>"
+    if isinstance(value, dict):
+        return {key: _state(item, inputs, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple, array, deque)):
+        return [_state(item, inputs, depth + 1) for item in value]
+    if isinstance(value, set):
+        return sorted(value, key=repr)
+    if isinstance(value, Generator):
+        frame = value.gi_frame  # type: ignore[attr-defined]
+        return None if frame is None else {k: _state(v, inputs, depth + 1) for k, v in frame.f_locals.items() if k != "self"}
+    if callable(value) and not hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):
+        return "<callable>"
+    names = [f.name for f in fields(value)] if is_dataclass(value) else []
+    names += [n for klass in type(value).__mro__ for n in getattr(klass, "__slots__", ())]
+    names += list(getattr(value, "__dict__", {}))
+    return (type(value).__name__, {n: _state(getattr(value, n), inputs, depth + 1) for n in dict.fromkeys(names) if hasattr(value, n)})
+
+
+def _lockstep(raw: bytes, dialect: Dialect, fold: type[AuditFold]) -> None:
+    """Two copies of a fold, one taking runs, one their chunks: equal state after every record."""
+    by_run, by_event = FoldLoop(dialect, 0, [fold]), FoldLoop(dialect, 0, [fold])
+    for record in _records(raw):
+        members = record.members if isinstance(record, ChunkRun) else (record,)
+        if isinstance(record, ChunkRun):
+            by_run.take_run(record)
+        else:
+            by_run.take(record, record)
+        for event in members:
+            by_event.take(event, event)
+        inputs = {id(record), *map(id, members)}
+        assert _state(by_run.made, inputs) == _state(by_event.made, inputs), (fold.__name__, record)
+
+
 def _generated(events: int, seed: int) -> bytes:
     out = io.StringIO()
     write_log(out, events, seed)
@@ -67,34 +114,49 @@ def _renumbered(records: list[object]) -> list[object]:
     return records
 
 
+def _typed(records: list[object], *types: str) -> list[int]:
+    return [i for i, r in enumerate(records) if isinstance(r, dict) and r.get("type") in types]
+
+
 def _mutated(raw: bytes, rng: random.Random) -> bytes:
-    """One to three edits: a row's shared fields changed (turn, step, index, kind, tool id, all texts
-    empty), a row moved or doubled, a line dropped; then the seqs renumbered."""
+    """One to four edits, then the seqs renumbered: a row's shared fields changed (turn, step, index,
+    kind, tool id, all texts empty), a row moved or doubled, a line dropped, an assistant/message or a
+    request/header dropped (a visible attempt without its message, a request without its anchor: the
+    first header), or a step's single chunks dropped (its rows are then its first chunks); the first row
+    is edited more often (the first request of the log)."""
     records: list[object] = [json.loads(line) for line in raw.splitlines() if line.strip()]
-    rows = [i for i, r in enumerate(records) if isinstance(r, dict) and "seq0" in r]
-    for _ in range(rng.randint(1, 3)):
-        at = rng.choice(rows) if rows and rng.random() < 0.8 else rng.randrange(1, len(records))
+    for _ in range(rng.randint(1, 4)):
+        rows = _typed(records, "text-chunks", "reasoning-chunks", "tool-call-chunks")
+        if len(records) < 2 or not rows:
+            break
+        at = rows[0] if rng.random() < 0.25 else rng.choice(rows)
         record = records[at]
-        data = record.get("data") if isinstance(record, dict) else None
-        match rng.randrange(8):
-            case 0 | 1 if isinstance(data, dict) and data.keys() & {"turn", "step", "index"}:
-                key = rng.choice(sorted(data.keys() & {"turn", "step", "index"}))
-                data[key] = data[key] + rng.choice([-1, 1]) if isinstance(data[key], int) else 0
-            case 2 if isinstance(record, dict) and record.get("type") in ("text-chunks", "reasoning-chunks"):
+        assert isinstance(record, dict)
+        data = record["data"]
+        match rng.randrange(11):
+            case 0 | 1:
+                key = rng.choice(["turn", "step", "index"])
+                data[key] = data[key] + rng.choice([-1, 1])
+            case 2 if record["type"] != "tool-call-chunks":
                 record["type"] = "reasoning-chunks" if record["type"] == "text-chunks" else "text-chunks"
-            case 3 if isinstance(data, dict) and "id" in data:
+            case 3 if "id" in data:
                 data["id"] = "call-elsewhere"
-            case 4 if isinstance(data, dict) and isinstance(data.get("texts"), list):
+            case 4 if "texts" in data:
                 data["texts"] = [""] * len(data["texts"])
             case 5:
                 records.insert(rng.randrange(1, len(records) + 1), records.pop(at))
             case 6:
                 records.insert(at, json.loads(json.dumps(record)))
+            case 7 if (messages := _typed(records, "assistant/message")):
+                del records[rng.choice(messages)]
+            case 8 if (headers := _typed(records, "request/header")):
+                del records[headers[0] if rng.random() < 0.5 else rng.choice(headers)]
+            case 9:
+                starts = [i for i in _typed(records, "step/start") if i < at]
+                start = starts[-1] if starts else 0
+                records[start + 1 : at] = [r for r in records[start + 1 : at] if not (isinstance(r, dict) and r.get("type") == "assistant/chunk")]
             case _:
-                del records[at]
-        rows = [i for i, r in enumerate(records) if isinstance(r, dict) and "seq0" in r]
-        if len(records) < 2:
-            break
+                del records[rng.randrange(1, len(records))]
     return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in _renumbered(records)).encode()
 
 
@@ -114,7 +176,7 @@ def test_every_fold_finds_on_runs_what_it_finds_on_their_chunks(path: Path) -> N
             assert _outcome(raw, dialect, [fold], True) == _outcome(raw, dialect, [fold], False), fold.__name__
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(events=st.integers(30, 600), seed=st.integers(0, 2**16), mutation=st.integers(0, 2**32), mutate=st.booleans())
 def test_runs_of_generated_and_mutated_logs_give_the_findings_of_their_chunks(events: int, seed: int, mutation: int, mutate: bool) -> None:
     raw = _generated(events, seed)
@@ -125,6 +187,21 @@ def test_runs_of_generated_and_mutated_logs_give_the_findings_of_their_chunks(ev
         assert _outcome(raw, dialect, registered_folds(), True) == _outcome(raw, dialect, registered_folds(), False)
         for fold in taking:
             assert _outcome(raw, dialect, [fold], True) == _outcome(raw, dialect, [fold], False), fold.__name__
+
+
+@settings(max_examples=40, deadline=None)
+@given(events=st.integers(30, 300), seed=st.integers(0, 2**16), mutation=st.integers(0, 2**32), mutate=st.booleans(),
+       dialect=st.sampled_from(Dialect))
+def test_a_fold_taking_runs_holds_the_state_of_taking_their_chunks_after_every_record(
+        events: int, seed: int, mutation: int, mutate: bool, dialect: Dialect) -> None:
+    """Stronger than equal findings: the state a run leaves is the state its chunks leave, record by record,
+    for each fold that takes runs (its dataclasses, objects and walk locals compared)."""
+    raw = _generated(events, seed)
+    if mutate:
+        raw = _mutated(raw, random.Random(mutation))
+    for fold in registered_folds():
+        if fold.TAKES_RUNS:
+            _lockstep(raw, dialect, fold)
 
 
 @settings(max_examples=25, deadline=None)

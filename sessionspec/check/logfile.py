@@ -40,7 +40,7 @@ from sessionspec.check.byte_source import ZstdFrames, open_regular
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
-from sessionspec.fast.parse import parse_decoded
+from sessionspec.fast.parse import parse_event
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200
@@ -290,7 +290,10 @@ def _read_line(
         return finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"))
     if too_deep(raw):
         return finding(Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT))
-    value = parse_decoded(raw, text)  # = model.codec.parse_value(text), checked in tests/fast/test_fast_parse.py
+    # = model.codec.parse_value(text), and for a plain event line decode_record's event (tests/fast/test_fast_parse.py)
+    value = parse_event(raw, text)
+    if isinstance(value, Event):
+        return (value,)
     if isinstance(value, Rejected):
         return finding(value)
     if first_record and isinstance(value, JsonObject) and get(value, "type") == "session":

@@ -20,8 +20,9 @@ from typing import Final
 
 import msgspec
 
-from model.codec import parse_value
-from model.jsonval import MAX_SAFE_INTEGER, Json, JsonObject, JsonTextError, number_from_float_text
+from model.codec import ROW_TAGS, parse_value
+from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Json, JsonObject, JsonTextError, number_from_float_text
+from model.log import Event, make_event
 from model.rejected import Rejected
 
 _DECODER: Final = msgspec.json.Decoder(float_hook=number_from_float_text)
@@ -90,3 +91,52 @@ def parse_decoded(raw: bytes, text: str) -> Json | Rejected:
     except (msgspec.DecodeError, JsonTextError, _NotExact, RecursionError):
         pass  # not canonical, or not JSON at all: the exact decoder says which
     return parse_value(text)
+
+
+# The envelope key orders of a plain event line (FMT-3: provenance before the op, or the op first).
+_ENVELOPES: Final = {
+    ("type", "seq", "time", "data"): (False, False, False),
+    ("type", "seq", "time", "data", "sourceEventSeqs"): (True, False, False),
+    ("type", "seq", "time", "data", "surfaceOp"): (False, True, False),
+    ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"): (True, True, False),
+    ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs"): (True, True, True),
+}
+# Types the event decoder does not take as a plain event: the header, legacy deltas (LEG-1), rows (CHK-7).
+_NOT_PLAIN: Final = frozenset({"session", "request/header-delta"}) | ROW_TAGS
+
+
+def parse_event(raw: bytes, text: str) -> Event | Json | Rejected:
+    """:func:`parse_decoded`, or, for a canonical line holding a plain event envelope, the event
+    ``model.codec.decode_record`` makes of it (LOG-3: exactly ``type, seq, time, data`` and the
+    surface keys; LOG-2: non-negative safe integers), built without freezing the envelope.
+    ``tests/fast/test_fast_parse.py`` checks it against the model's decoder."""
+    try:
+        value = _DECODER.decode(raw)
+        if _encode(value) == raw:
+            if type(value) is dict:
+                flags = _ENVELOPES.get(tuple(value))
+                if flags is not None:
+                    event = _plain_event(value, *flags)
+                    if event is not None:
+                        return event
+            return _frozen(value)
+    except (msgspec.DecodeError, JsonTextError, _NotExact, RecursionError):
+        pass
+    return parse_value(text)
+
+
+def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first: bool) -> Event | None:
+    type_name, seq, time = value["type"], value["seq"], value["time"]
+    if type(type_name) is not str or type_name in _NOT_PLAIN:
+        return None
+    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INTEGER or type(time) is not int or not 0 <= time <= MAX_SAFE_INTEGER:
+        return None
+    return make_event(
+        type_name,
+        seq=seq,
+        time=time,
+        data=_frozen(value["data"]),
+        source_event_seqs=_frozen(value["sourceEventSeqs"]) if provenance else ABSENT,
+        surface_op=_frozen(value["surfaceOp"]) if op else ABSENT,
+        op_first=op_first,
+    )

@@ -1,4 +1,5 @@
-"""The fast line parser (sessionspec.fast.parse) gives exactly what the model's decoder gives.
+"""The fast line parser (sessionspec.fast.parse) gives exactly what the model's decoder gives, and its
+event decoder (``parse_event``) the event ``model.codec.decode_record`` makes of a plain event line.
 
 The definition is ``model.codec.parse_value`` (lossless JSON: FMT-2 duplicate keys, LOG-4
 ``-0`` and unsafe integers, integral floats as integers).  Equality is checked on the
@@ -10,16 +11,18 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from pathlib import Path
 
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.codec import parse_value
+from model.codec import decode_record, parse_value
 from model.jsonval import MAX_SAFE_INTEGER, Json
+from model.log import Event
 from model.rejected import Rejected
-from sessionspec.fast.parse import parse_line
+from sessionspec.fast.parse import parse_event, parse_line
 from sessionspec.generate import write_log
 
 DATA = Path(__file__).parents[1] / "data"
@@ -84,6 +87,53 @@ def test_hostile_lines_parse_as_the_model_parses_them() -> None:
         _same(raw)
 
 
+def _same_event(raw: bytes) -> None:
+    """parse_event: a plain event line gives decode_record's one event; any other line (or one it declines,
+    such as keys in another order) what parse_value gives."""
+    text = raw.decode("utf-8")
+    fast, exact = parse_event(raw, text), parse_value(text)
+    if isinstance(exact, Rejected):
+        assert isinstance(fast, Rejected) and (fast.rule, fast.kind) == (exact.rule, exact.kind), raw
+    elif isinstance(fast, Event):
+        decoded = decode_record(exact)
+        assert isinstance(decoded, tuple) and len(decoded) == 1, raw
+        assert repr(fast) == repr(decoded[0]) and fast == decoded[0], raw
+    else:
+        assert repr(fast) == repr(exact), raw  # declined (the reader hands it to decode_record)
+
+
+ENVELOPES = [
+    b'{"type":"user/message","seq":3,"time":5,"data":{"content":"x"}}',
+    b'{"type":"user/message","seq":3,"time":5,"data":{},"sourceEventSeqs":[1],"surfaceOp":"append"}',
+    b'{"type":"user/message","seq":3,"time":5,"data":{},"surfaceOp":"append","sourceEventSeqs":[1]}',
+    b'{"type":"user/message","seq":3,"time":5,"data":{},"surfaceOp":{"op":"replace","start":0,"end":2}}',
+    b'{"type":"tool/result","seq":3,"time":5,"data":null,"sourceEventSeqs":[]}',
+    b'{"seq":3,"type":"x/y","time":5,"data":1}', b'{"type":"x","seq":3,"time":5,"data":1,"extra":2}',
+    b'{"type":"x","seq":-1,"time":5,"data":1}', b'{"type":"x","seq":true,"time":5,"data":1}',
+    b'{"type":"x","seq":3,"time":9007199254740992,"data":1}', b'{"type":"x","seq":9007199254740991,"time":0,"data":1}',
+    b'{"type":"x","seq":3,"time":5.5,"data":1}', b'{"type":"x","seq":3.0,"time":5,"data":1}', b'{"type":7,"seq":3,"time":5,"data":1}',
+    b'{"type":"x","seq":3,"time":5,"data":{"n":12345678901234567890}}', b'{"type":"request/header-delta","seq":3,"time":5,"data":{}}',
+    b'{"type":"session","seq":3,"time":5,"data":{}}', b'{"type":"session","version":1}',
+    b'{"type":"text-chunks","seq0":3,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}',
+    b'{"type":"x","seq":3,"time":5,"data":1,"data":2}', b'{"type":"x","seq":3,"time":5}', b'[1]', b'"type"',
+]
+
+
+def test_event_envelopes_decode_as_the_model_decodes_them() -> None:
+    for raw in ENVELOPES:
+        _same_event(raw)
+
+
+@given(st.fixed_dictionaries({"type": st.sampled_from(["user/message", "assistant/chunk", "x/y", "session", "text-chunks"]),
+                              "seq": st.integers(-2, 2**54) | st.booleans(), "time": st.integers(-2, 2**54) | st.floats(0, 10),
+                              "data": plain}, optional={"sourceEventSeqs": plain, "surfaceOp": plain, "other": plain}),
+       st.randoms())
+def test_any_envelope_decodes_as_the_model_decodes_it(value: dict[str, object], rng: random.Random) -> None:
+    keys = list(value)
+    rng.shuffle(keys) if rng.random() < 0.3 else None
+    _same_event(json.dumps({k: value[k] for k in keys}, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
 def test_every_real_and_generated_line_parses_as_the_model_parses_it() -> None:
     lines: list[bytes] = []
     for path in sorted(DATA.rglob("*.jsonl")):
@@ -94,3 +144,4 @@ def test_every_real_and_generated_line_parses_as_the_model_parses_it() -> None:
     assert len(lines) > 5000
     for raw in lines:
         _same(raw)
+        _same_event(raw)

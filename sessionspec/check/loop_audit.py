@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from model.compaction import is_checkpoint_source
-from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, get, js_stringify, json_eq
+from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, get, js_stringify
 from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
@@ -33,6 +33,7 @@ from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import TurnState as _Turn
 from sessionspec.check.loop_stream import FAILED_FINISHES, chunk, chunk_run, step_end, step_start
 from sessionspec.check.prompt_prefix import check_prefix_contexts
+from sessionspec.fast.json_eq import same_json
 
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})
@@ -63,7 +64,7 @@ def _turn_end(s: _Loop, event: Event) -> None:
         if t.blocked is not None:
             if kind != "rejected":
                 s.report("LOOP-3", event, f"the turn of a blocked prompt (seq {t.blocked.seq}) ends {show(kind)}, not rejected")
-            elif not json_eq(get(reason, "reason"), get(t.blocked.data, "reason")):
+            elif not same_json(get(reason, "reason"), get(t.blocked.data, "reason")):
                 s.report("LOOP-3", event, f"rejected reason differs from the prompt/blocked reason at seq {t.blocked.seq}")
         elif kind == "rejected":
             s.report("LOOP-3", event, "turn ends rejected without a prompt/blocked")
@@ -175,7 +176,7 @@ def _tool_call(s: _Loop, event: Event) -> None:
     st.calls += 1
     data = event.data
     for key, want in (("callId", call_id), ("name", name), ("arguments", arguments)):
-        if not json_eq(get(data, key), want):
+        if not same_json(get(data, key), want):
             s.report("LOOP-12", event, f"tool/call {key} {show(get(data, key))} differs from tool-call block {st.calls} ({show(want)})")
             return
 
@@ -192,7 +193,7 @@ def _tool_result(s: _Loop, event: Event) -> None:
         st.context_after_results = None
     call_id = result_call_id(event, s.dialect)
     st.results += 1
-    index = next((i for i, (cid, _, _) in enumerate(st.blocks) if json_eq(cid, call_id)), None)
+    index = next((i for i, (cid, _, _) in enumerate(st.blocks) if same_json(cid, call_id)), None)
     if index is None:
         return  # an unknown call is LOG-13's finding
     if index <= st.last_result:
@@ -234,7 +235,7 @@ def _steering(s: _Loop, event: Event) -> None:
     st = s.step
     if st is not None and (not st.message or st.results < st.calls):
         s.report("LOOP-5", event, "steering/message inside a step before its assistant/message and tool results (the drain runs before step/start or after the tools)")
-    if s.turn is not None and not json_eq(get(event.data, "turn"), s.turn.number):
+    if s.turn is not None and not same_json(get(event.data, "turn"), s.turn.number):
         s.report("LOOP-13", event, f"steering/message names turn {show(get(event.data, 'turn'))}, but turn {show(s.turn.number)} is open")
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import ABSENT, get, json_eq
+from model.jsonval import ABSENT, get
 from model.log import Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.fast.json_eq import same_json
 
 DELIMITER_TEXT: Final = "\n\n## My request:\n"
 
@@ -31,6 +32,6 @@ def check_prefix_contexts(event: Event) -> Rejected | None:
         return None  # LOG-12 reports the shape
     cut = len(content) - len(display) - 1
     delimiter = content[cut] if 0 < cut < len(content) else ABSENT
-    if get(delimiter, "type") != "text" or get(delimiter, "text") != DELIMITER_TEXT or not json_eq(content[cut + 1:], display):
+    if get(delimiter, "type") != "text" or get(delimiter, "text") != DELIMITER_TEXT or not same_json(content[cut + 1:], display):
         return Rejected(rule="LOOP-4", seq=event.seq, reason="user/message with prefix contexts is not context blocks, the delimiter block, then displayContent")
     return None

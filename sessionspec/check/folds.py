@@ -26,6 +26,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final, cast, final, overload
 
+from model.jsonval import ABSENT
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event, splice
@@ -202,7 +203,8 @@ class FoldLoop:
         self.routes: dict[str, _Route] = {}
         self.run_route: list[Callable[[ChunkRun], object]] | None = None
         # A chunk is log-only in both dialects (SURF-11), so a run's members have no surface plan.
-        self.chunks_log_only = CHUNK not in surface_types(dialect)
+        self.eligible = surface_types(dialect)
+        self.chunks_log_only = CHUNK not in self.eligible
         self.nodes: list[int] = []
         self.rejected: Rejected | None = None
         # Without a fold that needs it (one fold run alone), the surface is not folded.
@@ -212,7 +214,7 @@ class FoldLoop:
         """Fold one event (``logged``: the same event as logged)."""
         plan: SurfacePlan | None = None
         removed: Sequence[int] = ()
-        if self.surfaced and self.rejected is None:
+        if self.surfaced and self.rejected is None and not self._log_only(event):
             planned = plan_surface_event(self.nodes, event, self.before, self.dialect)
             if isinstance(planned, Rejected):
                 self.rejected = planned
@@ -234,6 +236,13 @@ class FoldLoop:
             step(logged, None)
         if self.surfaced:
             self.before.commit(event, plan, removed)
+
+    def _log_only(self, event: Event) -> bool:
+        """Whether ``plan_surface_event`` plans nothing for ``event`` without looking further (SURF-9:
+        its seq is the next, LOG-1; SURF-2: a type that is not surface-eligible with neither surface
+        marker is log-only): most events, so most skip the call."""
+        return (event.seq == self.before.taken and event.type not in self.eligible
+                and event.surface_op is ABSENT and event.source_event_seqs is ABSENT)
 
     def take_run(self, run: ChunkRun) -> None:
         """:meth:`take` of each of a packed row's chunks (as logged: DIA-13 migrates no chunk): the

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from model.jsonval import freeze
-from model.log import Dialect, Event, make_event
+from model.log import Dialect, Event, make_event, surface_types
 from model.rejected import Rejected
-from model.surface import fold_surface
+from model.surface import fold_surface, plan_surface_event
 from sessionspec.check import audit  # noqa: F401  (imports every fold module)
 from sessionspec.check.audit import LoadShapeAudit
 from sessionspec.check.audits import AUDITS
@@ -24,7 +24,7 @@ from sessionspec.check.chunk_shape import well_formed_chunk
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
-from sessionspec.check.folds import SurfaceEvents, registered_folds, run_alone, run_folds
+from sessionspec.check.folds import FoldLoop, SurfaceEvents, registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
 from sessionspec.check.loop_audit import LoopAudit
 from sessionspec.check.nesting_audit import NestingAudit
@@ -167,3 +167,21 @@ def test_the_chunk_fast_path_leaves_every_flaw_to_the_full_check() -> None:
         assert not well_formed_chunk(freeze(data))
         event = make_event("assistant/chunk", seq=0, time=0, data=freeze(data))
         assert check_core_shape(event, Dialect.A55) != []
+
+
+_TYPES = ["user/message", "assistant/message", "tool/result", "steering/message", "assistant/chunk", "step/start", "compact/summary", "x/y"]
+
+
+@given(st.sampled_from(_TYPES), st.integers(0, 3), st.sampled_from(["absent", "append", "replace"]), st.booleans(), st.sampled_from(Dialect))
+def test_an_event_the_loop_calls_log_only_is_one_the_surface_fold_plans_nothing_for(
+        type_name: str, seq: int, op: str, provenance: bool, dialect: Dialect) -> None:
+    """FoldLoop skips plan_surface_event for an event it deems log-only; the model plans nothing for it."""
+    loop = FoldLoop(dialect, 0, [RequestPointAudit])
+    for index in range(2):
+        loop.take(make_event("step/start", seq=index, time=0, data=freeze({"turn": 1, "step": 1})),
+                  make_event("step/start", seq=index, time=0, data=freeze({"turn": 1, "step": 1})))
+    marker = {"absent": {}, "append": {"surface_op": "append"}, "replace": {"surface_op": freeze({"op": "replace", "start": 0, "end": 0})}}[op]
+    event = make_event(type_name, seq=seq, time=0, data=freeze({}), **marker, **({"source_event_seqs": (0,)} if provenance else {}))  # type: ignore[arg-type]
+    if loop._log_only(event):
+        assert plan_surface_event(loop.nodes, event, loop.before, dialect) is None
+    assert loop._log_only(event) == (seq == 2 and op == "absent" and not provenance and type_name not in surface_types(dialect))

@@ -34,30 +34,30 @@ class _NotExact(Exception):
 
 
 def _frozen_object(value: dict[str, object]) -> JsonObject:
-    # Scalars are checked in place (a call per scalar would cost more than the decode).
-    items = list(value.items())
-    for i, (key, item) in enumerate(items):
+    # The decoder's containers are fresh and ours: nested ones are replaced in place, then the dict is
+    # copied once into a JsonObject.  Scalars are checked in place (a call per scalar would cost more
+    # than the decode).
+    for key, item in value.items():
         kind = type(item)
         if kind is dict:
-            items[i] = (key, _frozen_object(item))  # type: ignore[arg-type]
+            value[key] = _frozen_object(item)  # type: ignore[arg-type]
         elif kind is list:
-            items[i] = (key, _frozen_array(item))  # type: ignore[arg-type]
+            value[key] = _frozen_array(item)  # type: ignore[arg-type]
         elif kind is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
             raise _NotExact
-    return JsonObject(items)  # type: ignore[arg-type]
+    return JsonObject(value)  # type: ignore[arg-type]
 
 
 def _frozen_array(value: list[object]) -> tuple[Json, ...]:
-    items = value[:]
-    for i, item in enumerate(items):
+    for i, item in enumerate(value):
         kind = type(item)
         if kind is dict:
-            items[i] = _frozen_object(item)  # type: ignore[arg-type]
+            value[i] = _frozen_object(item)  # type: ignore[arg-type]
         elif kind is list:
-            items[i] = _frozen_array(item)  # type: ignore[arg-type]
+            value[i] = _frozen_array(item)  # type: ignore[arg-type]
         elif kind is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
             raise _NotExact
-    return tuple(items)  # type: ignore[arg-type]
+    return tuple(value)  # type: ignore[arg-type]
 
 
 def _frozen(value: object) -> Json:

@@ -1,0 +1,27 @@
+"""sessionspec.fast.jsonget.get is model.jsonval.get."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model import jsonval
+from model.jsonval import ABSENT, Json, freeze
+from sessionspec.fast.jsonget import get
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.text(max_size=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", ""]), inner, max_size=3),
+    max_leaves=6,
+).map(freeze)
+
+
+@given(values | st.just(ABSENT), st.sampled_from(["a", "b", "", "c"]))
+def test_get_is_the_models_get(value: Json, key: str) -> None:
+    assert repr(get(value, key)) == repr(jsonval.get(value, key))
+    assert get(value, key) is jsonval.get(value, key) or get(value, key) == jsonval.get(value, key)
+
+
+def test_a_plain_dict_is_not_an_object() -> None:
+    """Only the model's JsonObject is a JSON object: a plain dict (say a decoder's) is not read."""
+    assert get({"a": 1}, "a") is ABSENT is jsonval.get({"a": 1}, "a")  # type: ignore[arg-type]

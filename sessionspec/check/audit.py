@@ -40,7 +40,7 @@ from typing import Final, final
 
 from model.codec import serialize_event
 from model.header import check_llm_shape
-from model.jsonval import ABSENT, JsonObject, get, js_stringify
+from model.jsonval import ABSENT, JsonObject, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
@@ -61,6 +61,7 @@ from sessionspec.check.retention_audit import ZeroRetentionAudit  # noqa: F401  
 from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.writers import Attribution
 from sessionspec.check.writers_audit import TurnWritersAudit
+from sessionspec.fast.jsonget import get
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import Final
 
-from model.jsonval import Absent, Json, JsonObject, get, js_stringify
+from model.jsonval import Absent, Json, JsonObject, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.nesting_audit import is_replace
+from sessionspec.fast.jsonget import get
 
 # --------------------------------------------------------------------------- DIA-10 / DIA-14 (D08 shapes)
 

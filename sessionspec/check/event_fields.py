@@ -7,8 +7,9 @@ returns ``ABSENT`` for a missing field; the audits report shapes elsewhere.
 
 from __future__ import annotations
 
-from model.jsonval import ABSENT, Absent, Json, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, js_stringify
 from model.log import Dialect, Event
+from sessionspec.fast.jsonget import get
 
 ToolBlock = tuple[Json | Absent, Json | Absent, Json | Absent]
 

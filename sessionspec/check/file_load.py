@@ -34,9 +34,10 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from model.codec import SessionHeader
-from model.jsonval import ABSENT, Json, JsonObject, get
+from model.jsonval import ABSENT, Json, JsonObject
 from model.log import Dialect, Event
 from model.rejected import FailureKind
+from sessionspec.fast.jsonget import get
 
 # The findings that mark a hole the scan tolerates after the last turn/end.
 HOLE_RULES: Final = frozenset({"FMT-1", "CHK-5", "LOG-1"})

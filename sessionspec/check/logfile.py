@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import BinaryIO, Final, final
 
 from model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header
-from model.jsonval import JsonObject, get
+from model.jsonval import JsonObject
 from model.log import Event
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audits import audits
@@ -40,6 +40,7 @@ from sessionspec.check.byte_source import ZstdFrames, open_regular
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
+from sessionspec.fast.jsonget import get
 from sessionspec.fast.parse import parse_event
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from model.compaction import is_checkpoint_source
-from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, js_stringify
 from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
@@ -34,6 +34,7 @@ from sessionspec.check.loop_state import TurnState as _Turn
 from sessionspec.check.loop_stream import FAILED_FINISHES, chunk, chunk_run, step_end, step_start
 from sessionspec.check.prompt_prefix import check_prefix_contexts
 from sessionspec.fast.json_eq import same_json
+from sessionspec.fast.jsonget import get
 
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, get
+from model.jsonval import ABSENT, Absent, Json
 from model.log import Dialect, Event
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import StepState as _Step
+from sessionspec.fast.jsonget import get
 
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 

@@ -39,7 +39,6 @@ from sessionspec.check.logfile import (
     STDIN,
     LineReader,
     LogFile,
-    read_handle,
     session_id_of,
     stream_handle,
 )
@@ -235,20 +234,27 @@ def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = F
     with _gc_paused():
         if path != STDIN:
             return _check_stream(path, Path(path), lambda: open_regular(path), forced, strict_quirks, max_events)
-        spool = Spooled(sys.stdin.buffer)
-        first = True
+        return _check_spooled(sys.stdin.buffer, "<stdin>", None, forced, strict_quirks, max_events)
 
-        def opener() -> BinaryIO:
-            nonlocal first
-            if first:
-                first = False
-                return io.BufferedReader(spool)
-            return spool.again()
 
-        try:
-            return _check_stream("<stdin>", None, opener, forced, strict_quirks, max_events)
-        finally:
-            spool.discard()
+def _check_spooled(source: BinaryIO | io.RawIOBase, name: str, sidecar: Path | None, forced: Dialect | None, strict_quirks: bool,
+                   max_events: int) -> FileReport:
+    """Check a stream that cannot be opened again (standard input, an fsspec handle) as it is read,
+    a second pass reading the copy :class:`Spooled` keeps on disk."""
+    spool = Spooled(source)
+    first = True
+
+    def opener() -> BinaryIO:
+        nonlocal first
+        if first:
+            first = False
+            return io.BufferedReader(spool)
+        return spool.again()
+
+    try:
+        return _check_stream(name, sidecar, opener, forced, strict_quirks, max_events)
+    finally:
+        spool.discard()
 
 
 def _check_stream(name: str, sidecar: Path | None, opener: Callable[[], BinaryIO | str], forced: Dialect | None, strict_quirks: bool,
@@ -319,9 +325,10 @@ def check_handle(
 ) -> FileReport:
     """Read and check an open binary stream (closed afterwards); a ``name``
     ending ``.zst`` is a zstandard stream.  Errors of the stream's own
-    backend are read errors (``unreadable``), never exceptions."""
-    with _gc_paused():
-        return check_log(read_handle(io.BufferedReader(OSErrorsOnly(handle)), name, sidecar, max_events), forced, strict_quirks)
+    backend are read errors (``unreadable``), never exceptions.  Checked as it is
+    read, like a file; a second pass reads the copy kept on disk (:class:`Spooled`)."""
+    with _gc_paused(), handle:
+        return _check_spooled(OSErrorsOnly(handle), name, sidecar, forced, strict_quirks, max_events)
 
 
 def check_location(location: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:

@@ -18,7 +18,7 @@ from typing import BinaryIO, final
 class Spooled(io.RawIOBase):
     """A readable stream over ``source`` that copies what it reads; :meth:`again` reads the copy."""
 
-    def __init__(self, source: BinaryIO) -> None:
+    def __init__(self, source: BinaryIO | io.RawIOBase) -> None:
         super().__init__()
         self.source = source
         self.copy = tempfile.TemporaryFile()  # noqa: SIM115  (lives across the passes; closed by discard)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from model.log import Dialect
 from model.migrate import dialect_evidence
 from sessionspec.check import log_pass
-from sessionspec.check.checker import check_log, check_path
+from sessionspec.check.checker import check_handle, check_log, check_path
 from sessionspec.check.folds import FoldLoop, registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.log_pass import LogPass
@@ -140,3 +140,16 @@ def test_standard_input_is_streamed_and_read_again_from_its_copy(hold: int, monk
         raw = path.read_bytes()
         monkeypatch.setattr("sys.stdin", _Stdin(raw))
         assert check_path("-") == check_log(read_stream(io.BytesIO(raw), "<stdin>")), path
+
+
+@pytest.mark.parametrize("hold", [log_pass.HOLD_EVENTS, 1])
+def test_an_open_handle_is_streamed_and_read_again_from_its_copy(hold: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check_handle (the fsspec path) streams as well: its copy on disk serves the second pass, the
+    handle is closed afterwards, and the report is the one of the same bytes read whole."""
+    monkeypatch.setattr(log_pass, "HOLD_EVENTS", hold)
+    paths = [next(p for p in LOGS if _late_d08(p)), *LOGS[:20]]
+    for path in paths:
+        raw = path.read_bytes()
+        handle = io.BytesIO(raw)
+        assert check_handle(handle, str(path), sidecar=path) == check_log(read_stream(io.BytesIO(raw), str(path), path)), path
+        assert handle.closed

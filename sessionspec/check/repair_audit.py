@@ -19,7 +19,8 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 
@@ -141,7 +142,10 @@ class RepairAudit(WalkFold):
     is tried; the state before each run event is kept (the run is at most the
     pending calls plus two events long)."""
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    # A packed row's chunks come as one ChunkRun: a chunk is no closer and moves no scan state.
+    TAKES_RUNS = True
+
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         scan = _Scan()
@@ -149,6 +153,17 @@ class RepairAudit(WalkFold):
         befores: list[tuple[_Scan, int | None]] = []
         last_time: int | None = None
         while (event := (yield)) is not None:
+            if isinstance(event, ChunkRun):
+                # Every chunk resets the same state and sets the last time (below): a row's chunks
+                # leave what its last one leaves.
+                event = event.members[-1]
+            if event.type == CHUNK:
+                # LOG-14's closers are tool results, step/end and turn/end, and its scan reads no
+                # chunk: a chunk only breaks a run of candidate closers and moves the time the
+                # closers must take (the last event's).
+                run, befores = [], []
+                last_time = event.time
+                continue
             closing = event.type == "turn/end" and get(get(event.data, "reason"), "kind") == "interrupted"
             if _candidate(event) or closing:
                 befores.append((scan.copy(), last_time))

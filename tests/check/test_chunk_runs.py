@@ -14,7 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from model.codec import parse_event_line, serialize_event
 from model.log import Dialect, Event
+from model.rejected import Rejected
+from model.repair import repair_closers
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.checker import check_log, check_path
 from sessionspec.check.chunk_run import ChunkRun
@@ -67,9 +70,28 @@ def _renumbered(records: list[object]) -> list[object]:
     return records
 
 
+def _crashed(records: list[object], rng: random.Random) -> list[object]:
+    """The log cut after a packed row (else any line), sometimes without the row's step/start (then its
+    closers are the turn/end alone, LOG-14, and no step/end may take the time); seqs renumbered."""
+    rows = [i for i, r in enumerate(records) if isinstance(r, dict) and "seq0" in r]
+    cut = rng.choice(rows) if rows and rng.random() < 0.8 else rng.randrange(1, len(records))
+    head = records[: cut + 1]
+    starts = [i for i, r in enumerate(head) if isinstance(r, dict) and r.get("type") == "step/start"]
+    if starts and rng.random() < 0.5:
+        del head[starts[-1]]
+    return _renumbered(head)
+
+
+def _repaired(raw: bytes) -> bytes:
+    """The log and its crash-repair closers (LOG-14, model.repair): after a row they take its last chunk's time."""
+    events = [event for line in raw.splitlines() if not isinstance(read := parse_event_line(line.decode()), Rejected) for event in read]
+    return raw + "".join(serialize_event(closer) + "\n" for closer in repair_closers(events)).encode()
+
+
 def _mutated(raw: bytes, rng: random.Random) -> bytes:
     """One to three edits: a row's shared fields changed (turn, step, index, kind, tool id, all texts
-    empty), a row moved or doubled, a line dropped; then the seqs renumbered."""
+    empty), a row moved or doubled, a line dropped; then the seqs renumbered; sometimes then a crash
+    after a row and its repair (:func:`_crashed`)."""
     records: list[object] = [json.loads(line) for line in raw.splitlines() if line.strip()]
     rows = [i for i, r in enumerate(records) if isinstance(r, dict) and "seq0" in r]
     for _ in range(rng.randint(1, 3)):
@@ -95,7 +117,10 @@ def _mutated(raw: bytes, rng: random.Random) -> bytes:
         rows = [i for i, r in enumerate(records) if isinstance(r, dict) and "seq0" in r]
         if len(records) < 2:
             break
-    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in _renumbered(records)).encode()
+    crash = rng.random() < 0.3 and len(records) > 1
+    records = _crashed(records, rng) if crash else _renumbered(records)
+    out = "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in records).encode()
+    return _repaired(out) if crash else out
 
 
 def test_real_and_ground_truth_logs_hold_packed_rows() -> None:

@@ -18,7 +18,8 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq, obj
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.check.shape_keys import key_flaw
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
@@ -228,12 +229,18 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
         case "tool/result" if event.surface_op == "append":
             s.results += 1
         case "assistant/chunk":
-            chunk = get(event.data, "chunk")
-            if get(chunk, "type") == "finish":
-                s.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
-                s.failure_code = get(get(get(chunk, "reason"), "failure"), "code")
+            _chunk_event(s, event)
         case _:
             pass
+
+
+def _chunk_event(s: _State, event: Event) -> None:
+    """A chunk ends an attempt at its ``finish``: failed with an error (DIA-7), whose failure code
+    CMP-7 reads; every other chunk moves nothing."""
+    chunk = get(event.data, "chunk")
+    if get(chunk, "type") == "finish":
+        s.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+        s.failure_code = get(get(get(chunk, "reason"), "failure"), "code")
 
 
 @audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6", "PRN-6")
@@ -242,17 +249,21 @@ class CompactionRulesAudit(WalkFold):
 
     # Run only on a surface that folds (the brackets' ranges are surface ranges).
     NEEDS_SURFACE = True
+    # A packed row's chunks come as one ChunkRun, which moves nothing here (see the walk).
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         s = _State()
         eligible = surface_types(dialect)
         start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
         while (event := (yield)) is not None:
-            if event.type == "assistant/chunk" and event.surface_op is ABSENT:
+            if isinstance(event, ChunkRun):
+                continue  # CHK-6: a row's chunks are deltas, no ``finish``, and carry no surfaceOp
+            if event.type == CHUNK and event.surface_op is ABSENT:
                 # A chunk only moves the step's attempt state; no check below reads it (issue 26).
-                _step_event(s, event, dialect)
+                _chunk_event(s, event)
                 continue
             live = event.seq >= first_live_seq
             if event.type == "request/header":

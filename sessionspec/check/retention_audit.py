@@ -21,7 +21,8 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 
 
 @dataclass(slots=True)
@@ -112,27 +113,37 @@ class ZeroRetentionAudit(WalkFold):
 
     # Run only on a surface that folds (the retained range is a surface range).
     NEEDS_SURFACE = True
+    # A packed row's chunks come as one ChunkRun, which moves nothing here (see the walk).
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         surface = _Surface()
         step = _Step()
         eligible = surface_types(dialect)
         start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
+        # A chunk is log-only (SURF-11) and no bracket event: it can only mark a failed attempt,
+        # so the walk is done with it there.
+        assert CHUNK not in eligible and CHUNK not in (start_t, summary_t)
         rule: str | None = None
         while (event := (yield)) is not None:
+            if isinstance(event, ChunkRun):
+                continue  # CHK-6: a row's chunks are deltas, no ``finish``, so they mark nothing
             match event.type:
+                case "assistant/chunk":
+                    chunk = get(event.data, "chunk")
+                    if get(chunk, "type") == "finish":
+                        # DIA-7: a finish with an error ends a failed attempt; an overflow
+                        # recovery follows it inside the step.
+                        step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+                    continue
                 case "step/start":
                     step = _Step(open=True)
                 case "step/end" | "turn/end" | "turn/start":
                     step = _Step()
                 case "assistant/message" if event.surface_op == "append":
                     step.message = True
-                case "assistant/chunk":
-                    chunk = get(event.data, "chunk")
-                    if get(chunk, "type") == "finish":
-                        step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
                 case _:
                     pass
             if event.type == start_t:

@@ -16,6 +16,7 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 
 
@@ -25,6 +26,12 @@ class _StepChunks:
     index: dict[int, int] = field(default_factory=dict)
     attempt: list[int] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
+
+    def add_chunk(self, seq: int) -> None:
+        """The step streamed a chunk: the step's next one, and the attempt's."""
+        self.index[seq] = len(self.chunks)
+        self.chunks.append(seq)
+        self.attempt.append(seq)
 
 
 def _key(v: Json) -> str:
@@ -91,8 +98,11 @@ class ProvenanceAudit(WalkFold):
     """Provenance of live assistant messages and tool results, one fold."""
 
     EVENT_TYPES = frozenset({"step/start", "step/end", "turn/end", "turn/start", "assistant/chunk", "assistant/message", "tool/call", "tool/result"})
+    # A packed row's chunks come as one ChunkRun: its first member is taken as an event (it may
+    # decide the step, FMT-7), the others only join the step's chunks.
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         st: _StepChunks | None = None
@@ -100,6 +110,12 @@ class ProvenanceAudit(WalkFold):
         judge = ApiStepJudge()
         while True:
             came = yield
+            rest = 0
+            if isinstance(came, ChunkRun):
+                # The judge releases every chunk after the first as it comes (a chunk decides the
+                # step), and a row's chunks are deltas (CHK-6), no finish: the rest only join the
+                # step's chunks, after the first (their seqs are the next ones, CHK-6).
+                rest, came = came.count - 1, came.members[0]
             if came is None:
                 taken = judge.finish()
             elif judge.pending is None and came.type != "step/start":
@@ -115,9 +131,11 @@ class ProvenanceAudit(WalkFold):
                     case "step/end" | "turn/end" | "turn/start":
                         st = None
                     case "assistant/chunk" if st is not None:
-                        st.index[event.seq] = len(st.chunks)
-                        st.chunks.append(event.seq)
-                        st.attempt.append(event.seq)
+                        st.add_chunk(event.seq)
+                        if dialect is Dialect.D08:
+                            chunk = get(event.data, "chunk")
+                            if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
+                                st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
                     case "assistant/message" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
                         found += check_message_provenance(event, st)
                     case "tool/call" if st is not None:
@@ -128,12 +146,11 @@ class ProvenanceAudit(WalkFold):
                         found += [bad] if bad is not None else []
                     case _:
                         pass
-                if event.type == "assistant/chunk" and st is not None and dialect is Dialect.D08:
-                    chunk = get(event.data, "chunk")
-                    if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
-                        st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
             if came is None:
                 return found
+            if rest and st is not None:
+                for seq in range(came.seq + 1, came.seq + 1 + rest):
+                    st.add_chunk(seq)
 
 
 def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

@@ -161,17 +161,21 @@ class RepairAudit(WalkFold):
                 # LOG-14's closers are tool results, step/end and turn/end, and its scan reads no
                 # chunk: a chunk only breaks a run of candidate closers and moves the time the
                 # closers must take (the last event's).
-                run, befores = [], []
+                if run:
+                    run, befores = [], []
                 last_time = event.time
                 continue
             closing = event.type == "turn/end" and get(get(event.data, "reason"), "kind") == "interrupted"
-            if _candidate(event) or closing:
+            if closing or _candidate(event):
                 befores.append((scan.copy(), last_time))
                 run.append(event)
-                if closing and event.seq >= first_live_seq:
-                    found += _judge_run(run, befores, dialect)
-            if closing or not _candidate(event):
-                run, befores = [], []
+                if closing:
+                    # The run ends here: judged if live, then a new one may start.
+                    if event.seq >= first_live_seq:
+                        found += _judge_run(run, befores, dialect)
+                    run, befores = [], []
+            elif run:
+                run, befores = [], []  # not a closer: the run before it was none
             _advance(scan, event, dialect)
             last_time = event.time
         return found

@@ -60,12 +60,13 @@ def check_message_provenance(event: Event, st: _StepChunks) -> list[Rejected]:
     if not isinstance(cited, tuple):
         return []
     seqs = [s for s in cited if isinstance(s, int) and not isinstance(s, bool)]
-    foreign = [s for s in seqs if s not in st.index]
-    if foreign or len(set(seqs)) != len(seqs) or len(seqs) != len(cited):
+    index = st.index
+    positions = [index.get(s, -1) for s in seqs]  # -1: not a chunk of this step
+    if -1 in positions or len(set(seqs)) != len(seqs) or len(seqs) != len(cited):
+        foreign = [s for s, at in zip(seqs, positions, strict=True) if at < 0]
         what = f"seq {foreign[0]}, not a chunk of this step" if foreign else "a seq twice"
         return [Rejected(rule="MTR-9", seq=event.seq, reason=f"assistant/message cites {what} (the meter replays only the step's own chunks)")]
     found: list[Rejected] = []
-    positions = [st.index[s] for s in seqs]
     if positions and positions != list(range(positions[0], positions[0] + len(positions))):
         order = "out of order" if positions != sorted(positions) else "skipping a chunk"
         found.append(Rejected(rule="SURF-13", seq=event.seq, reason=f"assistant/message cites its chunks {order} (its own stream, in order)"))
@@ -123,19 +124,20 @@ class ProvenanceAudit(WalkFold):
             else:
                 taken = judge.take(came)
             for event in taken:
+                # The cases by how often they come (chunks first); one event matches one type.
                 match event.type:
-                    case "step/start" if judge.api:
-                        st = None  # FMT-7 Writers: not written by the loop, which alone cites its stream
-                    case "step/start":
-                        st = _StepChunks()
-                    case "step/end" | "turn/end" | "turn/start":
-                        st = None
                     case "assistant/chunk" if st is not None:
                         st.add_chunk(event.seq)
                         if dialect is Dialect.D08:
                             chunk = get(event.data, "chunk")
                             if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
                                 st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
+                    case "step/start" if judge.api:
+                        st = None  # FMT-7 Writers: not written by the loop, which alone cites its stream
+                    case "step/start":
+                        st = _StepChunks()
+                    case "step/end" | "turn/end" | "turn/start":
+                        st = None
                     case "assistant/message" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
                         found += check_message_provenance(event, st)
                     case "tool/call" if st is not None:

@@ -167,8 +167,8 @@ def check_checkpoint_source(event: Event, dialect: Dialect) -> Rejected | None:
 
 
 def _bracket_event(s: _State, event: Event) -> None:
-    """Surface appends and the checkpoint inside the open bracket."""
-    if not s.bracket or event.surface_op is ABSENT:
+    """Surface appends and the checkpoint inside the open bracket (the walk calls it only there)."""
+    if event.surface_op is ABSENT:
         return
     if isinstance(event.surface_op, str):
         s.surface_append = s.surface_append if s.surface_append is not None else event.seq
@@ -261,46 +261,48 @@ class CompactionRulesAudit(WalkFold):
         while (event := (yield)) is not None:
             if isinstance(event, ChunkRun):
                 continue  # CHK-6: a row's chunks are deltas, no ``finish``, and carry no surfaceOp
-            if event.type == CHUNK and event.surface_op is ABSENT:
+            kind = event.type
+            if kind == CHUNK and event.surface_op is ABSENT:
                 # A chunk only moves the step's attempt state; no check below reads it (issue 26).
                 _chunk_event(s, event)
                 continue
             live = event.seq >= first_live_seq
-            if event.type == "request/header":
+            if kind == "request/header":
                 s.header = True
-            if dialect is Dialect.A55 and s.bracket and live and event.type in ("step/start", "step/end", "turn/end", end_t):
+            if dialect is Dialect.A55 and s.bracket and live and kind in ("step/start", "step/end", "turn/end", end_t):
                 bad = check_bracket_closed(s, event, end_t)
                 found += [bad] if bad is not None else []
-            if live and event.type == start_t:
+            if live and kind == start_t:
                 bad = check_bracket_placement(s, event, dialect)
                 if bad is None and not s.header and get(event.data, "turn") is not None:
                     bad = Rejected(rule="CMP-5", seq=event.seq, reason="automatic compaction with no request/header before it (no routed target: compactIfNeeded returns none)")
                 found += [bad] if bad is not None else []
                 s.bracket, s.surface_append, s.checkpoint, s.step_end_in_bracket = True, None, None, None
-            elif event.type == end_t and s.bracket:
+            elif kind == end_t and s.bracket:
                 failed = get(event.data, "error") is not ABSENT
                 bad = check_bracket_body(s, event, failed) if live else None
                 found += [bad] if bad is not None else []
                 if dialect is Dialect.A55 and not s.in_step and not failed and s.checkpoint is not None:
                     s.overflow_committed = event.seq
                 s.bracket = False
-            elif live and event.type == "turn/end" and s.overflow_committed is not None:
+            elif live and kind == "turn/end" and s.overflow_committed is not None:
                 bad = check_overflow_retry(s, event)
                 found += [bad] if bad is not None else []
-            elif event.type == "session/end-seed" or (event.type == "turn/end" and dialect is Dialect.A55):
+            elif kind == "session/end-seed" or (kind == "turn/end" and dialect is Dialect.A55):
                 s.bracket = False
-            elif live and event.type == summary_t:
+            elif live and kind == summary_t:
                 bad = check_range_anchoring(s, event)
                 found += [bad] if bad is not None else []
-            if live and not s.bracket and event.type == "tool/result" and isinstance(event.surface_op, JsonObject):
+            if live and not s.bracket and kind == "tool/result" and isinstance(event.surface_op, JsonObject):
                 bad = check_prune_placement(s, event, dialect)
                 found += [bad] if bad is not None else []
             _step_event(s, event, dialect)
-            if live and s.bracket and event.type == "user/message" and isinstance(event.surface_op, JsonObject):
+            if live and s.bracket and kind == "user/message" and isinstance(event.surface_op, JsonObject):
                 bad = check_checkpoint_source(event, dialect) if is_checkpoint_source(get(event.data, "source")) else None
                 found += [bad] if bad is not None else []
-            _bracket_event(s, event)
-            if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
+            if s.bracket:
+                _bracket_event(s, event)
+            if event.surface_op is not ABSENT:
                 _fold_surface(s, event, eligible)
         return found
 

@@ -120,7 +120,7 @@ class ZeroRetentionAudit(WalkFold):
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         surface = _Surface()
-        step = _Step()
+        step = _Step()  # the one step state, reset in place at each boundary
         eligible = surface_types(dialect)
         start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
         # A chunk is log-only (SURF-11) and no bracket event: it can only mark a failed attempt,
@@ -130,7 +130,8 @@ class ZeroRetentionAudit(WalkFold):
         while (event := (yield)) is not None:
             if isinstance(event, ChunkRun):
                 continue  # CHK-6: a row's chunks are deltas, no ``finish``, so they mark nothing
-            match event.type:
+            kind = event.type
+            match kind:
                 case "assistant/chunk":
                     chunk = get(event.data, "chunk")
                     if get(chunk, "type") == "finish":
@@ -139,20 +140,20 @@ class ZeroRetentionAudit(WalkFold):
                         step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
                     continue
                 case "step/start":
-                    step = _Step(open=True)
+                    step.open, step.message, step.failed_attempt = True, False, False
                 case "step/end" | "turn/end" | "turn/start":
-                    step = _Step()
+                    step.open, step.message, step.failed_attempt = False, False, False
                 case "assistant/message" if event.surface_op == "append":
                     step.message = True
                 case _:
                     pass
-            if event.type == start_t:
+            if kind == start_t:
                 rule = _zero_retention_rule(event, step, dialect)
-            elif event.type == summary_t and rule is not None and event.seq >= first_live_seq:
+            elif kind == summary_t and rule is not None and event.seq >= first_live_seq:
                 bad = check_zero_retention_range(event, surface, rule)
                 found += [bad] if bad is not None else []
                 rule = None
-            if event.type in eligible and event.surface_op is not ABSENT:
+            if kind in eligible and event.surface_op is not ABSENT:
                 surface.apply(event, _delta(event, dialect))
         return found
 

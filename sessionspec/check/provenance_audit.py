@@ -25,7 +25,7 @@ class _StepChunks:
     chunks: list[int] = field(default_factory=list)
     index: dict[int, int] = field(default_factory=dict)
     attempt: list[int] = field(default_factory=list)
-    calls: dict[str, int] = field(default_factory=dict)
+    calls: dict[str | tuple[str], int] = field(default_factory=dict)
 
     def add_chunk(self, seq: int) -> None:
         """The step streamed a chunk: the step's next one, and the attempt's."""
@@ -34,8 +34,12 @@ class _StepChunks:
         self.attempt.append(seq)
 
 
-def _key(v: Json) -> str:
-    return js_stringify(v)
+def call_key(call_id: Json) -> str | tuple[str]:
+    """A call id as a dict key, two keys equal exactly when the ids' JS texts are (the harness keys
+    its calls by ``JS(id)``).  A string is its own key (``JS`` is injective on strings: one text per
+    string), saving its encoding on every call and result; any other id is its JS text in a tuple,
+    which no string equals (as no string's JS text equals a non-string's)."""
+    return call_id if isinstance(call_id, str) else (js_stringify(call_id),)
 
 
 def _result_call_id(event: Event, dialect: Dialect) -> Json:
@@ -80,7 +84,7 @@ def check_result_provenance(event: Event, st: _StepChunks, dialect: Dialect) -> 
     """SURF-13: "``tool/result`` cites ``[callSeq]``" -- the seq of its own
     ``tool/call``.  A synthetic ``TOOL_NOT_STARTED`` result answers a call that
     never started and cites nothing (LOG-14)."""
-    call_seq = st.calls.get(_key(_result_call_id(event, dialect)))
+    call_seq = st.calls.get(call_key(_result_call_id(event, dialect)))
     cited = event.source_event_seqs
     if call_seq is None:
         if _error_code(event) == "TOOL_NOT_STARTED" and cited is ABSENT:
@@ -142,7 +146,7 @@ class ProvenanceAudit(WalkFold):
                         found += check_message_provenance(event, st)
                     case "tool/call" if st is not None:
                         call_id = get(event.data, "callId")
-                        st.calls[_key(None if isinstance(call_id, Absent) else call_id)] = event.seq
+                        st.calls[call_key(None if isinstance(call_id, Absent) else call_id)] = event.seq
                     case "tool/result" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
                         bad = check_result_provenance(event, st, dialect)
                         found += [bad] if bad is not None else []

@@ -21,6 +21,7 @@ from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
+from sessionspec.check.provenance_audit import call_key
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 
@@ -37,7 +38,7 @@ class _Scan:
     turn: Json = None
     step: Json = None
     open_step: bool = False
-    pending: dict[str, _Pending] = field(default_factory=dict)
+    pending: dict[str | tuple[str], _Pending] = field(default_factory=dict)
 
     def copy(self) -> _Scan:
         return _Scan(self.turn, self.step, self.open_step, {k: _Pending(p.call_id, p.step, p.call_seq) for k, p in self.pending.items()})
@@ -72,15 +73,15 @@ def _advance(scan: _Scan, event: Event, dialect: Dialect) -> None:
             content = get(data, "content") if dialect is Dialect.A55 else get(get(data, "message"), "content")
             for block in content if isinstance(content, tuple) else ():
                 if get(block, "type") == "tool-call":
-                    key = js_stringify(_val(get(block, "id")))
+                    call_id = _val(get(block, "id"))
                     # Map.set on an existing key keeps its position.
-                    scan.pending[key] = _Pending(_val(get(block, "id")), _val(get(data, "step")))
+                    scan.pending[call_key(call_id)] = _Pending(call_id, _val(get(data, "step")))
         case "tool/call":
-            entry = scan.pending.get(js_stringify(_call_id(event, dialect)))
+            entry = scan.pending.get(call_key(_call_id(event, dialect)))
             if entry is not None:
                 entry.call_seq = event.seq
         case "tool/result":
-            scan.pending.pop(js_stringify(_call_id(event, dialect)), None)
+            scan.pending.pop(call_key(_call_id(event, dialect)), None)
         case _:
             pass
 

@@ -124,8 +124,9 @@ class ZeroRetentionAudit(WalkFold):
         eligible = surface_types(dialect)
         start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
         # A chunk is log-only (SURF-11) and no bracket event: it can only mark a failed attempt,
-        # so the walk is done with it there.
+        # so the walk is done with it there; only D08's rule reads that mark (_zero_retention_rule).
         assert CHUNK not in eligible and CHUNK not in (start_t, summary_t)
+        d08 = dialect is Dialect.D08
         rule: str | None = None
         while (event := (yield)) is not None:
             if isinstance(event, ChunkRun):
@@ -133,11 +134,12 @@ class ZeroRetentionAudit(WalkFold):
             kind = event.type
             match kind:
                 case "assistant/chunk":
-                    chunk = get(event.data, "chunk")
-                    if get(chunk, "type") == "finish":
-                        # DIA-7: a finish with an error ends a failed attempt; an overflow
-                        # recovery follows it inside the step.
-                        step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+                    if d08:
+                        chunk = get(event.data, "chunk")
+                        if get(chunk, "type") == "finish":
+                            # DIA-7: a finish with an error ends a failed attempt; an overflow
+                            # recovery follows it inside the step.
+                            step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
                     continue
                 case "step/start":
                     step.open, step.message, step.failed_attempt = True, False, False

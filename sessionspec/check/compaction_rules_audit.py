@@ -33,7 +33,8 @@ class _State:
     size: int = 0
     in_step: bool = False
     message: bool = False
-    calls: int = 0
+    # The step's last assistant/message append (its tool calls are counted where a check reads them).
+    message_event: Event | None = None
     results: int = 0
     failed_attempt: bool = False
     failure_code: Json | Absent = ABSENT
@@ -45,6 +46,12 @@ class _State:
     checkpoint: int | None = None
     overflow_committed: int | None = None
     step_end_in_bracket: int | None = None
+    dialect: Dialect = Dialect.A55  # the log's: how a message holds its content
+
+    def calls(self) -> int:
+        """The tool calls of the step's assistant/message: read only at a bracket or a prune inside
+        a step, not at every message."""
+        return 0 if self.message_event is None else _tool_calls(self.message_event, self.dialect)
 
 
 def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
@@ -82,7 +89,7 @@ def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Reject
     if dialect is Dialect.A55:
         if s.in_step and not s.message:
             return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's assistant/message (it runs in post-step)")
-        if s.in_step and s.results < s.calls:
+        if s.in_step and s.results < s.calls():
             return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's last tool result")
         if not s.in_step and not s.last_step_failed:
             return Rejected(rule="CMP-6", seq=event.seq, reason="compaction bracket after the step/end of a successful step (pressure runs before step/end; only overflow recovery follows a failed step)")
@@ -212,11 +219,11 @@ def check_overflow_retry(s: _State, event: Event) -> Rejected | None:
     return Rejected(rule="CMP-7", seq=event.seq, reason=f"turn ends {kind!r} after the overflow compaction committed at seq {at} (recovery retries the step)")
 
 
-def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
+def _step_event(s: _State, event: Event) -> None:
     match event.type:
         case "step/start":
             s.overflow_committed = None
-            s.in_step, s.message, s.calls, s.results, s.failed_attempt = True, False, 0, 0, False
+            s.in_step, s.message, s.message_event, s.results, s.failed_attempt = True, False, None, 0, False
             s.failure_code = ABSENT
         case "step/end":
             s.last_step_failed = not s.message
@@ -225,7 +232,7 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
         case "turn/start":
             s.in_step, s.last_step_failed = False, False
         case "assistant/message" if event.surface_op == "append":
-            s.message, s.calls = True, _tool_calls(event, dialect)
+            s.message, s.message_event = True, event
         case "tool/result" if event.surface_op == "append":
             s.results += 1
         case "assistant/chunk":
@@ -255,7 +262,7 @@ class CompactionRulesAudit(WalkFold):
     def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
-        s = _State()
+        s = _State(dialect=dialect)
         eligible = surface_types(dialect)
         start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
         while (event := (yield)) is not None:
@@ -296,7 +303,7 @@ class CompactionRulesAudit(WalkFold):
             if live and not s.bracket and kind == "tool/result" and isinstance(event.surface_op, JsonObject):
                 bad = check_prune_placement(s, event, dialect)
                 found += [bad] if bad is not None else []
-            _step_event(s, event, dialect)
+            _step_event(s, event)
             if live and s.bracket and kind == "user/message" and isinstance(event.surface_op, JsonObject):
                 bad = check_checkpoint_source(event, dialect) if is_checkpoint_source(get(event.data, "source")) else None
                 found += [bad] if bad is not None else []

@@ -18,7 +18,8 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq, obj
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.check.shape_keys import key_flaw
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
@@ -32,7 +33,8 @@ class _State:
     size: int = 0
     in_step: bool = False
     message: bool = False
-    calls: int = 0
+    # The step's last assistant/message append (its tool calls are counted where a check reads them).
+    message_event: Event | None = None
     results: int = 0
     failed_attempt: bool = False
     failure_code: Json | Absent = ABSENT
@@ -44,6 +46,12 @@ class _State:
     checkpoint: int | None = None
     overflow_committed: int | None = None
     step_end_in_bracket: int | None = None
+    dialect: Dialect = Dialect.A55  # the log's: how a message holds its content
+
+    def calls(self) -> int:
+        """The tool calls of the step's assistant/message: read only at a bracket or a prune inside
+        a step, not at every message."""
+        return 0 if self.message_event is None else _tool_calls(self.message_event, self.dialect)
 
 
 def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
@@ -81,7 +89,7 @@ def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Reject
     if dialect is Dialect.A55:
         if s.in_step and not s.message:
             return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's assistant/message (it runs in post-step)")
-        if s.in_step and s.results < s.calls:
+        if s.in_step and s.results < s.calls():
             return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's last tool result")
         if not s.in_step and not s.last_step_failed:
             return Rejected(rule="CMP-6", seq=event.seq, reason="compaction bracket after the step/end of a successful step (pressure runs before step/end; only overflow recovery follows a failed step)")
@@ -166,8 +174,8 @@ def check_checkpoint_source(event: Event, dialect: Dialect) -> Rejected | None:
 
 
 def _bracket_event(s: _State, event: Event) -> None:
-    """Surface appends and the checkpoint inside the open bracket."""
-    if not s.bracket or event.surface_op is ABSENT:
+    """Surface appends and the checkpoint inside the open bracket (the walk calls it only there)."""
+    if event.surface_op is ABSENT:
         return
     if isinstance(event.surface_op, str):
         s.surface_append = s.surface_append if s.surface_append is not None else event.seq
@@ -211,11 +219,11 @@ def check_overflow_retry(s: _State, event: Event) -> Rejected | None:
     return Rejected(rule="CMP-7", seq=event.seq, reason=f"turn ends {kind!r} after the overflow compaction committed at seq {at} (recovery retries the step)")
 
 
-def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
+def _step_event(s: _State, event: Event) -> None:
     match event.type:
         case "step/start":
             s.overflow_committed = None
-            s.in_step, s.message, s.calls, s.results, s.failed_attempt = True, False, 0, 0, False
+            s.in_step, s.message, s.message_event, s.results, s.failed_attempt = True, False, None, 0, False
             s.failure_code = ABSENT
         case "step/end":
             s.last_step_failed = not s.message
@@ -224,16 +232,22 @@ def _step_event(s: _State, event: Event, dialect: Dialect) -> None:
         case "turn/start":
             s.in_step, s.last_step_failed = False, False
         case "assistant/message" if event.surface_op == "append":
-            s.message, s.calls = True, _tool_calls(event, dialect)
+            s.message, s.message_event = True, event
         case "tool/result" if event.surface_op == "append":
             s.results += 1
         case "assistant/chunk":
-            chunk = get(event.data, "chunk")
-            if get(chunk, "type") == "finish":
-                s.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
-                s.failure_code = get(get(get(chunk, "reason"), "failure"), "code")
+            _chunk_event(s, event)
         case _:
             pass
+
+
+def _chunk_event(s: _State, event: Event) -> None:
+    """A chunk ends an attempt at its ``finish``: failed with an error (DIA-7), whose failure code
+    CMP-7 reads; every other chunk moves nothing."""
+    chunk = get(event.data, "chunk")
+    if get(chunk, "type") == "finish":
+        s.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+        s.failure_code = get(get(get(chunk, "reason"), "failure"), "code")
 
 
 @audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6", "PRN-6")
@@ -242,54 +256,60 @@ class CompactionRulesAudit(WalkFold):
 
     # Run only on a surface that folds (the brackets' ranges are surface ranges).
     NEEDS_SURFACE = True
+    # A packed row's chunks come as one ChunkRun, which moves nothing here (see the walk).
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
-        s = _State()
+        s = _State(dialect=dialect)
         eligible = surface_types(dialect)
         start_t, summary_t, end_t = (compaction_type(dialect, part) for part in ("start", "summary", "end"))
         while (event := (yield)) is not None:
-            if event.type == "assistant/chunk" and event.surface_op is ABSENT:
+            if isinstance(event, ChunkRun):
+                continue  # CHK-6: a row's chunks are deltas, no ``finish``, and carry no surfaceOp
+            kind = event.type
+            if kind == CHUNK and event.surface_op is ABSENT:
                 # A chunk only moves the step's attempt state; no check below reads it (issue 26).
-                _step_event(s, event, dialect)
+                _chunk_event(s, event)
                 continue
             live = event.seq >= first_live_seq
-            if event.type == "request/header":
+            if kind == "request/header":
                 s.header = True
-            if dialect is Dialect.A55 and s.bracket and live and event.type in ("step/start", "step/end", "turn/end", end_t):
+            if dialect is Dialect.A55 and s.bracket and live and kind in ("step/start", "step/end", "turn/end", end_t):
                 bad = check_bracket_closed(s, event, end_t)
                 found += [bad] if bad is not None else []
-            if live and event.type == start_t:
+            if live and kind == start_t:
                 bad = check_bracket_placement(s, event, dialect)
                 if bad is None and not s.header and get(event.data, "turn") is not None:
                     bad = Rejected(rule="CMP-5", seq=event.seq, reason="automatic compaction with no request/header before it (no routed target: compactIfNeeded returns none)")
                 found += [bad] if bad is not None else []
                 s.bracket, s.surface_append, s.checkpoint, s.step_end_in_bracket = True, None, None, None
-            elif event.type == end_t and s.bracket:
+            elif kind == end_t and s.bracket:
                 failed = get(event.data, "error") is not ABSENT
                 bad = check_bracket_body(s, event, failed) if live else None
                 found += [bad] if bad is not None else []
                 if dialect is Dialect.A55 and not s.in_step and not failed and s.checkpoint is not None:
                     s.overflow_committed = event.seq
                 s.bracket = False
-            elif live and event.type == "turn/end" and s.overflow_committed is not None:
+            elif live and kind == "turn/end" and s.overflow_committed is not None:
                 bad = check_overflow_retry(s, event)
                 found += [bad] if bad is not None else []
-            elif event.type == "session/end-seed" or (event.type == "turn/end" and dialect is Dialect.A55):
+            elif kind == "session/end-seed" or (kind == "turn/end" and dialect is Dialect.A55):
                 s.bracket = False
-            elif live and event.type == summary_t:
+            elif live and kind == summary_t:
                 bad = check_range_anchoring(s, event)
                 found += [bad] if bad is not None else []
-            if live and not s.bracket and event.type == "tool/result" and isinstance(event.surface_op, JsonObject):
+            if live and not s.bracket and kind == "tool/result" and isinstance(event.surface_op, JsonObject):
                 bad = check_prune_placement(s, event, dialect)
                 found += [bad] if bad is not None else []
-            _step_event(s, event, dialect)
-            if live and s.bracket and event.type == "user/message" and isinstance(event.surface_op, JsonObject):
+            _step_event(s, event)
+            if live and s.bracket and kind == "user/message" and isinstance(event.surface_op, JsonObject):
                 bad = check_checkpoint_source(event, dialect) if is_checkpoint_source(get(event.data, "source")) else None
                 found += [bad] if bad is not None else []
-            _bracket_event(s, event)
-            if isinstance(event.surface_op, str) or event.surface_op is not ABSENT:
+            if s.bracket:
+                _bracket_event(s, event)
+            if event.surface_op is not ABSENT:
                 _fold_surface(s, event, eligible)
         return found
 

@@ -16,6 +16,7 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 
 
@@ -24,11 +25,21 @@ class _StepChunks:
     chunks: list[int] = field(default_factory=list)
     index: dict[int, int] = field(default_factory=dict)
     attempt: list[int] = field(default_factory=list)
-    calls: dict[str, int] = field(default_factory=dict)
+    calls: dict[str | tuple[str], int] = field(default_factory=dict)
+
+    def add_chunk(self, seq: int) -> None:
+        """The step streamed a chunk: the step's next one, and the attempt's."""
+        self.index[seq] = len(self.chunks)
+        self.chunks.append(seq)
+        self.attempt.append(seq)
 
 
-def _key(v: Json) -> str:
-    return js_stringify(v)
+def call_key(call_id: Json) -> str | tuple[str]:
+    """A call id as a dict key, two keys equal exactly when the ids' JS texts are (the harness keys
+    its calls by ``JS(id)``).  A string is its own key (``JS`` is injective on strings: one text per
+    string), saving its encoding on every call and result; any other id is its JS text in a tuple,
+    which no string equals (as no string's JS text equals a non-string's)."""
+    return call_id if isinstance(call_id, str) else (js_stringify(call_id),)
 
 
 def _result_call_id(event: Event, dialect: Dialect) -> Json:
@@ -53,12 +64,13 @@ def check_message_provenance(event: Event, st: _StepChunks) -> list[Rejected]:
     if not isinstance(cited, tuple):
         return []
     seqs = [s for s in cited if isinstance(s, int) and not isinstance(s, bool)]
-    foreign = [s for s in seqs if s not in st.index]
-    if foreign or len(set(seqs)) != len(seqs) or len(seqs) != len(cited):
+    index = st.index
+    positions = [index.get(s, -1) for s in seqs]  # -1: not a chunk of this step
+    if -1 in positions or len(set(seqs)) != len(seqs) or len(seqs) != len(cited):
+        foreign = [s for s, at in zip(seqs, positions, strict=True) if at < 0]
         what = f"seq {foreign[0]}, not a chunk of this step" if foreign else "a seq twice"
         return [Rejected(rule="MTR-9", seq=event.seq, reason=f"assistant/message cites {what} (the meter replays only the step's own chunks)")]
     found: list[Rejected] = []
-    positions = [st.index[s] for s in seqs]
     if positions and positions != list(range(positions[0], positions[0] + len(positions))):
         order = "out of order" if positions != sorted(positions) else "skipping a chunk"
         found.append(Rejected(rule="SURF-13", seq=event.seq, reason=f"assistant/message cites its chunks {order} (its own stream, in order)"))
@@ -72,7 +84,7 @@ def check_result_provenance(event: Event, st: _StepChunks, dialect: Dialect) -> 
     """SURF-13: "``tool/result`` cites ``[callSeq]``" -- the seq of its own
     ``tool/call``.  A synthetic ``TOOL_NOT_STARTED`` result answers a call that
     never started and cites nothing (LOG-14)."""
-    call_seq = st.calls.get(_key(_result_call_id(event, dialect)))
+    call_seq = st.calls.get(call_key(_result_call_id(event, dialect)))
     cited = event.source_event_seqs
     if call_seq is None:
         if _error_code(event) == "TOOL_NOT_STARTED" and cited is ABSENT:
@@ -91,8 +103,11 @@ class ProvenanceAudit(WalkFold):
     """Provenance of live assistant messages and tool results, one fold."""
 
     EVENT_TYPES = frozenset({"step/start", "step/end", "turn/end", "turn/start", "assistant/chunk", "assistant/message", "tool/call", "tool/result"})
+    # A packed row's chunks come as one ChunkRun: its first member is taken as an event (it may
+    # decide the step, FMT-7), the others only join the step's chunks.
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         st: _StepChunks | None = None
@@ -100,6 +115,12 @@ class ProvenanceAudit(WalkFold):
         judge = ApiStepJudge()
         while True:
             came = yield
+            rest = 0
+            if isinstance(came, ChunkRun):
+                # The judge releases every chunk after the first as it comes (a chunk decides the
+                # step), and a row's chunks are deltas (CHK-6), no finish: the rest only join the
+                # step's chunks, after the first (their seqs are the next ones, CHK-6).
+                rest, came = came.count - 1, came.members[0]
             if came is None:
                 taken = judge.finish()
             elif judge.pending is None and came.type != "step/start":
@@ -107,33 +128,35 @@ class ProvenanceAudit(WalkFold):
             else:
                 taken = judge.take(came)
             for event in taken:
+                # The cases by how often they come (chunks first); one event matches one type.
                 match event.type:
+                    case "assistant/chunk" if st is not None:
+                        st.add_chunk(event.seq)
+                        if dialect is Dialect.D08:
+                            chunk = get(event.data, "chunk")
+                            if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
+                                st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
                     case "step/start" if judge.api:
                         st = None  # FMT-7 Writers: not written by the loop, which alone cites its stream
                     case "step/start":
                         st = _StepChunks()
                     case "step/end" | "turn/end" | "turn/start":
                         st = None
-                    case "assistant/chunk" if st is not None:
-                        st.index[event.seq] = len(st.chunks)
-                        st.chunks.append(event.seq)
-                        st.attempt.append(event.seq)
                     case "assistant/message" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
                         found += check_message_provenance(event, st)
                     case "tool/call" if st is not None:
                         call_id = get(event.data, "callId")
-                        st.calls[_key(None if isinstance(call_id, Absent) else call_id)] = event.seq
+                        st.calls[call_key(None if isinstance(call_id, Absent) else call_id)] = event.seq
                     case "tool/result" if st is not None and event.seq >= first_live_seq and event.surface_op == "append":
                         bad = check_result_provenance(event, st, dialect)
                         found += [bad] if bad is not None else []
                     case _:
                         pass
-                if event.type == "assistant/chunk" and st is not None and dialect is Dialect.D08:
-                    chunk = get(event.data, "chunk")
-                    if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
-                        st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks
             if came is None:
                 return found
+            if rest and st is not None:
+                for seq in range(came.seq + 1, came.seq + 1 + rest):
+                    st.add_chunk(seq)
 
 
 def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

@@ -19,7 +19,9 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.folds import CHUNK, WalkFold, run_alone
+from sessionspec.check.provenance_audit import call_key
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 
@@ -36,7 +38,7 @@ class _Scan:
     turn: Json = None
     step: Json = None
     open_step: bool = False
-    pending: dict[str, _Pending] = field(default_factory=dict)
+    pending: dict[str | tuple[str], _Pending] = field(default_factory=dict)
 
     def copy(self) -> _Scan:
         return _Scan(self.turn, self.step, self.open_step, {k: _Pending(p.call_id, p.step, p.call_seq) for k, p in self.pending.items()})
@@ -71,15 +73,15 @@ def _advance(scan: _Scan, event: Event, dialect: Dialect) -> None:
             content = get(data, "content") if dialect is Dialect.A55 else get(get(data, "message"), "content")
             for block in content if isinstance(content, tuple) else ():
                 if get(block, "type") == "tool-call":
-                    key = js_stringify(_val(get(block, "id")))
+                    call_id = _val(get(block, "id"))
                     # Map.set on an existing key keeps its position.
-                    scan.pending[key] = _Pending(_val(get(block, "id")), _val(get(data, "step")))
+                    scan.pending[call_key(call_id)] = _Pending(call_id, _val(get(data, "step")))
         case "tool/call":
-            entry = scan.pending.get(js_stringify(_call_id(event, dialect)))
+            entry = scan.pending.get(call_key(_call_id(event, dialect)))
             if entry is not None:
                 entry.call_seq = event.seq
         case "tool/result":
-            scan.pending.pop(js_stringify(_call_id(event, dialect)), None)
+            scan.pending.pop(call_key(_call_id(event, dialect)), None)
         case _:
             pass
 
@@ -141,7 +143,10 @@ class RepairAudit(WalkFold):
     is tried; the state before each run event is kept (the run is at most the
     pending calls plus two events long)."""
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    # A packed row's chunks come as one ChunkRun: a chunk is no closer and moves no scan state.
+    TAKES_RUNS = True
+
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         scan = _Scan()
@@ -149,14 +154,29 @@ class RepairAudit(WalkFold):
         befores: list[tuple[_Scan, int | None]] = []
         last_time: int | None = None
         while (event := (yield)) is not None:
+            if isinstance(event, ChunkRun):
+                # Every chunk resets the same state and sets the last time (below): a row's chunks
+                # leave what its last one leaves.
+                event = event.members[-1]
+            if event.type == CHUNK:
+                # LOG-14's closers are tool results, step/end and turn/end, and its scan reads no
+                # chunk: a chunk only breaks a run of candidate closers and moves the time the
+                # closers must take (the last event's).
+                if run:
+                    run, befores = [], []
+                last_time = event.time
+                continue
             closing = event.type == "turn/end" and get(get(event.data, "reason"), "kind") == "interrupted"
-            if _candidate(event) or closing:
+            if closing or _candidate(event):
                 befores.append((scan.copy(), last_time))
                 run.append(event)
-                if closing and event.seq >= first_live_seq:
-                    found += _judge_run(run, befores, dialect)
-            if closing or not _candidate(event):
-                run, befores = [], []
+                if closing:
+                    # The run ends here: judged if live, then a new one may start.
+                    if event.seq >= first_live_seq:
+                        found += _judge_run(run, befores, dialect)
+                    run, befores = [], []
+            elif run:
+                run, befores = [], []  # not a closer: the run before it was none
             _advance(scan, event, dialect)
             last_time = event.time
         return found

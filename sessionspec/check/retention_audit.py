@@ -21,7 +21,8 @@ from model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 
 
 @dataclass(slots=True)
@@ -112,36 +113,49 @@ class ZeroRetentionAudit(WalkFold):
 
     # Run only on a surface that folds (the retained range is a surface range).
     NEEDS_SURFACE = True
+    # A packed row's chunks come as one ChunkRun, which moves nothing here (see the walk).
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         surface = _Surface()
-        step = _Step()
+        step = _Step()  # the one step state, reset in place at each boundary
         eligible = surface_types(dialect)
         start_t, summary_t = compaction_type(dialect, "start"), compaction_type(dialect, "summary")
+        # A chunk is log-only (SURF-11) and no bracket event: it can only mark a failed attempt,
+        # so the walk is done with it there; only D08's rule reads that mark (_zero_retention_rule).
+        assert CHUNK not in eligible and CHUNK not in (start_t, summary_t)
+        d08 = dialect is Dialect.D08
         rule: str | None = None
         while (event := (yield)) is not None:
-            match event.type:
+            if isinstance(event, ChunkRun):
+                continue  # CHK-6: a row's chunks are deltas, no ``finish``, so they mark nothing
+            kind = event.type
+            match kind:
+                case "assistant/chunk":
+                    if d08:
+                        chunk = get(event.data, "chunk")
+                        if get(chunk, "type") == "finish":
+                            # DIA-7: a finish with an error ends a failed attempt; an overflow
+                            # recovery follows it inside the step.
+                            step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
+                    continue
                 case "step/start":
-                    step = _Step(open=True)
+                    step.open, step.message, step.failed_attempt = True, False, False
                 case "step/end" | "turn/end" | "turn/start":
-                    step = _Step()
+                    step.open, step.message, step.failed_attempt = False, False, False
                 case "assistant/message" if event.surface_op == "append":
                     step.message = True
-                case "assistant/chunk":
-                    chunk = get(event.data, "chunk")
-                    if get(chunk, "type") == "finish":
-                        step.failed_attempt = get(get(chunk, "reason"), "kind") == "error"
                 case _:
                     pass
-            if event.type == start_t:
+            if kind == start_t:
                 rule = _zero_retention_rule(event, step, dialect)
-            elif event.type == summary_t and rule is not None and event.seq >= first_live_seq:
+            elif kind == summary_t and rule is not None and event.seq >= first_live_seq:
                 bad = check_zero_retention_range(event, surface, rule)
                 found += [bad] if bad is not None else []
                 rule = None
-            if event.type in eligible and event.surface_op is not ABSENT:
+            if kind in eligible and event.surface_op is not ABSENT:
                 surface.apply(event, _delta(event, dialect))
         return found
 

@@ -15,6 +15,7 @@ from model.log import json_int as _int
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.opaque import is_opaque
 
@@ -92,8 +93,9 @@ class HeaderReasonAudit(WalkFold):
     D08 retries inside a step (DIA-7) may write one header per attempt."""
 
     EVENT_TYPES = frozenset({"step/start", "step/end", "assistant/chunk", "request/header"})
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         a = _HeaderAudit()
@@ -105,9 +107,11 @@ class HeaderReasonAudit(WalkFold):
                 case "step/end":
                     a.step_open = False
                 case "assistant/chunk" if a.step_open:
+                    # A packed row's chunks (CHK-6) are deltas, never a finish: each member leaves this state.
                     a.step_chunked = True
-                    a.attempt_open = get(get(event.data, "chunk"), "type") != "finish"
+                    a.attempt_open = type(event) is ChunkRun or get(get(event.data, "chunk"), "type") != "finish"
                 case "request/header":
+                    assert not isinstance(event, ChunkRun)  # a run holds chunks only
                     header = header_of_event(event, dialect)
                     if isinstance(header, Rejected):
                         found.append(header)

@@ -138,8 +138,12 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
     why: str | None = None
     if event.seq <= s.last_seq:
         why = f"seq {event.seq} does not increase (previous {s.last_seq})"
-    s.last_seq = max(s.last_seq, event.seq)
+    else:
+        s.last_seq = event.seq
     match event.type:
+        # First the commonest events (the cases are disjoint by type, so their order is free).
+        case "assistant/chunk" | "assistant/message":
+            why = why or _names_open_step(s, event)
         case "turn/start":
             turn = _int(get(data, "turn"))
             if s.turn is not None:
@@ -179,8 +183,6 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
                 why = f"{UNANSWERED} {next(iter(s.pending))!r} without a tool/result"
             s.step = None
             s.pending.clear()
-        case "assistant/chunk" | "assistant/message":
-            why = why or _names_open_step(s, event)
         case "tool/call":
             why = why or _names_open_step(s, event)
             call_id = get(data, "callId")

@@ -120,7 +120,7 @@ class QuirkAudit(AuditFold):
         self.previous_time: int | None = None
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        self._in_time_order((event,))
+        self._in_time_order(event)
         match event.type:
             case "turn/start":
                 self.started.clear()
@@ -139,18 +139,15 @@ class QuirkAudit(AuditFold):
     def step_run(self, run: ChunkRun) -> None:
         """``step`` of each member of a packed row: a chunk is none of the types Q-4 reads, so only
         Q-17 reads the members, each its own time (CHK-6: ``time0 + Σ dt``, in any order)."""
-        self._in_time_order(run.members)
+        for event in run.members:
+            self._in_time_order(event)
 
-    def _in_time_order(self, events: Sequence[Event]) -> None:
+    def _in_time_order(self, event: Event) -> None:
         """Q-17: a live event whose ``time`` is earlier than the previous event's (seed or live)."""
         previous_time = self.previous_time
-        first_live_seq = self.first_live_seq
-        for event in events:
-            time = event.time
-            if previous_time is not None and time < previous_time and event.seq >= first_live_seq:
-                self.found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {time} is earlier than the previous event's {previous_time}"))
-            previous_time = time
-        self.previous_time = previous_time
+        if previous_time is not None and event.time < previous_time and event.seq >= self.first_live_seq:
+            self.found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {event.time} is earlier than the previous event's {previous_time}"))
+        self.previous_time = event.time
 
     def finish(self) -> list[Rejected]:
         return []

@@ -98,6 +98,7 @@ PROVENANCE_KEYS: Final[Keys] = (("provider", True), ("model", True), ("replaySta
 TODO_KEYS: Final[Keys] = (("content", True), ("status", True))
 TRIGGER_KEYS: Final[Keys] = (("kind", True), ("source", True))
 
+NO_FIELDS: Final = JsonObject()
 # A field's LOG-9 type: its key, the test its value passes, what it is said not to be.
 Field = tuple[str, Callable[[Json | Absent], bool], str]
 TURN: Final[Field] = ("turn", _is_int, "an integer")
@@ -139,12 +140,9 @@ def _type_flaws(event: Event) -> list[str]:
             ok = isinstance(todos, tuple) and all(key_flaw(t, TODO_KEYS) is None and get(t, "status") in TODO_STATUSES for t in todos)
             return [] if ok else ["todos is not a list of {content, status: pending|in_progress|completed}"]
         case kind:
-            fields = FIELD_TYPES.get(kind)
-            if fields is None or not isinstance(data, JsonObject):
-                # Not an object: every field is absent (LOG-8 loads no such core event).
-                return [] if fields is None else [f"{key} is not {what}" for key, ok_type, what in fields if not ok_type(ABSENT)]
-            # data.get(key, ABSENT) is get(data, key) for an object, without the call.
-            return [f"{key} is not {what}" for key, ok_type, what in fields if not ok_type(data.get(key, ABSENT))]
+            # get(data, key) without a call per field: data.get(key, ABSENT), every key absent from a non-object.
+            values = data if isinstance(data, JsonObject) else NO_FIELDS
+            return [f"{key} is not {what}" for key, ok_type, what in FIELD_TYPES.get(kind, ()) if not ok_type(values.get(key, ABSENT))]
 
 
 @audits("LOG-9")

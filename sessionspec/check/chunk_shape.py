@@ -39,13 +39,14 @@ def well_formed_chunk(data: Json) -> bool:
     """An ``assistant/chunk`` with nothing for LOG-9 to find (the data keys in order, integer turn
     and step, a known chunk kind with its keys in order): :func:`check_core_shape`'s answer for
     the commonest event without its lists and messages (issue 26; any other chunk takes the full
-    check, so this only ever skips an empty answer)."""
+    check, so this only ever skips an empty answer).  It reads the keys, turn, step and chunk kind,
+    never a delta's text: a packed row's members (CHK-6) all get the first one's answer."""
     if not isinstance(data, JsonObject) or tuple(data) != CHUNK_DATA_ORDER:
         return False
-    turn, step, chunk = data["turn"], data["step"], data["chunk"]
-    if not (isinstance(turn, int) and not isinstance(turn, bool) and isinstance(step, int) and not isinstance(step, bool)):
-        return False
-    if not isinstance(chunk, JsonObject):
+    # The keys are the three, in order: their values are turn, step, chunk.  ``type(...) is int``: a
+    # JSON integer, never a boolean (bool subclasses int); anything else takes the full check.
+    turn, step, chunk = data.values()
+    if type(turn) is not int or type(step) is not int or not isinstance(chunk, JsonObject):
         return False
     orders = CHUNK_ORDERS.get(chunk.get("type"))  # type: ignore[arg-type]
     return orders is not None and tuple(chunk) in orders

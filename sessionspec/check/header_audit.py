@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from model.header import EpochHeader, HeaderReason, header_of_event, opt_header_eq
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.opaque import is_opaque
+from sessionspec.fast.json_eq import same_json
 
 # --------------------------------------------------------------------------- HDR-1 / FMT-6 header types
 
@@ -92,8 +95,9 @@ class HeaderReasonAudit(WalkFold):
     D08 retries inside a step (DIA-7) may write one header per attempt."""
 
     EVENT_TYPES = frozenset({"step/start", "step/end", "assistant/chunk", "request/header"})
+    TAKES_RUNS = True
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         a = _HeaderAudit()
@@ -105,9 +109,11 @@ class HeaderReasonAudit(WalkFold):
                 case "step/end":
                     a.step_open = False
                 case "assistant/chunk" if a.step_open:
+                    # A packed row's chunks (CHK-6) are deltas, never a finish: each member leaves this state.
                     a.step_chunked = True
-                    a.attempt_open = get(get(event.data, "chunk"), "type") != "finish"
+                    a.attempt_open = type(event) is ChunkRun or not _is_finish(event.data)
                 case "request/header":
+                    assert not isinstance(event, ChunkRun)  # a run holds chunks only
                     header = header_of_event(event, dialect)
                     if isinstance(header, Rejected):
                         found.append(header)
@@ -128,6 +134,16 @@ def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_s
     return run_alone(HeaderReasonAudit, events, dialect, first_live_seq)
 
 
+def _is_finish(data: Json) -> bool:
+    """Whether a chunk event's data holds a ``finish`` chunk (``get(get(data, "chunk"), "type") == "finish"``,
+    with dict lookups: an absent key reads None, never ``"finish"``)."""
+    chunk = data.get("chunk") if isinstance(data, JsonObject) else None
+    return isinstance(chunk, JsonObject) and chunk.get("type") == "finish"
+
+
+HEADER_REASONS: Final = frozenset(r.value for r in HeaderReason)
+
+
 def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialect: Dialect, first_live: bool) -> list[Rejected]:
     found: list[Rejected] = []
     seq = event.seq
@@ -144,8 +160,7 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
     a.step_header = seq
     if dialect is Dialect.D08:
         a.step_chunked = False
-    reasons = {r.value for r in HeaderReason}
-    if not isinstance(reason, str) or reason not in reasons:
+    if not isinstance(reason, str) or reason not in HEADER_REASONS:
         found.append(Rejected(rule="HDR-7", seq=seq, reason=f"request/header reason {js_stringify(reason if reason is not ABSENT else None)} is not one the loop writes"))
         return found
     earlier = a.fold is not ABSENT
@@ -164,7 +179,7 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
         if earlier and not opaque and opt_header_eq(a.fold, header, dialect):
             found.append(Rejected(rule="FMT-9", seq=seq, reason="change header equal to the header in force (HDR-4)"))
         # (f) never a prefix change inside an instance.
-        if dialect is Dialect.A55 and a.anchored and not json_eq(a.instance_prefix, header.message_prefix):
+        if dialect is Dialect.A55 and a.anchored and not same_json(a.instance_prefix, header.message_prefix):
             found.append(Rejected(rule="PFX-15", seq=seq, reason="messagePrefix changed inside a loop instance (only an anchor may change it)"))
     else:
         a.anchored = True

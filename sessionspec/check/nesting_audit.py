@@ -12,6 +12,7 @@ from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
@@ -67,18 +68,47 @@ class NestingAudit(WalkFold):
     by the constructor, DIA-5) and events of a manual (owner ``null``)
     compaction bracket (DIA-3)."""
 
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
+    TAKES_RUNS = True
+
+    def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         dialect, first_live_seq = self.dialect, self.first_live_seq
         found: list[Rejected] = []
         s = _Nesting()
         while (event := (yield)) is not None:
+            if type(event) is ChunkRun:
+                why = _nesting_run(s, event, dialect, first_live_seq, found)
+                continue
             why = _nesting_step(s, event, dialect)
             if why is not None:
-                # An unanswered call at step/end is the loop's pairing (LOOP-12): the companion's step/end
-                # only clears the pending calls (core/session/src/invariant.ts lines 107-112 at a55f148516).
-                rule = "LOOP-12" if why.startswith(UNANSWERED) else "LOG-13"
-                found.append(Rejected(rule=rule, seq=event.seq, reason=why if event.seq >= first_live_seq else f"{why} (in the seed)"))
+                found.append(_veto(why, event.seq, first_live_seq))
         return found
+
+
+def _veto(why: str, seq: int, first_live_seq: int) -> Rejected:
+    """The finding of a veto at ``seq``."""
+    # An unanswered call at step/end is the loop's pairing (LOOP-12): the companion's step/end
+    # only clears the pending calls (core/session/src/invariant.ts lines 107-112 at a55f148516).
+    rule = "LOOP-12" if why.startswith(UNANSWERED) else "LOG-13"
+    return Rejected(rule=rule, seq=seq, reason=why if seq >= first_live_seq else f"{why} (in the seed)")
+
+
+def _nesting_run(s: _Nesting, run: ChunkRun, dialect: Dialect, first_live_seq: int, found: list[Rejected]) -> str | None:
+    """:func:`_nesting_step` of each member of a packed row, its vetoes added to ``found``; the last
+    member's veto.  CHK-6: the members' seqs are consecutive and they share the type, turn and step,
+    and a chunk changes no state but the last seq: once the first member's seq increases, every
+    member's does, and each names the open step exactly as the first does (one veto, reported at
+    each member's seq).  Else (a seq that does not increase) each member is stepped."""
+    if run.seq > s.last_seq:
+        why = _names_open_step(s, run.members[0])
+        s.last_seq = run.last
+        if why is not None:
+            found += [_veto(why, seq, first_live_seq) for seq in range(run.seq, run.last + 1)]
+        return why
+    for event in run.members:
+        why = _nesting_step(s, event, dialect)
+        if why is not None:
+            found.append(_veto(why, event.seq, first_live_seq))
+    return why
 
 
 def check_nesting(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:
@@ -108,8 +138,12 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
     why: str | None = None
     if event.seq <= s.last_seq:
         why = f"seq {event.seq} does not increase (previous {s.last_seq})"
-    s.last_seq = max(s.last_seq, event.seq)
+    else:
+        s.last_seq = event.seq
     match event.type:
+        # First the commonest events (the cases are disjoint by type, so their order is free).
+        case "assistant/chunk" | "assistant/message":
+            why = why or _names_open_step(s, event)
         case "turn/start":
             turn = _int(get(data, "turn"))
             if s.turn is not None:
@@ -149,8 +183,6 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
                 why = f"{UNANSWERED} {next(iter(s.pending))!r} without a tool/result"
             s.step = None
             s.pending.clear()
-        case "assistant/chunk" | "assistant/message":
-            why = why or _names_open_step(s, event)
         case "tool/call":
             why = why or _names_open_step(s, event)
             call_id = get(data, "callId")

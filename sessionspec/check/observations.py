@@ -12,6 +12,7 @@ from model.log import json_int as _int
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, run_folds
 from sessionspec.check.opaque import is_opaque
 
@@ -110,6 +111,8 @@ class QuirkAudit(AuditFold):
       an event whose ``time`` is earlier than the previous event's.
     """
 
+    TAKES_RUNS = True
+
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
         self.found: list[Rejected] = []
@@ -117,11 +120,7 @@ class QuirkAudit(AuditFold):
         self.previous_time: int | None = None
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        live = event.seq >= self.first_live_seq
-        previous_time = self.previous_time
-        if live and previous_time is not None and event.time < previous_time:
-            self.found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {event.time} is earlier than the previous event's {previous_time}"))
-        self.previous_time = event.time
+        self._in_time_order(event)
         match event.type:
             case "turn/start":
                 self.started.clear()
@@ -129,13 +128,26 @@ class QuirkAudit(AuditFold):
                 step = _int(get(event.data, "step"))
                 if step is not None:
                     self.started.add(step)
-            case "turn/end" if live:
+            case "turn/end" if event.seq >= self.first_live_seq:
                 reason = get(event.data, "reason")
                 step = _int(get(reason, "step"))
                 if get(reason, "kind") == "error" and step is not None and step not in self.started:
                     self.found.append(Rejected(rule="Q-4", seq=event.seq, reason=f"turn/end error names step {step}, which never started"))
             case _:
                 pass
+
+    def step_run(self, run: ChunkRun) -> None:
+        """``step`` of each member of a packed row: a chunk is none of the types Q-4 reads, so only
+        Q-17 reads the members, each its own time (CHK-6: ``time0 + Σ dt``, in any order)."""
+        for event in run.members:
+            self._in_time_order(event)
+
+    def _in_time_order(self, event: Event) -> None:
+        """Q-17: a live event whose ``time`` is earlier than the previous event's (seed or live)."""
+        previous_time = self.previous_time
+        if previous_time is not None and event.time < previous_time and event.seq >= self.first_live_seq:
+            self.found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {event.time} is earlier than the previous event's {previous_time}"))
+        self.previous_time = event.time
 
     def finish(self) -> list[Rejected]:
         return []

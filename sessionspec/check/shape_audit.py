@@ -21,10 +21,11 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.chunk_shape import chunk_flaw, well_formed_chunk
 from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.opaque import is_opaque
-from sessionspec.check.shape_keys import Keys, key_flaw
+from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
 
 TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
 A55_DATA_KEYS: Final[dict[str, Keys]] = {
@@ -43,6 +44,8 @@ A55_DATA_KEYS: Final[dict[str, Keys]] = {
 D08_DATA_KEYS: Final[dict[str, Keys]] = {
     name: A55_DATA_KEYS[name] for name in ("turn/end", "step/start", "step/end", "assistant/chunk", "tool/call", "todo/write")
 }
+# Every key order each type's table allows (the D08 table is a part of the A55 one).
+DATA_ORDERS: Final = {name: valid_orders(keys) for name, keys in A55_DATA_KEYS.items()}
 # LOG-10 gives the shape of session/title; DIA-9 that of request/context (D08).
 PLUGIN_KEYS: Final[dict[str, tuple[str, Keys]]] = {
     "session/title": ("LOG-10", (("title", True), ("messageSeqs", True), ("source", True))),
@@ -61,6 +64,8 @@ CMP1_KEYS: Final[dict[str, Keys]] = {
                         ("provider", True), ("model", True), ("maxTokens", False)),
     "compact/end": (("turn", True), ("error", False)),
 }
+# The types check_compaction_shape reads (it finds nothing on any other).
+COMPACTION_TYPES: Final = frozenset({*CMP1_KEYS, "compaction/summary"})
 DIA4_KEYS: Final[Keys] = (
     ("compactionId", True), ("sourceCommandId", False), ("summary", True), ("rawOutput", False), ("llmStreamCall", False),
     ("shadowedRange", True), ("shadowedSeqs", True), ("shadowedTokenCount", True), ("provider", True), ("model", True),
@@ -70,10 +75,6 @@ DIA4_KEYS: Final[Keys] = (
 
 def _is_int(v: Json | Absent) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _not(data: Json, key: str, ok: Callable[[Json | Absent], bool], what: str) -> list[str]:
-    return [] if ok(get(data, key)) else [f"{key} is not {what}"]
 
 
 def _is_str(v: Json | Absent) -> bool:
@@ -97,46 +98,51 @@ PROVENANCE_KEYS: Final[Keys] = (("provider", True), ("model", True), ("replaySta
 TODO_KEYS: Final[Keys] = (("content", True), ("status", True))
 TRIGGER_KEYS: Final[Keys] = (("kind", True), ("source", True))
 
+NO_FIELDS: Final = JsonObject()
+# A field's LOG-9 type: its key, the test its value passes, what it is said not to be.
+Field = tuple[str, Callable[[Json | Absent], bool], str]
+TURN: Final[Field] = ("turn", _is_int, "an integer")
+TURN_STEP_INTS: Final[tuple[Field, ...]] = (TURN, ("step", _is_int, "an integer"))
+# The typed fields of each core A55 type but turn/start and todo/write, in the order their flaws are told.
+FIELD_TYPES: Final[dict[str, tuple[Field, ...]]] = {
+    "turn/end": (TURN,),
+    "step/start": TURN_STEP_INTS,
+    "step/end": TURN_STEP_INTS,
+    "assistant/chunk": TURN_STEP_INTS,
+    "prompt/blocked": (("content", _is_list, "a list"), ("source", _is_object, "an object"), ("reason", _is_str, "a string")),
+    "tool/call": (*TURN_STEP_INTS, ("callId", _is_str, "a string"), ("name", _is_str, "a string"), ("arguments", _is_str, "a string")),
+    "tool/result": (
+        *TURN_STEP_INTS, ("callId", _is_str, "a string"), ("content", _is_list, "a list"),
+        ("isError", lambda v: isinstance(v, bool), "a boolean"),
+        ("error", lambda v: v is ABSENT or key_flaw(v, ERROR_KEYS) is None, "{name, code}"),
+    ),
+    "assistant/message": (
+        # LOG-9: content is ContentBlock[]; a block that is not an object is no block (the file load's
+        # repair walk reads block.type and throws on it, QF-13).
+        *TURN_STEP_INTS, ("content", _is_list_of_objects, "a list of objects"),
+        ("provenance", lambda v: key_flaw(v, PROVENANCE_KEYS) is None, "{provider, model, replayState?}"),
+        ("usage", lambda v: v is ABSENT or _is_object(v), "an object"),
+    ),
+}
+
 
 def _type_flaws(event: Event) -> list[str]:
     """LOG-9 field types of the core A55 types."""
     data = event.data
-    flaws: list[str] = []
     match event.type:
         case "turn/start":
             trigger = get(data, "trigger")
             if key_flaw(trigger, TRIGGER_KEYS) is not None or get(trigger, "kind") not in TRIGGER_KINDS or not _is_object(get(trigger, "source")):
                 return [f"trigger {js_stringify(trigger if trigger is not ABSENT else None)[:60]} is not {{kind: message|injection, source}}"]
-            return _not(data, "turn", _is_int, "an integer")
-        case "step/start" | "step/end" | "assistant/chunk" | "assistant/message" | "tool/call" | "tool/result":
-            flaws = _not(data, "turn", _is_int, "an integer") + _not(data, "step", _is_int, "an integer")
-        case "turn/end":
-            return _not(data, "turn", _is_int, "an integer")
-        case "prompt/blocked":
-            return _not(data, "content", _is_list, "a list") + _not(data, "source", _is_object, "an object") + _not(data, "reason", _is_str, "a string")
+            return [] if _is_int(get(data, "turn")) else ["turn is not an integer"]
         case "todo/write":
             todos = get(data, "todos")
             ok = isinstance(todos, tuple) and all(key_flaw(t, TODO_KEYS) is None and get(t, "status") in TODO_STATUSES for t in todos)
             return [] if ok else ["todos is not a list of {content, status: pending|in_progress|completed}"]
-        case _:
-            return []
-    match event.type:
-        case "tool/call":
-            for key in ("callId", "name", "arguments"):
-                flaws += _not(data, key, _is_str, "a string")
-        case "tool/result":
-            flaws += _not(data, "callId", _is_str, "a string") + _not(data, "content", _is_list, "a list")
-            flaws += _not(data, "isError", lambda v: isinstance(v, bool), "a boolean")
-            flaws += _not(data, "error", lambda v: v is ABSENT or key_flaw(v, ERROR_KEYS) is None, "{name, code}")
-        case "assistant/message":
-            # LOG-9: content is ContentBlock[]; a block that is not an object is no block (the file load's
-            # repair walk reads block.type and throws on it, QF-13).
-            flaws += _not(data, "content", _is_list_of_objects, "a list of objects")
-            flaws += _not(data, "provenance", lambda v: key_flaw(v, PROVENANCE_KEYS) is None, "{provider, model, replayState?}")
-            flaws += _not(data, "usage", lambda v: v is ABSENT or _is_object(v), "an object")
-        case _:
-            pass
-    return flaws
+        case kind:
+            # get(data, key) without a call per field: data.get(key, ABSENT), every key absent from a non-object.
+            values = data if isinstance(data, JsonObject) else NO_FIELDS
+            return [f"{key} is not {what}" for key, ok_type, what in FIELD_TYPES.get(kind, ()) if not ok_type(values.get(key, ABSENT))]
 
 
 @audits("LOG-9")
@@ -145,17 +151,20 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     with the ``data`` keys of the table, in the logged order, and their types
     (``arguments`` a string, ``isError`` a boolean, trigger ``{kind:
     "message"|"injection", source}``, the chunk kinds ...)."""
-    table = A55_DATA_KEYS if dialect is Dialect.A55 else D08_DATA_KEYS
-    keys = table.get(event.type)
+    kind = event.type
+    keys = (A55_DATA_KEYS if dialect is Dialect.A55 else D08_DATA_KEYS).get(kind)
     if keys is None:
         return []
-    flaw = key_flaw(event.data, keys)
-    flaws = [f"data {flaw}"] if flaw is not None else []
-    flaws += _type_flaws(event)
-    if event.type == "assistant/chunk":
-        chunk = chunk_flaw(event)
-        flaws += [chunk] if chunk is not None else []
-    return [Rejected(rule="LOG-9", seq=event.seq, reason=f"{event.type} {why}") for why in flaws]
+    flaws = _type_flaws(event)
+    data = event.data
+    # Keys in an order the table allows: key_flaw's own first answer, without hashing the table per event.
+    in_order = isinstance(data, JsonObject) and tuple(data) in DATA_ORDERS[kind]
+    flaw = None if in_order else key_flaw(data, keys)
+    if flaw is not None:
+        flaws.insert(0, f"data {flaw}")
+    if kind == "assistant/chunk" and (chunk := chunk_flaw(event)) is not None:
+        flaws.append(chunk)
+    return [Rejected(rule="LOG-9", seq=event.seq, reason=f"{kind} {why}") for why in flaws]
 
 
 @audits("LOG-11")
@@ -327,6 +336,8 @@ class ShapeAudit(AuditFold):
     docstring).  Seed events were judged where they were written.  No state beyond
     the current event."""
 
+    TAKES_RUNS = True
+
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
         self.found: list[Rejected] = []
@@ -352,10 +363,21 @@ class ShapeAudit(AuditFold):
                     found.append(plugin)
             case "user/message" if not isinstance(get(get(event.data, "source"), "kind"), str):
                 found.append(Rejected(rule="LOG-9", seq=event.seq, reason="user/message source is not a MessageSource {kind, ...}"))
-            case _:
+            case kind if kind in COMPACTION_TYPES:
                 shape = check_compaction_shape(event, dialect)
                 if shape is not None:
                     found.append(shape)
+            case _:
+                pass
+
+    def step_run(self, run: ChunkRun) -> None:
+        """``step`` of each member of a packed row.  CHK-6: the members differ only in seq, time and
+        their text, which ``well_formed_chunk`` does not read: when the first passes, every member
+        does, and a member in the seed is skipped anyway.  Else each member takes the full check."""
+        if well_formed_chunk(run.members[0].data):
+            return
+        for event in run.members:
+            self.step(event, None)
 
     def finish(self) -> list[Rejected]:
         return self.found

@@ -5,9 +5,9 @@ D08 manual compaction (DIA-20) need no token counts: the retention walk
 (CMP-11) keeps exactly the last node, then rounds the cut head-ward to the
 nearest balanced cut (CMP-10's counter), so the range is the surface head up
 to the node before the last balanced cut.  The fold keeps the surface nodes
-with their CMP-10 deltas; the balance is summed only at such a summary, over
-a surface that the compaction then shrinks to its retained tail (amortized
-linear).  Pressure ranges depend on ``retainTokens`` (not logged) and are not
+with their events; their CMP-10 deltas are read and the balance summed only at
+such a summary, over a surface that the compaction then shrinks to its
+retained tail (amortized linear).  Pressure ranges depend on ``retainTokens`` (not logged) and are not
 judged here (CMP-12 judges their anchoring).
 """
 
@@ -27,18 +27,23 @@ from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 
 @dataclass(slots=True)
 class _Surface:
-    """Surface nodes in order with their CMP-10 deltas; positions rebuilt lazily."""
+    """Surface nodes in order with their events (whose CMP-10 deltas only a zero-retention summary
+    reads: :meth:`deltas`); positions rebuilt lazily."""
 
     nodes: list[int] = field(default_factory=list)
-    delta: dict[int, int] = field(default_factory=dict)
+    events: dict[int, Event] = field(default_factory=dict)
     pos: dict[int, int] | None = None
+
+    def deltas(self, dialect: Dialect) -> dict[int, int]:
+        """Each node's CMP-10 delta."""
+        return {seq: _delta(event, dialect) for seq, event in self.events.items()}
 
     def index(self, seq: Json | Absent) -> int | None:
         if self.pos is None:
             self.pos = {s: i for i, s in enumerate(self.nodes)}
         return self.pos.get(seq) if isinstance(seq, int) else None
 
-    def apply(self, event: Event, d: int) -> None:
+    def apply(self, event: Event) -> None:
         op = event.surface_op
         if op == "append":
             self.nodes.append(event.seq)
@@ -48,9 +53,9 @@ class _Surface:
             i, j = self.index(get(op, "start")), self.index(get(op, "end"))
             if i is None or j is None or i > j:
                 return  # SURF-5's finding
-            # A shadowed node's delta is never read again: dropped, so memory follows the surface.
+            # A shadowed node is never read again: dropped, so memory follows the surface.
             for shadowed in self.nodes[i : j + 1]:
-                self.delta.pop(shadowed, None)
+                self.events.pop(shadowed, None)
             if i == j and self.pos is not None:
                 del self.pos[self.nodes[i]]
                 self.pos[event.seq] = i
@@ -60,7 +65,7 @@ class _Surface:
                 self.pos = None
         else:
             return
-        self.delta[event.seq] = d
+        self.events[event.seq] = event
 
 
 def _delta(event: Event, dialect: Dialect) -> int:
@@ -86,12 +91,12 @@ def zero_retention_end(nodes: Sequence[int], delta: dict[int, int]) -> int | Non
 
 
 @audits("CMP-9", "CMP-11", "DIA-20")
-def check_zero_retention_range(event: Event, surface: _Surface, rule: str) -> Rejected | None:
+def check_zero_retention_range(event: Event, surface: _Surface, rule: str, dialect: Dialect) -> Rejected | None:
     """CMP-9 (overflow) / DIA-20 (manual): the range selected with
     ``retainTokens = 0`` (CMP-11) ends at the node before the last balanced
     cut of the surface."""
     end = get(get(event.data, "shadowedRange"), "end")
-    want = zero_retention_end(surface.nodes, surface.delta)
+    want = zero_retention_end(surface.nodes, surface.deltas(dialect))
     if end is ABSENT or end == want:
         return None
     what = "no range (every cut before the last node splits a tool pair)" if want is None else f"a range ending at seq {want}"
@@ -152,11 +157,11 @@ class ZeroRetentionAudit(WalkFold):
             if kind == start_t:
                 rule = _zero_retention_rule(event, step, dialect)
             elif kind == summary_t and rule is not None and event.seq >= first_live_seq:
-                bad = check_zero_retention_range(event, surface, rule)
+                bad = check_zero_retention_range(event, surface, rule, dialect)
                 found += [bad] if bad is not None else []
                 rule = None
             if kind in eligible and event.surface_op is not ABSENT:
-                surface.apply(event, _delta(event, dialect))
+                surface.apply(event)
         return found
 
 

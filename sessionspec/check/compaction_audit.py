@@ -31,6 +31,7 @@ from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content,
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
 
 
@@ -328,6 +329,7 @@ class CompactionFold(AuditFold):
     meter cannot fold ends it with that rejection last."""
 
     NEEDS_SURFACE = True
+    TAKES_RUNS = True
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
@@ -345,6 +347,15 @@ class CompactionFold(AuditFold):
         if self.ended is None and (plan is not None or event.type in self.read):
             self.ended = self.audit.advance(event, self.before, self.index, self.types, True, plan)
         self.index += 1
+
+    def step_run(self, run: ChunkRun) -> None:
+        """A packed row's chunks (CHK-6): log-only (SURF-11, no plan), of a type neither ``visit``
+        nor the header fold reads, so each is counted, not audited (what ``step`` does with each)."""
+        if run.type in self.read:
+            for event in run.members:
+                self.step(event, None)
+        else:
+            self.index += run.count
 
     def finish(self) -> list[Rejected]:
         return [*self.audit.findings, *([] if self.ended is None else [self.ended])]

@@ -10,6 +10,7 @@ from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, Step
 from sessionspec.fast.request_points import RequestPoint, RequestPointFold, request_points
 
@@ -36,6 +37,7 @@ class RequestPointAudit(AuditFold):
     incremental derivation (DER-7) takes each event's surface plan, never planning it again."""
 
     NEEDS_SURFACE = True
+    TAKES_RUNS = True
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
@@ -47,6 +49,10 @@ class RequestPointAudit(AuditFold):
 
     def stepper(self) -> Step:
         return self.fold.step
+
+    def step_run(self, run: ChunkRun) -> None:
+        """A packed row's chunks: FMT-8's first chunk of the open step is the run's first member."""
+        self.fold.step_chunks(run.members[0])
 
     def finish(self) -> list[Rejected]:
         points = self.fold.finish()

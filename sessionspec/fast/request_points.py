@@ -174,6 +174,17 @@ class RequestPointFold:
             case _:
                 pass
 
+    def step_chunks(self, first: Event) -> None:
+        """:meth:`step` of consecutive log-only ``assistant/chunk`` events (a packed row's, CHK-6),
+        ``first`` the first, when ``planned`` (the derivation then keeps no event and a
+        log-only event has no plan): no chunk closes the step a request error left open, the
+        derivation takes none (SURF-11), and only the first can be the open step's first chunk
+        (FMT-8); the others change nothing."""
+        if not self.planned:
+            raise ValueError("chunks are stepped at once only with their plans given (none: log-only)")
+        if self.rejected is None and (open_step := self.open_step) is not None and open_step.chunk is None:
+            open_step.chunk = first.seq
+
     def finish(self) -> tuple[RequestPoint, ...] | Rejected:
         """Every request point, in dispatch order, or the rejection that ended the fold."""
         if self.rejected is not None:

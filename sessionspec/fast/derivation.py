@@ -12,6 +12,22 @@ from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event, splice
 
+# The last event projected, with its dialect and projection (see :func:`projected`).
+_last: tuple[Event, Dialect, JsonObject | None | Rejected] | None = None
+
+
+def projected(event: Event, dialect: Dialect) -> JsonObject | None | Rejected:
+    """DER-1, :func:`model.derive.project` of ``event``, the last answer kept: the checker's folds
+    project a surface event one after the other (the compaction audit prices it, MTR-7; the request
+    points derive it, DER-7), and an event is immutable, so the same object projects the same."""
+    global _last
+    last = _last
+    if last is not None and last[0] is event and last[1] is dialect:
+        return last[2]
+    message = project(event, dialect)
+    _last = (event, dialect, message)
+    return message
+
 
 @final
 @dataclass(slots=True)
@@ -54,10 +70,10 @@ class IncrementalDerivation:
         (:mod:`sessionspec.check.surface_pass`); the projection (DER-3) is still checked."""
         message: JsonObject | None = None
         if plan is not None:
-            projected = project(event, self.dialect)
-            if isinstance(projected, Rejected):
-                return projected
-            message = projected
+            projection = projected(event, self.dialect)
+            if isinstance(projection, Rejected):
+                return projection
+            message = projection
         if self.keep_events:
             self.events.append(event)
         if plan is None:

@@ -19,7 +19,15 @@ from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, run_folds
-from sessionspec.check.writers import Attribution, OpenTurn, TurnWriter, check_turn_dialects, shape_dialect, turn_writer
+from sessionspec.check.writers import (
+    SHAPED_TYPES,
+    Attribution,
+    OpenTurn,
+    TurnWriter,
+    check_turn_dialects,
+    shape_dialect,
+    turn_writer,
+)
 
 
 @audits("FMT-7", "DIA-13", "DIA-14", "LOG-9", "LOG-11", "LOG-12")
@@ -58,8 +66,8 @@ class TurnWritersAudit(AuditFold):
                     t.first_inner = event
                 if kind == "step/start":
                     t.steps.append(event.seq)
-        marked = shape_dialect(event)
-        if marked is not None:
+        # Only a type shape_dialect has a case for can carry one dialect's shape.
+        if kind in SHAPED_TYPES and (marked := shape_dialect(event)) is not None:
             t.marked.append((event, marked))
         if kind == "turn/end":
             self._close(t)

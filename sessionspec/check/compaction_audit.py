@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 from model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
-from model.header import EpochHeader, header_holds_placeholder, header_of_event
+from model.header import EpochHeader, header_holds_placeholder
 from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int
 from model.log import Dialect, Event, log_view
 from model.placeholder import mentions_placeholder
@@ -33,6 +33,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.compaction import AuditSurface, json_eq_fast
+from sessionspec.fast.derivation import header_of
 
 
 @final
@@ -100,7 +101,7 @@ class CompactionAudit:
             planning = plan_surface_event(self.surface.seqs, event, log_view(events, index), self.dialect)
             bad = planning if isinstance(planning, Rejected) else self.commit_planned(event, planning)
         if bad is None and event.type == "request/header":
-            header = header_of_event(event, self.dialect)
+            header = header_of(event, self.dialect)
             bad, self.header = (header, self.header) if isinstance(header, Rejected) else (None, header)
         return bad
 

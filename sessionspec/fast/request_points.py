@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from model.header import EpochHeader, header_of_event
+from model.header import EpochHeader
 from model.jsonval import ABSENT, Absent, JsonObject, get
 from model.log import Dialect, Event, data_int
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from model.wire import Request, build_request
-from sessionspec.fast.derivation import IncrementalDerivation, projected
+from sessionspec.fast.derivation import IncrementalDerivation, header_of, projected
 
 
 @final
@@ -169,7 +169,7 @@ class RequestPointFold:
                 if open_step is not None and open_step.chunk is None:
                     open_step.chunk = event.seq
             case "request/header":
-                h = header_of_event(event, self.dialect)
+                h = header_of(event, self.dialect)
                 if isinstance(h, Rejected):
                     self.rejected = h
                     return

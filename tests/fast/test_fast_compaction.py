@@ -1,5 +1,5 @@
 """The compaction audit's fast answers (sessionspec/fast/compaction.py) equal their definitions in model/:
-JSONEQ; the priced surface (MTR-7) and CMP-10's counter; the shared projection (DER-1)."""
+JSONEQ; the priced surface (MTR-7) and CMP-10's counter; the shared projection (DER-1) and header (HDR-1)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from model.compaction.retention import balanced_cuts, tool_call_delta
 from model.derive import project
+from model.header import header_of_event
 from model.jsonval import ABSENT, Absent, Json, JsonObject, json_eq, obj
 from model.log import Dialect, Event, log_view
 from model.meter import PricedSurface
@@ -21,7 +22,7 @@ from model.rejected import Rejected
 from model.surface import plan_surface_event
 from sessionspec.check.logfile import LineReader
 from sessionspec.fast.compaction import AuditSurface, json_eq_fast
-from sessionspec.fast.derivation import projected
+from sessionspec.fast.derivation import header_of, projected
 from sessionspec.generate import write_log
 from spec.json_strategies import json_values
 from spec.log_strategies import well_formed_logs
@@ -121,10 +122,12 @@ def test_the_audit_surface_is_the_priced_surface_and_the_counter_on_drawn_logs(e
 
 @settings(max_examples=25, deadline=None)
 @given(events=st.integers(20, 400), seed=st.integers(0, 2**10), dialect=st.sampled_from(Dialect))
-def test_the_shared_projection_is_the_projection(events: int, seed: int, dialect: Dialect) -> None:
-    """Asked twice of an event (the answer kept), or of another dialect: the model's projection."""
+def test_the_shared_answers_are_the_definitions(events: int, seed: int, dialect: Dialect) -> None:
+    """Asked twice of an event (the answer kept), or of another dialect: the model's projection
+    (DER-1) and header (HDR-1)."""
     other = Dialect.D08 if dialect is Dialect.A55 else Dialect.A55
     for event in _log(events, seed):
-        assert projected(event, dialect) == project(event, dialect)
-        assert projected(event, dialect) == project(event, dialect)
-        assert projected(event, other) == project(event, other)
+        for shared, definition in ((projected, project), (header_of, header_of_event)):
+            assert shared(event, dialect) == definition(event, dialect)
+            assert shared(event, dialect) == definition(event, dialect)
+            assert shared(event, other) == definition(event, other)

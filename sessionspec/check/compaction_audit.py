@@ -1,6 +1,7 @@
 """The compaction and prune audit of a log (FMT-7: P-CMP-1, -3, -5, -6, -7, P-PRN-2, CMP-25, DIA-2/16/18/19).
 
-One fold over the log beside the priced surface (:class:`model.meter.PricedSurface`):
+One fold over the log beside the priced surface (:class:`model.meter.PricedSurface`, kept as
+:class:`sessionspec.fast.compaction.AuditSurface`):
 brackets well formed (lock, owner turn, one summary, a successful end has a
 summary and a checkpoint); summary fields equal the surface range of the
 checkpoint replace, the token count recomputed by the meter (skipped when a
@@ -21,17 +22,18 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 from model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
-from model.compaction.retention import balanced_cuts
-from model.header import EpochHeader, header_holds_placeholder, header_of_event
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int, json_eq
+from model.header import EpochHeader, header_holds_placeholder
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int
 from model.log import Dialect, Event, log_view
-from model.meter import PricedSurface, node_price
 from model.placeholder import mentions_placeholder
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
 from model.rejected import Rejected
-from model.surface import SurfacePlan
+from model.surface import SurfacePlan, plan_surface_event
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
+from sessionspec.fast.compaction import AuditSurface, json_eq_fast
+from sessionspec.fast.derivation import header_of
 
 
 @final
@@ -53,11 +55,15 @@ class CompactionAudit:
 
     dialect: Dialect = Dialect.A55
     findings: list[Rejected] = field(default_factory=list)
-    surface: PricedSurface = field(default_factory=PricedSurface)
+    # The priced surface (MTR-7) with CMP-10's counter steps, each node projected once.
+    surface: AuditSurface = field(init=False)
     header: EpochHeader | Absent = ABSENT
     open_turn: Json | Absent = ABSENT
     bracket: Bracket | None = None
     pending_prune: Event | None = None
+
+    def __post_init__(self) -> None:
+        self.surface = AuditSurface(self.dialect)
 
     def report(self, rule: str, event: Event, why: str) -> None:
         self.findings.append(Rejected(rule=rule, seq=event.seq, reason=why))
@@ -68,7 +74,7 @@ class CompactionAudit:
         are the events' surface transitions already planned (the checker's one
         surface fold): the priced surface then prices and commits them without
         planning again (what ``PricedSurface.fold`` does after its plan)."""
-        self.surface = PricedSurface(dialect=self.dialect)
+        self.surface = AuditSurface(self.dialect)
         bracket_types = self.bracket_types()
         for index, event in enumerate(events):
             bad = self.advance(event, events, index, bracket_types, plans is not None, None if plans is None else plans[index])
@@ -88,21 +94,21 @@ class CompactionAudit:
         when ``planned``); the surface's or the header's rejection, which ends the audit."""
         self.visit(event, events, index, bracket_types)
         # The surface before ``event`` was what the checks above saw.
-        bad = self.commit_planned(event, plan) if planned else self.surface.fold(event, log_view(events, index))
+        if planned:
+            bad = self.commit_planned(event, plan)
+        else:
+            # What ``PricedSurface.fold`` does: plan (SURF-9, on the nodes so far), then commit.
+            planning = plan_surface_event(self.surface.seqs, event, log_view(events, index), self.dialect)
+            bad = planning if isinstance(planning, Rejected) else self.commit_planned(event, planning)
         if bad is None and event.type == "request/header":
-            header = header_of_event(event, self.dialect)
+            header = header_of(event, self.dialect)
             bad, self.header = (header, self.header) if isinstance(header, Rejected) else (None, header)
         return bad
 
     def commit_planned(self, event: Event, plan: SurfacePlan | None) -> Rejected | None:
-        """``PricedSurface.fold`` after its plan (MTR-7): price the node, commit the splice."""
-        if plan is None:
-            return None
-        tokens = node_price(event, self.dialect)
-        if isinstance(tokens, Rejected):
-            return tokens
-        self.surface.commit(plan, tokens)
-        return None
+        """``PricedSurface.fold`` after its plan (MTR-7): price the node, commit the splice (a
+        projection's rejection is the price's: it ends the audit)."""
+        return None if plan is None else self.surface.commit(event, plan)
 
     def visit(self, event: Event, events: Sequence[Event], index: int, bracket_types: tuple[str, str, str]) -> None:
         """One event, ``events[index]``; the checks that read the log before it get
@@ -186,16 +192,16 @@ class CompactionAudit:
             self.report("CMP-15", event, "shadowedSeqs differ from the surface range")
             return
         bracket.shadowed = tuple(nodes[i : j + 1])
-        balanced = balanced_cuts(nodes, before, self.dialect)
-        if isinstance(balanced, Rejected):
-            self.findings.append(balanced)
-        elif not (balanced[i] and balanced[j + 1]):
+        splits = self.surface.splits(i, j)
+        if isinstance(splits, Rejected):
+            self.findings.append(splits)
+        elif splits:
             self.report("CMP-10", event, "compacted range splits a tool-call/result pair")
-        # FMT-6: a scrubbed header or shadowed node makes the recorded price unknown.
-        if header_holds_placeholder(self.header) or any(mentions_placeholder(before[s].data) for s in bracket.shadowed):
-            return
+        # FMT-6: a scrubbed header or shadowed node makes the recorded price unknown, so a count the
+        # meter disagrees with is not judged.  Asked only then: the walk reads every shadowed node,
+        # and a count the meter agrees with is no finding whatever it finds.
         recomputed = self.surface.range_tokens(i, j)
-        if recomputed != count:
+        if recomputed != count and not (header_holds_placeholder(self.header) or any(mentions_placeholder(before[s].data) for s in bracket.shadowed)):
             self.report("CMP-15", event, f"shadowedTokenCount {count} != recomputed {recomputed}")
 
     def checkpoint(self, event: Event, bracket: Bracket | None) -> None:
@@ -216,11 +222,11 @@ class CompactionAudit:
         if get(op, "start") != get(rng, "start") or get(op, "end") != get(rng, "end"):
             self.report("CMP-22", event, "checkpoint replace range differs from shadowedRange")
         expected = (bracket.start.seq, summary.seq, *bracket.shadowed)
-        if not json_eq(event.source_event_seqs, expected):
+        if not json_eq_fast(event.source_event_seqs, expected):
             self.report("CMP-22", event, "checkpoint provenance is not [start, summary] ++ shadowed")
         content = get(event.data, "content")
         raw = get(summary.data, "summary")
-        if not isinstance(raw, tuple) or not json_eq(content, frame_summary(raw)):
+        if not isinstance(raw, tuple) or not json_eq_fast(content, frame_summary(raw)):
             self.report("CMP-20", event, "checkpoint content is not the framed summary")
         count = get(summary.data, "shadowedTokenCount")
         if isinstance(count, int) and isinstance(content, tuple) and not isinstance(check_summary_smaller(content, count), int):
@@ -248,13 +254,13 @@ class CompactionAudit:
 
     def prune_checks(self, event: Event, before: Sequence[Event], record: Event | None, seq: int) -> None:
         """PRN-4 provenance; PRN-3: the content is ``pruneContent`` of the original."""
-        if not json_eq(event.source_event_seqs, (seq,)):
+        if not json_eq_fast(event.source_event_seqs, (seq,)):
             self.report("PRN-4", event, "prune provenance is not [originalSeq]")
         original = tool_result_content(before[seq], self.dialect)
         after = tool_result_content(event, self.dialect)
         inferred = inferred_prune_config(after)
         expected = None if inferred is None else prune_content(original, inferred)
-        if not isinstance(expected, tuple) or not json_eq(after, expected):
+        if not isinstance(expected, tuple) or not json_eq_fast(after, expected):
             self.report("PRN-3", event, "pruned content is not pruneContent of the original")
 
 
@@ -328,11 +334,11 @@ class CompactionFold(AuditFold):
     meter cannot fold ends it with that rejection last."""
 
     NEEDS_SURFACE = True
+    TAKES_RUNS = True
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
         self.audit = CompactionAudit() if dialect is Dialect.A55 else CompactionAuditD08(dialect=Dialect.D08)
-        self.audit.surface = PricedSurface(dialect=dialect)
         self.types = self.audit.bracket_types()
         # The types CompactionAudit.visit and advance read (with the bracket names of the dialect).
         self.read = frozenset({*self.types, *VISITED_TYPES})
@@ -345,6 +351,15 @@ class CompactionFold(AuditFold):
         if self.ended is None and (plan is not None or event.type in self.read):
             self.ended = self.audit.advance(event, self.before, self.index, self.types, True, plan)
         self.index += 1
+
+    def step_run(self, run: ChunkRun) -> None:
+        """A packed row's chunks (CHK-6): log-only (SURF-11, no plan), of a type neither ``visit``
+        nor the header fold reads, so each is counted, not audited (what ``step`` does with each)."""
+        if run.type in self.read:
+            for event in run.members:
+                self.step(event, None)
+        else:
+            self.index += run.count
 
     def finish(self) -> list[Rejected]:
         return [*self.audit.findings, *([] if self.ended is None else [self.ended])]

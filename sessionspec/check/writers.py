@@ -55,6 +55,10 @@ def _turn_end_dialect(reason: object) -> Dialect | None:
     return None
 
 
+# The types :func:`shape_dialect` may mark (its cases): for any other type it answers None.
+SHAPED_TYPES: Final = A55_ONLY_TYPES | D08_ONLY_TYPES | {"turn/start", "turn/end", "user/message", "assistant/message", "tool/result"}
+
+
 def shape_dialect(event: Event) -> Dialect | None:
     """The only dialect whose writer writes ``event`` as logged (before any migration); None when
     both do (or neither: shapes are judged elsewhere)."""

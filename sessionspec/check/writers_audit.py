@@ -17,8 +17,17 @@ from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
+from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, run_folds
-from sessionspec.check.writers import Attribution, OpenTurn, TurnWriter, check_turn_dialects, shape_dialect, turn_writer
+from sessionspec.check.writers import (
+    SHAPED_TYPES,
+    Attribution,
+    OpenTurn,
+    TurnWriter,
+    check_turn_dialects,
+    shape_dialect,
+    turn_writer,
+)
 
 
 @audits("FMT-7", "DIA-13", "DIA-14", "LOG-9", "LOG-11", "LOG-12")
@@ -27,6 +36,7 @@ class TurnWritersAudit(AuditFold):
     the other dialect in a turn one loop wrote (:func:`sessionspec.check.writers.check_turn_dialects`)."""
 
     AS_LOGGED = True
+    TAKES_RUNS = True
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
@@ -56,11 +66,27 @@ class TurnWritersAudit(AuditFold):
                     t.first_inner = event
                 if kind == "step/start":
                     t.steps.append(event.seq)
-        marked = shape_dialect(event)
-        if marked is not None:
+        # Only a type shape_dialect has a case for can carry one dialect's shape.
+        if kind in SHAPED_TYPES and (marked := shape_dialect(event)) is not None:
             t.marked.append((event, marked))
         if kind == "turn/end":
             self._close(t)
+
+    def step_run(self, run: ChunkRun) -> None:
+        """:meth:`step` of a packed row's chunks (CHK-6): the judge takes them while its step is
+        pending (the first chunk decides it); in an open turn each is one more inner event and the
+        last is the turn's last; a chunk has neither dialect's shape (``shape_dialect`` is None)."""
+        judge = self.judge
+        for event in run.members:
+            if judge.pending is None:
+                break
+            judge.take(event)
+        t = self.turn
+        if t is not None:
+            t.last = run.members[-1]
+            t.inner += run.count
+            if t.first_inner is None:
+                t.first_inner = run.members[0]
 
     def _close(self, t: OpenTurn) -> None:
         self.turns.append(turn_writer(t, self.dialect, self.first_live_seq, self.judge.built))

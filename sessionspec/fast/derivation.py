@@ -3,14 +3,47 @@ append at a time (the definition is :func:`model.derive.derive`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import final
+from typing import Final, Generic, TypeVar, final
 
 from model.derive import project
+from model.header import header_of_event
 from model.jsonval import JsonObject
 from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event, splice
+
+A = TypeVar("A")
+
+@final
+class LastAnswer(Generic[A]):
+    """``of(event, dialect)`` with the last answer kept: the checker's folds ask the same of an event
+    one after the other (the compaction audit, the request points), and an event is immutable, so
+    the same object gets the same answer.  The answer is kept with its question as one tuple (read
+    at once: a call from another thread sees a whole question and its answer)."""
+
+    __slots__ = ("of", "last")
+
+    def __init__(self, of: Callable[[Event, Dialect], A]) -> None:
+        self.of = of
+        self.last: tuple[Event, Dialect, A] | None = None
+
+    def __call__(self, event: Event, dialect: Dialect) -> A:
+        last = self.last
+        if last is not None and last[0] is event and last[1] is dialect:
+            return last[2]
+        answer = self.of(event, dialect)
+        self.last = (event, dialect, answer)
+        return answer
+
+
+# DER-1, :func:`model.derive.project`: the compaction audit prices a surface event (MTR-7), the
+# request points check its projection (DER-7), one after the other.
+projected: Final = LastAnswer(project)
+# HDR-1, :func:`model.header.header_of_event`: the compaction audit (MTR-4, FMT-6) and the request
+# points (HDR-9) fold each ``request/header``, one after the other.
+header_of: Final = LastAnswer(header_of_event)
 
 
 @final
@@ -54,10 +87,10 @@ class IncrementalDerivation:
         (:mod:`sessionspec.check.surface_pass`); the projection (DER-3) is still checked."""
         message: JsonObject | None = None
         if plan is not None:
-            projected = project(event, self.dialect)
-            if isinstance(projected, Rejected):
-                return projected
-            message = projected
+            projection = projected(event, self.dialect)
+            if isinstance(projection, Rejected):
+                return projection
+            message = projection
         if self.keep_events:
             self.events.append(event)
         if plan is None:

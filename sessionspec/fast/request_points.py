@@ -5,17 +5,17 @@ properties of tests/fast/test_incremental.py assert the two agree)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import final
+from typing import Final, final
 
-from model.header import EpochHeader, header_of_event
+from model.header import EpochHeader
 from model.jsonval import ABSENT, Absent, JsonObject, get
 from model.log import Dialect, Event, data_int
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from model.wire import Request, build_request
-from sessionspec.fast.derivation import IncrementalDerivation
+from sessionspec.fast.derivation import IncrementalDerivation, header_of, projected
 
 
 @final
@@ -103,6 +103,12 @@ def request_points(
     return fold.finish()
 
 
+# Judges a request point as it is made: its step/start seq, its first chunk's seq, its header.
+PointJudge = Callable[[int, int | None, EpochHeader | Absent], None]
+# What an open step of a judging fold holds as its boundary (read by nothing; nor its turn and step).
+_NO_BOUNDARY: Final[list[JsonObject]] = []
+
+
 @dataclass(slots=True)
 class RequestPointFold:
     """:func:`request_points` one event at a time (the checker's one loop steps it, issue 26):
@@ -113,6 +119,11 @@ class RequestPointFold:
     first_live_seq: int = 0
     # Are the events' surface plans given to ``step`` (else the derivation plans them)?
     planned: bool = False
+    # Each request point handed to ``judge`` as it is made instead of kept in ``points`` (the
+    # checker's audit: a point is judged, then dropped).  Such a fold reads no boundary, so it
+    # derives none: of the derivation it keeps only what can reject, each surface event's
+    # projection (DER-1, what ``IncrementalDerivation.append_planned`` checks).  Needs ``planned``.
+    judge: PointJudge | None = None
     derivation: IncrementalDerivation = field(init=False)
     header: EpochHeader | Absent = ABSENT
     header_seq: int | None = None
@@ -122,6 +133,8 @@ class RequestPointFold:
     rejected: Rejected | None = None
 
     def __post_init__(self) -> None:
+        if self.judge is not None and not self.planned:
+            raise ValueError("a fold judging its points derives nothing, so it needs the plans")
         # Planned appends need no copy of the log (issue 26).
         self.derivation = IncrementalDerivation(dialect=self.dialect, keep_events=not self.planned)
 
@@ -129,22 +142,34 @@ class RequestPointFold:
         """Fold one event (with its surface ``plan`` when ``planned``, else the derivation plans it)."""
         if self.rejected is not None:
             return
+        kind = event.type
         ended = self.ended_without_chunk
-        if ended is not None and event.type in ("step/start", "turn/end", "turn/start"):
+        if ended is not None and kind in ("step/start", "turn/end", "turn/start"):
             # The previous step ended without a chunk: it was a request error
             # iff the turn goes on with a new step or ends in a failure.
-            if event.type == "step/start" or _is_request_failure(event):
-                self.points.append(ended.point())
+            if kind == "step/start" or _is_request_failure(event):
+                self._made(ended)
             self.ended_without_chunk = None
-        derivation = self.derivation
-        rejected = derivation.append_planned(event, plan) if self.planned else derivation.append(event)
+        if not self.planned:
+            rejected = self.derivation.append(event)
+        elif plan is None:
+            # A planned append without a plan changes nothing (the derivation keeps no event).
+            rejected = None
+        elif self.judge is None:
+            rejected = self.derivation.append_planned(event, plan)
+        else:
+            projection = projected(event, self.dialect)
+            rejected = projection if isinstance(projection, Rejected) else None
         if rejected is not None:
             self.rejected = rejected
             return
         open_step = self.open_step
-        match event.type:
+        match kind:
+            case "assistant/chunk":
+                if open_step is not None and open_step.chunk is None:
+                    open_step.chunk = event.seq
             case "request/header":
-                h = header_of_event(event, self.dialect)
+                h = header_of(event, self.dialect)
                 if isinstance(h, Rejected):
                     self.rejected = h
                     return
@@ -152,35 +177,55 @@ class RequestPointFold:
                 if open_step is not None and open_step.chunk is None:
                     open_step.header, open_step.header_seq = h, event.seq
             case "step/start" if event.seq >= self.first_live_seq:
-                store, length = derivation.snapshot()
+                derivation, kept = self.derivation, self.judge is None
+                store, length = derivation.snapshot() if kept else (_NO_BOUNDARY, 0)
                 self.open_step = _OpenStep(
                     seq=event.seq,
-                    turn=data_int(event, "turn"),
-                    step=data_int(event, "step"),
+                    turn=data_int(event, "turn") if kept else None,
+                    step=data_int(event, "step") if kept else None,
                     header=self.header,
                     header_seq=self.header_seq,
                     store=store,
                     length=length,
                     surface=derivation.surface_length,
                 )
-            case "assistant/chunk" if open_step is not None and open_step.chunk is None:
-                open_step.chunk = event.seq
             case "step/end" if open_step is not None:
                 if open_step.chunk is not None:
-                    self.points.append(open_step.point())
+                    self._made(open_step)
                 else:
                     self.ended_without_chunk = open_step
                 self.open_step = None
             case _:
                 pass
 
+    def _made(self, step: _OpenStep) -> None:
+        """A request point is made: kept, or handed to the judge."""
+        if self.judge is None:
+            self.points.append(step.point())
+        else:
+            self.judge(step.seq, step.chunk, step.header)
+
+    def step_chunks(self, first: Event) -> None:
+        """:meth:`step` of consecutive log-only ``assistant/chunk`` events (a packed row's, CHK-6),
+        ``first`` the first, when ``planned`` (the derivation then keeps no event and a
+        log-only event has no plan): no chunk closes the step a request error left open, the
+        derivation takes none (SURF-11), and only the first can be the open step's first chunk
+        (FMT-8); the others change nothing."""
+        if not self.planned:
+            raise ValueError("chunks are stepped at once only with their plans given (none: log-only)")
+        if self.rejected is None and (open_step := self.open_step) is not None and open_step.chunk is None:
+            open_step.chunk = first.seq
+
     def finish(self) -> tuple[RequestPoint, ...] | Rejected:
-        """Every request point, in dispatch order, or the rejection that ended the fold."""
+        """Every request point not handed to the judge, in dispatch order, or the rejection that
+        ended the fold."""
         if self.rejected is not None:
             return self.rejected
         open_step = self.open_step
-        last = [open_step.point()] if open_step is not None and open_step.chunk is not None else []
-        return (*self.points, *last)
+        if open_step is not None and open_step.chunk is not None:
+            self._made(open_step)
+            self.open_step = None
+        return tuple(self.points)
 
 
 def _is_request_failure(event: Event) -> bool:

@@ -56,14 +56,14 @@ class _WalkLocals(dict[str, object]):
     """A walk's locals (compared by the names both walks have)."""
 
 
-def _state(value: object, inputs: set[int], walks: bool, depth: int = 0) -> object:
+def _state(value: object, inputs: dict[int, str], walks: bool, depth: int = 0) -> object:
     """A fold's state as plain data, to compare two folds: dataclasses, slotted and plain objects by
     their fields, a walk by its frame's locals (when ``walks``); the log before an event (shared by
-    the folds), the record being taken (a run, or a chunk of it: the input, not the state) and the
-    record a walk took last left out."""
+    the folds) left out, the record being taken (a run, or a chunk of it: the input, not the state)
+    named by its place only, and the record a walk took last left out."""
     assert depth < 40, "state nested too deep to compare"
     if id(value) in inputs:
-        return "<input>"
+        return inputs[id(value)]
     if isinstance(value, (str, int, float, bool, type(None), Enum, Event, frozenset, range)):
         return value
     if isinstance(value, SurfaceEvents):
@@ -103,7 +103,7 @@ def _lockstep(raw: bytes, dialect: Dialect, fold: type[AuditFold], first_live_se
             by_run.take(record, record)
         for event in members:
             by_event.take(event, event)
-        inputs = {id(record), *map(id, members)}
+        inputs = {id(record): "<record>", **{id(member): f"<member {k}>" for k, member in enumerate(members)}}
         # A walk's locals are compared after a record both paths take alike (a non-run), when the
         # temporaries of a run's own path are rebound or absent from the other: a state a run leaves
         # different lasts until then.
@@ -258,6 +258,79 @@ def test_a_fold_taking_runs_holds_the_state_of_taking_their_chunks_after_every_r
     for fold in registered_folds():
         if fold.TAKES_RUNS:
             _lockstep(raw, dialect, fold, first_live)
+
+
+def _rows_first(raw: bytes, rng: random.Random) -> bytes:
+    """Every step's stream opened by a packed row (the single chunks before its first row dropped: the
+    row's first member is the step's first chunk, the API-step judge still undecided), and some turns
+    without their turn/start or turn/end (rows outside an open turn, turns closed by the next start)."""
+    records: list[object] = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    kept: list[object] = []
+    streamed = True  # has the current step's stream begun (a row seen since its step/start)?
+    for record in records:
+        kind = record.get("type") if isinstance(record, dict) else None
+        if kind == "step/start":
+            streamed = False
+        elif kind in ("text-chunks", "reasoning-chunks", "tool-call-chunks"):
+            streamed = True
+        elif (kind == "assistant/chunk" and not streamed) or (kind in ("turn/start", "turn/end") and rng.random() < 0.3):
+            continue
+        kept.append(record)
+    old = [_seqs_of(r) for r in kept]
+    moved = {a: b for r, seqs in zip(_renumbered(kept), old, strict=True) for a, b in zip(seqs, _seqs_of(r), strict=True)}
+    for record in kept:  # what cites a seq follows it (a dropped chunk is no longer cited): the surface still folds
+        if not isinstance(record, dict):
+            continue
+        if isinstance(record.get("sourceEventSeqs"), list):
+            record["sourceEventSeqs"] = [moved[q] for q in record["sourceEventSeqs"] if q in moved]
+        data, op = record.get("data"), record.get("surfaceOp")
+        for span in (op, data.get("shadowedRange") if isinstance(data, dict) else None):
+            if isinstance(span, dict) and {"start", "end"} <= span.keys():
+                span["start"], span["end"] = moved.get(span["start"], span["start"]), moved.get(span["end"], span["end"])
+        if isinstance(data, dict) and isinstance(data.get("shadowedSeqs"), list):
+            data["shadowedSeqs"] = [moved.get(q, q) for q in data["shadowedSeqs"]]
+    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in kept).encode()
+
+
+def _seqs_of(record: object) -> list[int]:
+    if not isinstance(record, dict) or record.get("type") == "session":
+        return []
+    if "seq0" in record:
+        data = record.get("data")
+        payload = data.get("texts", data.get("args")) if isinstance(data, dict) else None
+        return list(range(record["seq0"], record["seq0"] + (len(payload) if isinstance(payload, list) and payload else 1)))
+    return [record["seq"]] if "seq" in record else []
+
+
+@settings(max_examples=30, deadline=None)
+@given(events=st.integers(30, 300), seed=st.integers(0, 2**16), edit=st.integers(0, 2**32), dialect=st.sampled_from(Dialect))
+def test_runs_that_open_a_step_or_lie_outside_a_turn_are_their_chunks(events: int, seed: int, edit: int, dialect: Dialect) -> None:
+    """Where a run's first member decides something (the step's first chunk: the request point's
+    anchor, the API-step judge), or no turn is open: findings, and state record by record, as for
+    the chunks one by one."""
+    raw = _rows_first(_generated(events, seed), random.Random(edit))
+    assert _outcome(raw, dialect, registered_folds(), True) == _outcome(raw, dialect, registered_folds(), False)
+    for fold in registered_folds():
+        if fold.TAKES_RUNS:
+            _lockstep(raw, dialect, fold)
+
+
+@pytest.mark.parametrize("texts", [["a"], ["a", "b"], ["", "b", "c"]])
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_row_as_a_turns_first_inner_event_is_its_chunks(texts: list[str], closed: bool) -> None:
+    """A turn whose first event after turn/start is a row (the turn's first inner event is the run's
+    first member; one event only: an out-of-band append's shape, LOG-16), closed or left open."""
+    lines = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "message", "source": {"kind": "user"}}}},
+             {"type": "text-chunks", "seq0": 1, "time0": 1, "data": {"turn": 1, "step": 1, "index": 0, "dt": [1] * (len(texts) - 1), "texts": texts}}]
+    if closed:
+        lines.append({"type": "turn/end", "seq": 1 + len(texts), "time": 9, "data": {"turn": 1, "reason": {"kind": "completed"}}})
+    raw = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines).encode()
+    assert any(isinstance(record, ChunkRun) for record in _records(raw))
+    for dialect in Dialect:
+        assert _outcome(raw, dialect, registered_folds(), True) == _outcome(raw, dialect, registered_folds(), False)
+        for fold in registered_folds():
+            if fold.TAKES_RUNS:
+                _lockstep(raw, dialect, fold)
 
 
 @settings(max_examples=25, deadline=None)

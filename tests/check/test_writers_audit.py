@@ -4,11 +4,16 @@ events as logged, which the loop hands to the ``AS_LOGGED`` folds beside the mig
 
 from __future__ import annotations
 
-from model.jsonval import freeze
-from model.log import Dialect, Event, make_event
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model.jsonval import Json, freeze
+from model.log import Dialect, Event, EventKind, make_event
 from model.migrate import migrate_legacy
 from sessionspec.check.audit import audit_events
+from sessionspec.check.writers import SHAPED_TYPES, shape_dialect
 from sessionspec.check.writers_audit import attribute
+from spec.json_strategies import json_values
 
 
 def _legacy_turn() -> tuple[Event, ...]:
@@ -34,3 +39,20 @@ def test_the_writer_is_judged_on_the_events_as_logged() -> None:
 def test_an_open_turn_is_judged_at_the_end_of_the_log() -> None:
     turns = attribute(_legacy_turn()[:1], Dialect.A55).turns
     assert [(t.kind, t.writer) for t in turns] == [("a55-loop", "A55 loop, still open at the end of the log")]
+
+
+_TYPES = [kind.value for kind in EventKind] + ["steering/message", "prompt/blocked", "agent/inbox/spliced", "compact/start", "plugin/x"]
+
+
+@given(st.sampled_from(_TYPES), json_values() | st.dictionaries(st.sampled_from(["trigger", "reason", "role", "id", "message", "provenance", "callId", "x"]),
+                                                                  json_values(max_leaves=3), max_size=4).map(freeze))
+def test_only_the_shaped_types_carry_a_dialect(kind: str, data: Json) -> None:
+    """The fold asks shape_dialect only of SHAPED_TYPES: any other type has none."""
+    if kind not in SHAPED_TYPES:
+        assert shape_dialect(make_event(kind, seq=0, time=0, data=data)) is None
+
+
+def test_every_shaped_type_can_carry_a_dialect() -> None:
+    """SHAPED_TYPES is no wider than shape_dialect's cases."""
+    shapes = {"trigger": 1, "reason": {"kind": "blocked"}, "role": "user", "message": {}}
+    assert all(shape_dialect(make_event(kind, seq=0, time=0, data=freeze(shapes))) is not None for kind in SHAPED_TYPES)

@@ -1,0 +1,96 @@
+"""Fast answers to what the compaction audit asks of the surface nodes (issue 26), each equal to its
+definition in ``model/`` (``tests/fast/test_fast_compaction.py`` ties them): the definition is still
+asked wherever the fast test cannot prove the answer.
+
+- JSONEQ, :func:`model.jsonval.json_eq`: first the structure, without writing the JS text;
+- MTR-7's priced surface and CMP-10's counter: :class:`AuditSurface`, each node priced and stepped
+  once, from the projection the request points also take (:func:`sessionspec.fast.derivation.projected`).
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+
+from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq
+from model.log import Dialect, Event
+from model.meter import estimate_message
+from model.rejected import Rejected
+from model.surface import SurfacePlan, splice
+from sessionspec.fast.derivation import projected
+
+
+def json_eq_fast(a: Json | Absent, b: Json | Absent) -> bool:
+    """``JSONEQ`` (:func:`model.jsonval.json_eq`): equal JS text.  Two values of the same structure
+    (the same types, keys in the same order, equal strings and integers) have the same text, so
+    they are equal without writing it; any other pair is asked of the definition."""
+    return (a is not ABSENT and b is not ABSENT and _same(a, b)) or json_eq(a, b)
+
+
+def _same(a: Json, b: Json) -> bool:
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is str or kind is int:
+        return a == b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, JsonObject) and isinstance(b, JsonObject):
+        return len(a) == len(b) and all(ka == kb and _same(x, y) for (ka, x), (kb, y) in zip(a.items(), b.items(), strict=True))
+    return False  # floats, and anything else: the definition decides
+
+
+class AuditSurface:
+    """The priced surface (MTR-7, :class:`model.meter.PricedSurface`) as the compaction audit reads it:
+    per node its seq, its price and its CMP-10 counter step, three lists spliced by the one splice
+    (SURF-8), a node priced and stepped from one projection (DER-1, shared with the request points'
+    derivation: :func:`projected`), so a summary sums the steps instead of projecting the surface again."""
+
+    __slots__ = ("dialect", "seqs", "prices", "steps")
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.seqs: list[int] = []
+        self.prices: list[int] = []
+        self.steps: list[int] = []
+
+    def commit(self, event: Event, plan: SurfacePlan) -> Rejected | None:
+        """MTR-7: "Every surface event MUST be priced as `estimateMessage(derive(event))`, or `0` when it
+        derives no message; append pushes `{seq, tokens}`; replace ... splices in `{seq, tokens}`" (the
+        definition: :func:`model.meter.node_price`, :meth:`model.meter.PricedSurface.commit`); a
+        projection's rejection is the price's, and nothing changes."""
+        message = projected(event, self.dialect)
+        if isinstance(message, Rejected):
+            return message
+        splice(self.seqs, plan, plan.seq)
+        splice(self.prices, plan, 0 if message is None else estimate_message(message))
+        splice(self.steps, plan, counter_step(event, message))
+        return None
+
+    def range_tokens(self, start_idx: int, end_idx: int) -> int:
+        """The priced total of nodes ``start_idx..end_idx`` (CMP-15's shadowed token count)."""
+        return sum(self.prices[start_idx : end_idx + 1])
+
+    def splits(self, start_idx: int, end_idx: int) -> bool | Rejected:
+        """CMP-10: "Tool-pairing balance MUST be a counter over surface order" (the definition:
+        :func:`model.compaction.retention.balanced_cuts`, ``balanced[0]`` True and ``balanced[k+1]`` iff
+        the sum after node ``k`` is 0): does the range ``start_idx..end_idx`` split a pair, i.e. is a
+        cut at either edge unbalanced?  A negative sum is a corrupt surface (its first node named)."""
+        sums = list(accumulate(self.steps))
+        if sums and min(sums) < 0:
+            first = next(k for k, running in enumerate(sums) if running < 0)
+            return Rejected(rule="CMP-10", seq=self.seqs[first], reason="corrupt surface: more tool results than tool calls")
+        return not ((start_idx == 0 or sums[start_idx - 1] == 0) and sums[end_idx] == 0)
+
+
+def counter_step(event: Event, message: JsonObject | None) -> int:
+    """CMP-10's counter step of a node (the definition: :func:`model.compaction.retention.tool_call_delta`)
+    from its projection ``message``: an assistant message adds its tool-call blocks, a tool result
+    subtracts one, every other node adds 0."""
+    if event.type == "tool/result":
+        return -1
+    if event.type != "assistant/message" or message is None:
+        return 0
+    content = get(message, "content")
+    return sum(1 for block in content if get(block, "type") == "tool-call") if isinstance(content, tuple) else 0

@@ -104,10 +104,10 @@ def _lockstep(raw: bytes, dialect: Dialect, fold: type[AuditFold], first_live_se
         for event in members:
             by_event.take(event, event)
         inputs = {id(record): "<record>", **{id(member): f"<member {k}>" for k, member in enumerate(members)}}
-        # A walk's locals are compared after a record both paths take alike (a non-run), when the
-        # temporaries of a run's own path are rebound or absent from the other: a state a run leaves
-        # different lasts until then.
-        walks = not isinstance(record, ChunkRun)
+        # A walk's locals are compared after a record both paths take alike (a non-run the walk is
+        # sent), when the temporaries of a run's own path are rebound or absent from the other: a state
+        # a run leaves different lasts until then.
+        walks = not isinstance(record, ChunkRun) and (fold.EVENT_TYPES is None or fold.AS_LOGGED or record.type in fold.EVENT_TYPES)
         mine, theirs = _state(by_run.made, inputs, walks), _state(by_event.made, inputs, walks)
         assert _same_state(mine, theirs), (fold.__name__, record)
 

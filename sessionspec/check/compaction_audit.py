@@ -32,8 +32,9 @@ from model.surface import SurfacePlan, plan_surface_event
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
-from sessionspec.fast.compaction import AuditSurface, json_eq_fast
+from sessionspec.fast.compaction import AuditSurface
 from sessionspec.fast.derivation import header_of
+from sessionspec.fast.json_eq import same_json
 
 
 @final
@@ -222,11 +223,11 @@ class CompactionAudit:
         if get(op, "start") != get(rng, "start") or get(op, "end") != get(rng, "end"):
             self.report("CMP-22", event, "checkpoint replace range differs from shadowedRange")
         expected = (bracket.start.seq, summary.seq, *bracket.shadowed)
-        if not json_eq_fast(event.source_event_seqs, expected):
+        if not same_json(event.source_event_seqs, expected):
             self.report("CMP-22", event, "checkpoint provenance is not [start, summary] ++ shadowed")
         content = get(event.data, "content")
         raw = get(summary.data, "summary")
-        if not isinstance(raw, tuple) or not json_eq_fast(content, frame_summary(raw)):
+        if not isinstance(raw, tuple) or not same_json(content, frame_summary(raw)):
             self.report("CMP-20", event, "checkpoint content is not the framed summary")
         count = get(summary.data, "shadowedTokenCount")
         if isinstance(count, int) and isinstance(content, tuple) and not isinstance(check_summary_smaller(content, count), int):
@@ -254,13 +255,13 @@ class CompactionAudit:
 
     def prune_checks(self, event: Event, before: Sequence[Event], record: Event | None, seq: int) -> None:
         """PRN-4 provenance; PRN-3: the content is ``pruneContent`` of the original."""
-        if not json_eq_fast(event.source_event_seqs, (seq,)):
+        if not same_json(event.source_event_seqs, (seq,)):
             self.report("PRN-4", event, "prune provenance is not [originalSeq]")
         original = tool_result_content(before[seq], self.dialect)
         after = tool_result_content(event, self.dialect)
         inferred = inferred_prune_config(after)
         expected = None if inferred is None else prune_content(original, inferred)
-        if not isinstance(expected, tuple) or not json_eq_fast(after, expected):
+        if not isinstance(expected, tuple) or not same_json(after, expected):
             self.report("PRN-3", event, "pruned content is not pruneContent of the original")
 
 

@@ -2,7 +2,6 @@
 definition in ``model/`` (``tests/fast/test_fast_compaction.py`` ties them): the definition is still
 asked wherever the fast test cannot prove the answer.
 
-- JSONEQ, :func:`model.jsonval.json_eq`: first the structure, without writing the JS text;
 - MTR-7's priced surface and CMP-10's counter: :class:`AuditSurface`, each node priced and stepped
   once, from the projection the request points also take (:func:`sessionspec.fast.derivation.projected`).
 """
@@ -11,34 +10,12 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq
+from model.jsonval import JsonObject, get
 from model.log import Dialect, Event
 from model.meter import estimate_message
 from model.rejected import Rejected
 from model.surface import SurfacePlan, splice
 from sessionspec.fast.derivation import projected
-
-
-def json_eq_fast(a: Json | Absent, b: Json | Absent) -> bool:
-    """``JSONEQ`` (:func:`model.jsonval.json_eq`): equal JS text.  Two values of the same structure
-    (the same types, keys in the same order, equal strings and integers) have the same text, so
-    they are equal without writing it; any other pair is asked of the definition."""
-    return (a is not ABSENT and b is not ABSENT and _same(a, b)) or json_eq(a, b)
-
-
-def _same(a: Json, b: Json) -> bool:
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is not type(b):
-        return False
-    if kind is str or kind is int:
-        return a == b
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, JsonObject) and isinstance(b, JsonObject):
-        return len(a) == len(b) and all(ka == kb and _same(x, y) for (ka, x), (kb, y) in zip(a.items(), b.items(), strict=True))
-    return False  # floats, and anything else: the definition decides
 
 
 class AuditSurface:

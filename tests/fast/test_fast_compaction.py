@@ -1,10 +1,9 @@
 """The compaction audit's fast answers (sessionspec/fast/compaction.py) equal their definitions in model/:
-JSONEQ; the priced surface (MTR-7) and CMP-10's counter; the shared projection (DER-1) and header (HDR-1)."""
+the priced surface (MTR-7) and CMP-10's counter; the shared projection (DER-1) and header (HDR-1)."""
 
 from __future__ import annotations
 
 import io
-import random
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
@@ -15,59 +14,15 @@ from hypothesis import strategies as st
 from model.compaction.retention import balanced_cuts, tool_call_delta
 from model.derive import project
 from model.header import header_of_event
-from model.jsonval import ABSENT, Absent, Json, JsonObject, json_eq, obj
 from model.log import Dialect, Event, log_view
 from model.meter import PricedSurface
 from model.rejected import Rejected
 from model.surface import plan_surface_event
 from sessionspec.check.logfile import LineReader
-from sessionspec.fast.compaction import AuditSurface, json_eq_fast
+from sessionspec.fast.compaction import AuditSurface
 from sessionspec.fast.derivation import header_of, projected
 from sessionspec.generate import write_log
-from spec.json_strategies import json_values
 from spec.log_strategies import well_formed_logs
-
-# Braces, the characters JSON escapes, non-ASCII and non-BMP text.
-_BRACED = st.text(alphabet=st.sampled_from("{}ab \"\\\n\té🙂"), max_size=10) | st.sampled_from(
-    ["{{cwd}}", "x {{tools}} y", "{{", "}}", "{{a", "a}}", "{{\"}}", "{{\\n}}", "{{é}}", "{{}}", "{{{x}}}", "{ {x} }"])
-
-
-def _braced_values() -> st.SearchStrategy[Json]:
-    scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False) | _BRACED
-    return st.recursive(scalars, lambda children: st.lists(children, max_size=4).map(tuple)
-                        | st.lists(st.tuples(_BRACED, children), max_size=4, unique_by=lambda kv: kv[0]).map(obj), max_leaves=12)
-
-
-def _variant(value: Json, rng: random.Random) -> Json:
-    """``value`` rebuilt (not the same objects), sometimes changed where JS text tells it: a key order,
-    an int for a float or a bool, a string."""
-    if isinstance(value, tuple):
-        return tuple(_variant(x, rng) for x in value)
-    if isinstance(value, JsonObject):
-        items = [(k, _variant(x, rng)) for k, x in value.items()]
-        if len(items) > 1 and rng.random() < 0.1:
-            items.reverse()
-        return obj(items)
-    roll = rng.random()
-    if roll < 0.05 and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value) if isinstance(value, int) else int(value)
-    if roll < 0.1 and isinstance(value, bool):
-        return int(value)
-    if roll < 0.15 and isinstance(value, str):
-        return value + "x"
-    return "".join(value) if isinstance(value, str) else value
-
-
-@given(json_values() | _braced_values(), st.integers(0, 2**32), st.booleans())
-def test_structural_equality_is_jseq(value: Json, seed: int, absent: bool) -> None:
-    other: Json | Absent = ABSENT if absent else _variant(value, random.Random(seed))
-    assert json_eq_fast(value, other) == json_eq(value, other)
-    assert json_eq_fast(other, value) == json_eq(other, value)
-
-
-@given(json_values(), json_values())
-def test_unrelated_values_are_jseq_as_defined(a: Json, b: Json) -> None:
-    assert json_eq_fast(a, b) == json_eq(a, b)
 
 
 @cache

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import ABSENT, Json, freeze, json_eq
+from model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, json_eq, obj
 from sessionspec.fast.json_eq import same_json
+from spec.json_strategies import json_values
 
 NUMBERS: list[Json] = [0, 1, -1, 0.0, -0.0, 1.0, 1.5, 1e21, 10**21, 2**53, float(2**53), 5e-324, True, False, None, "1", "true"]
 numbers = st.integers(-3, 3) | st.sampled_from(NUMBERS)
@@ -47,3 +50,46 @@ def _thawed(v: object, reverse: bool = False) -> object:
     if isinstance(v, tuple):
         return [_thawed(x, reverse) for x in v]
     return v
+
+
+# Braces, the characters JSON escapes, non-ASCII and non-BMP text.
+_BRACED = st.text(alphabet=st.sampled_from("{}ab \"\\\n\té🙂"), max_size=10) | st.sampled_from(
+    ["{{cwd}}", "x {{tools}} y", "{{", "}}", "{{a", "a}}", "{{\"}}", "{{\\n}}", "{{é}}", "{{}}", "{{{x}}}", "{ {x} }"])
+
+
+def _braced_values() -> st.SearchStrategy[Json]:
+    scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False) | _BRACED
+    return st.recursive(scalars, lambda children: st.lists(children, max_size=4).map(tuple)
+                        | st.lists(st.tuples(_BRACED, children), max_size=4, unique_by=lambda kv: kv[0]).map(obj), max_leaves=12)
+
+
+def _variant(value: Json, rng: random.Random) -> Json:
+    """``value`` rebuilt (not the same objects), sometimes changed where JS text tells it: a key order,
+    an int for a float or a bool, a string."""
+    if isinstance(value, tuple):
+        return tuple(_variant(x, rng) for x in value)
+    if isinstance(value, JsonObject):
+        items = [(k, _variant(x, rng)) for k, x in value.items()]
+        if len(items) > 1 and rng.random() < 0.1:
+            items.reverse()
+        return obj(items)
+    roll = rng.random()
+    if roll < 0.05 and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if isinstance(value, int) else int(value)
+    if roll < 0.1 and isinstance(value, bool):
+        return int(value)
+    if roll < 0.15 and isinstance(value, str):
+        return value + "x"
+    return "".join(value) if isinstance(value, str) else value
+
+
+@given(json_values() | _braced_values(), st.integers(0, 2**32), st.booleans())
+def test_structural_equality_is_jseq(value: Json, seed: int, absent: bool) -> None:
+    other: Json | Absent = ABSENT if absent else _variant(value, random.Random(seed))
+    assert same_json(value, other) == json_eq(value, other)
+    assert same_json(other, value) == json_eq(other, value)
+
+
+@given(json_values(), json_values())
+def test_unrelated_values_are_jseq_as_defined(a: Json, b: Json) -> None:
+    assert same_json(a, b) == json_eq(a, b)

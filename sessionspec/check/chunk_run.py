@@ -25,7 +25,7 @@ from model.log import Event
 class ChunkRun:
     """A packed row's ``assistant/chunk`` events, in order (at least one)."""
 
-    __slots__ = ("members", "seq", "count", "turn", "step", "chunk")
+    __slots__ = ("members", "seq", "count", "chunk")
 
     type: ClassVar[str] = "assistant/chunk"
 
@@ -38,9 +38,7 @@ class ChunkRun:
         self.members = members
         self.seq = first.seq
         self.count = len(members)
-        # What every member shares (CHK-6): the first member's values.
-        self.turn: Json = data["turn"]
-        self.step: Json = data["step"]
+        # The first member's chunk: its kind, index, id and name are every member's (CHK-6).
         self.chunk: JsonObject = chunk
 
     @property

@@ -194,8 +194,8 @@ class FoldLoop:
         self.dialect = dialect
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
-        self.as_logged = [fold.stepper() for fold in self.made if fold.AS_LOGGED]
         self.as_logged_folds = [fold for fold in self.made if fold.AS_LOGGED]
+        self.as_logged = [fold.stepper() for fold in self.as_logged_folds]
         self.free = [fold for fold in self.made if not fold.NEEDS_SURFACE and not fold.AS_LOGGED]
         self.active = [fold for fold in self.made if not fold.AS_LOGGED]
         # Who takes an event of each type (filled as the types are met): a fold declaring its

@@ -85,12 +85,21 @@ def parse_line(raw: bytes) -> Json | Rejected:
 def parse_decoded(raw: bytes, text: str) -> Json | Rejected:
     """:func:`parse_line` for a line already known to be UTF-8 (``text == raw.decode()``)."""
     try:
-        value = _DECODER.decode(raw)
-        if _encode(value) == raw:
-            return _frozen(value)
-    except (msgspec.DecodeError, JsonTextError, _NotExact, RecursionError):
-        pass  # not canonical, or not JSON at all: the exact decoder says which
-    return parse_value(text)
+        return _frozen(_canonical(raw))
+    except _NOT_CANONICAL:
+        return parse_value(text)  # not canonical, or not JSON at all: the exact decoder says which
+
+
+# What says the fast path cannot vouch for a line: the exact decoder decides.
+_NOT_CANONICAL: Final = (msgspec.DecodeError, JsonTextError, _NotExact, RecursionError)
+
+
+def _canonical(raw: bytes) -> object:
+    """The C decoder's value of a line that re-encodes to its own bytes (else :class:`_NotExact`)."""
+    value = _DECODER.decode(raw)
+    if _encode(value) != raw:
+        raise _NotExact
+    return value
 
 
 # The envelope key orders of a plain event line (FMT-3: provenance before the op, or the op first).
@@ -111,18 +120,16 @@ def parse_event(raw: bytes, text: str) -> Event | Json | Rejected:
     surface keys; LOG-2: non-negative safe integers), built without freezing the envelope.
     ``tests/fast/test_fast_parse.py`` checks it against the model's decoder."""
     try:
-        value = _DECODER.decode(raw)
-        if _encode(value) == raw:
-            if type(value) is dict:
-                flags = _ENVELOPES.get(tuple(value))
-                if flags is not None:
-                    event = _plain_event(value, *flags)
-                    if event is not None:
-                        return event
-            return _frozen(value)
-    except (msgspec.DecodeError, JsonTextError, _NotExact, RecursionError):
-        pass
-    return parse_value(text)
+        value = _canonical(raw)
+        if type(value) is dict:
+            flags = _ENVELOPES.get(tuple(value))
+            if flags is not None:
+                event = _plain_event(value, *flags)
+                if event is not None:
+                    return event
+        return _frozen(value)
+    except _NOT_CANONICAL:
+        return parse_value(text)
 
 
 def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first: bool) -> Event | None:

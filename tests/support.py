@@ -26,6 +26,7 @@ from model.rejected import Rejected
 from model.surface import SurfaceState, fold_surface
 from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import read_stream
+from sessionspec.generate import write_log
 
 # The bundled data: real logs (tests/data/real, from ../shared/corpus) and the real harness's ground truth.
 DATA = Path(__file__).parent / "data"
@@ -258,3 +259,10 @@ def events_to_rows(events: Any) -> list[Row]:
 def rows_to_events(rows: list[Row]) -> Any:
     log = read_stream(io.BytesIO(text(rows)), "rows.jsonl")
     return log.events
+
+
+def generated_log(events: int, seed: int) -> bytes:
+    """The bytes of ``sessionspec generate --events EVENTS --seed SEED``."""
+    out = io.StringIO()
+    write_log(out, events, seed)
+    return out.getvalue().encode()

@@ -29,8 +29,7 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, FoldLoop, SurfaceEvents, registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LineReader, read_stream
-from sessionspec.generate import write_log
-from tests.support import DATA
+from tests.support import DATA, generated_log
 
 _ROWS = (b'"type":"text-chunks"', b'"type":"reasoning-chunks"', b'"type":"tool-call-chunks"')
 ROW_LOGS = sorted(p for p in DATA.rglob("*.jsonl") if p.is_file() and any(tag in p.read_bytes() for tag in _ROWS))
@@ -121,12 +120,6 @@ def _same_state(a: object, b: object) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same_state(x, y) for x, y in zip(a, b, strict=True))
     return a == b
-
-
-def _generated(events: int, seed: int) -> bytes:
-    out = io.StringIO()
-    write_log(out, events, seed)
-    return out.getvalue().encode()
 
 
 def _renumbered(records: list[object]) -> list[object]:
@@ -235,7 +228,7 @@ def test_every_fold_finds_on_runs_what_it_finds_on_their_chunks(path: Path) -> N
        first_live=st.sampled_from([0, 0, 1, 7, 40, 150]))
 def test_runs_of_generated_and_mutated_logs_give_the_findings_of_their_chunks(events: int, seed: int, mutation: int, mutate: bool, first_live: int) -> None:
     """``first_live``: the events before it are a seed (a run may straddle the boundary)."""
-    raw = _generated(events, seed)
+    raw = generated_log(events, seed)
     if mutate:
         raw = _mutated(raw, random.Random(mutation))
     taking = [fold for fold in registered_folds() if fold.TAKES_RUNS]
@@ -252,7 +245,7 @@ def test_a_fold_taking_runs_holds_the_state_of_taking_their_chunks_after_every_r
         events: int, seed: int, mutation: int, mutate: bool, dialect: Dialect, first_live: int) -> None:
     """Stronger than equal findings: the state a run leaves is the state its chunks leave, record by record,
     for each fold that takes runs (its dataclasses, objects and walk locals compared)."""
-    raw = _generated(events, seed)
+    raw = generated_log(events, seed)
     if mutate:
         raw = _mutated(raw, random.Random(mutation))
     for fold in registered_folds():
@@ -308,7 +301,7 @@ def test_runs_that_open_a_step_or_lie_outside_a_turn_are_their_chunks(events: in
     """Where a run's first member decides something (the step's first chunk: the request point's
     anchor, the API-step judge), or no turn is open: findings, and state record by record, as for
     the chunks one by one."""
-    raw = _rows_first(_generated(events, seed), random.Random(edit))
+    raw = _rows_first(generated_log(events, seed), random.Random(edit))
     assert _outcome(raw, dialect, registered_folds(), True) == _outcome(raw, dialect, registered_folds(), False)
     for fold in registered_folds():
         if fold.TAKES_RUNS:
@@ -337,7 +330,7 @@ def test_a_row_as_a_turns_first_inner_event_is_its_chunks(texts: list[str], clos
 @given(events=st.integers(30, 400), seed=st.integers(0, 2**16), mutation=st.integers(0, 2**32))
 def test_the_streamed_report_of_a_mutated_log_is_the_report_of_its_events(events: int, seed: int, mutation: int, tmp_path_factory: pytest.TempPathFactory) -> None:
     """check_path (runs, streamed) against check_log (the events read whole, one by one), every dialect choice."""
-    raw = _mutated(_generated(events, seed), random.Random(mutation))
+    raw = _mutated(generated_log(events, seed), random.Random(mutation))
     target = tmp_path_factory.mktemp("runs") / "mutated.jsonl"
     target.write_bytes(raw)
     for forced in (None, Dialect.A55, Dialect.D08):

@@ -17,13 +17,7 @@ from model.rejected import Rejected
 from sessionspec.check.folds import run_alone, run_folds
 from sessionspec.check.logfile import LineReader
 from sessionspec.check.request_audit import RequestPointAudit, check_request_points
-from sessionspec.generate import write_log
-
-
-def _generated(events: int, seed: int) -> bytes:
-    out = io.StringIO()
-    write_log(out, events, seed)
-    return out.getvalue().encode()
+from tests.support import generated_log
 
 
 def _lines_dropped(raw: bytes, rng: random.Random) -> bytes:
@@ -61,7 +55,7 @@ def _headers_damaged(raw: bytes, rng: random.Random) -> bytes:
        damage=st.booleans(), dialect=st.sampled_from(Dialect), first_live_seq=st.sampled_from([0, 0, 7, 40]))
 def test_the_judging_fold_finds_what_the_points_show(events: int, seed: int, mutation: int, mutate: bool, damage: bool,
                                                     dialect: Dialect, first_live_seq: int) -> None:
-    raw = _generated(events, seed)
+    raw = generated_log(events, seed)
     if mutate:
         raw = _lines_dropped(raw, random.Random(mutation))
     if damage:

@@ -92,7 +92,6 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
 # --------------------------------------------------------------------------- LOG-8 shapes
 
 
-@audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11", "P-LOG-4")
 class LoadShapeAudit(WalkFold):
     """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
     (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
@@ -136,6 +135,9 @@ class LoadShapeAudit(WalkFold):
                 case _:
                     pass
         return found
+
+
+audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11", "P-LOG-4")(LoadShapeAudit)
 
 
 def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:

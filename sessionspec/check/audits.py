@@ -4,7 +4,9 @@
 ``model/``); a checker function that looks for a rule's violation in a log is
 not a second definition of the rule, so it says ``@audits`` instead.  The
 audit table (``audit_table.py``, docs/check.md) and docs/SPEC.md read these
-links; the decorator returns the function unchanged.
+links; the decorator returns the function unchanged.  An audit fold class is linked
+by a call after its body, ``audits(ID, ...)(TheFold)``, not by a class decorator
+(see :mod:`sessionspec.check.folds`: mypyc would compile it as a plain Python class).
 """
 
 from __future__ import annotations

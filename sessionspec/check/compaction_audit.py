@@ -328,7 +328,6 @@ class CompactionAuditD08(CompactionAudit):
 VISITED_TYPES: Final = frozenset({"turn/start", "turn/end", "session/end-seed", "user/message", "compaction/prune", "tool/result", "request/header"})
 
 
-@audits("FMT-7", "CMP-25", "DIA-19", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "PRN-3", "PRN-4", "PRN-5", "DIA-16", "DIA-18", "FMT-4", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2")
 class CompactionFold(AuditFold):
     """FMT-7's compaction audit as a fold of the checker's one loop: the events' surface
     plans are priced and committed (MTR-7), never planned again; a surface or header the
@@ -364,6 +363,9 @@ class CompactionFold(AuditFold):
 
     def finish(self) -> list[Rejected]:
         return [*self.audit.findings, *([] if self.ended is None else [self.ended])]
+
+
+audits("FMT-7", "CMP-25", "DIA-19", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "PRN-3", "PRN-4", "PRN-5", "DIA-16", "DIA-18", "FMT-4", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2")(CompactionFold)
 
 
 def audit_compactions(events: Sequence[Event], dialect: Dialect, plans: Sequence[SurfacePlan | None] | None = None) -> tuple[Rejected, ...]:

@@ -250,7 +250,6 @@ def _chunk_event(s: _State, event: Event) -> None:
         s.failure_code = get(get(get(chunk, "reason"), "failure"), "code")
 
 
-@audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6", "PRN-6")
 class CompactionRulesAudit(WalkFold):
     """Trigger placement and range anchoring of every live bracket."""
 
@@ -312,6 +311,9 @@ class CompactionRulesAudit(WalkFold):
             if event.surface_op is not ABSENT:
                 _fold_surface(s, event, eligible)
         return found
+
+
+audits("CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-12", "CMP-19", "CMP-23", "DIA-2", "DIA-6", "PRN-6")(CompactionRulesAudit)
 
 
 def audit_compaction_rules(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

@@ -96,7 +96,6 @@ def _tool_result_flaws(data: Json) -> list[str]:
     return flaws
 
 
-@audits("DIA-10")
 class D08MessageShapeAudit(WalkFold):
     """DIA-10: "Message shapes MUST carry identity: ``user/message.data`` =
     ``{content, source, role:"user", id}``; ``assistant/message.data`` =
@@ -128,6 +127,9 @@ class D08MessageShapeAudit(WalkFold):
         return found
 
 
+audits("DIA-10")(D08MessageShapeAudit)
+
+
 def check_d08_message_shapes(events: Sequence[Event]) -> list[Rejected]:
     """:class:`D08MessageShapeAudit` run alone."""
     return run_alone(D08MessageShapeAudit, events, Dialect.D08)
@@ -144,7 +146,6 @@ def _finish_kind(event: Event) -> Json | Absent | None:
     return get(get(chunk, "reason"), "kind")
 
 
-@audits("DIA-7")
 class RetryAttemptAudit(WalkFold):
     """DIA-7: "Overflow recovery MUST retry inside the same step: failed
     attempt's chunks (error finish) stay, no ``assistant/message``, [...] the
@@ -191,6 +192,9 @@ class RetryAttemptAudit(WalkFold):
                 case _:
                     pass
         return found
+
+
+audits("DIA-7")(RetryAttemptAudit)
 
 
 def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:

@@ -82,7 +82,6 @@ class _HeaderAudit:
     attempt_open: bool = False
 
 
-@audits("FMT-9", "PFX-15", "HDR-7", "PFX-7")
 class HeaderReasonAudit(WalkFold):
     """FMT-9 (loop logs): (a) a header lies after a ``step/start`` and before
     that step's first chunk, at most one per step; (b) ``initial`` iff no
@@ -127,6 +126,9 @@ class HeaderReasonAudit(WalkFold):
                 case _:
                     pass
         return found
+
+
+audits("FMT-9", "PFX-15", "HDR-7", "PFX-7")(HeaderReasonAudit)
 
 
 def check_header_reasons(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

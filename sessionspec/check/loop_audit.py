@@ -252,7 +252,6 @@ def _header(s: _Loop, event: Event) -> None:
         s.anchored = True
 
 
-@audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15", "P-LOOP-1", "P-LOOP-5")
 class LoopAudit(AuditFold):
     """The loop rules a log shows, one fold (module docstring).  Which steps the session API
     wrote (FMT-7 Writers) is known only at their end: a step's events are held until its
@@ -335,6 +334,9 @@ class LoopAudit(AuditFold):
         for taken in self.judge.finish():
             self._fold(taken)
         return self.state.found
+
+
+audits("LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "LOG-11", "DIA-15", "P-LOOP-1", "P-LOOP-5")(LoopAudit)
 
 
 def audit_loop(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

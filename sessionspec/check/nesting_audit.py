@@ -51,7 +51,6 @@ class _Nesting:
     manual_bracket: bool = False
 
 
-@audits("LOG-13", "LOOP-2", "LOOP-15", "LOOP-17", "MTR-6", "DIA-3", "P-LOOP-4", "P-LOOP-7", "P-PRN-3")
 class NestingAudit(WalkFold):
     """LOG-13: the vetoes of the session invariant companion, for every event:
     the seed too, which the companion replays through the same validation on
@@ -82,6 +81,9 @@ class NestingAudit(WalkFold):
             if why is not None:
                 found.append(_veto(why, event.seq, first_live_seq))
         return found
+
+
+audits("LOG-13", "LOOP-2", "LOOP-15", "LOOP-17", "MTR-6", "DIA-3", "P-LOOP-4", "P-LOOP-7", "P-PRN-3")(NestingAudit)
 
 
 def _veto(why: str, seq: int, first_live_seq: int) -> Rejected:

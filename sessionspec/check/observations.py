@@ -17,7 +17,6 @@ from sessionspec.check.folds import AuditFold, run_folds
 from sessionspec.check.opaque import is_opaque
 
 
-@audits("LEG-7")
 class PreA55DesignAudit(AuditFold):
     """LEG-7: "Pre-A55 designs MUST be recognized only for diagnostics, never
     produced: per-step ``agent/request-advice {before, after}`` and
@@ -58,12 +57,14 @@ class PreA55DesignAudit(AuditFold):
         return [f"a pre-A55 design (LEG-7, recognized for diagnostics only): {' and '.join(found)}; the model does not decide its requests"]
 
 
+audits("LEG-7")(PreA55DesignAudit)
+
+
 def pre_a55_designs(events: Sequence[Event]) -> list[str]:
     """:class:`PreA55DesignAudit` run alone: why the log is outside the model, if it is."""
     return run_folds(events, Dialect.A55, 0, [PreA55DesignAudit]).outside
 
 
-@audits("LEG-8")
 class PlaceholderNoteAudit(AuditFold):
     """FMT-6/LEG-8: header fields scrubbed to placeholders are opaque; the
     requests are then known only up to those fields (a note, not a failure)."""
@@ -92,12 +93,14 @@ class PlaceholderNoteAudit(AuditFold):
         return [f"placeholder header fields are opaque, no finding depends on them (FMT-6, LEG-8): {listed}"]
 
 
+audits("LEG-8")(PlaceholderNoteAudit)
+
+
 def placeholder_notes(events: Sequence[Event]) -> list[str]:
     """:class:`PlaceholderNoteAudit` run alone: its note, if any."""
     return run_folds(events, Dialect.A55, 0, [PlaceholderNoteAudit]).notes
 
 
-@audits("Q-4", "Q-17")
 class QuirkAudit(AuditFold):
     """§17: "the model follows the real code and the checker reports the quirk
     as a ``note``, never as ``invalid``, unless a flag (``--strict-quirks``)
@@ -154,6 +157,9 @@ class QuirkAudit(AuditFold):
 
     def quirks(self) -> list[Rejected]:
         return self.found
+
+
+audits("Q-4", "Q-17")(QuirkAudit)
 
 
 def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:

@@ -98,7 +98,6 @@ def check_result_provenance(event: Event, st: _StepChunks, dialect: Dialect) -> 
     return None
 
 
-@audits("SURF-13", "MTR-9", "INV-7")
 class ProvenanceAudit(WalkFold):
     """Provenance of live assistant messages and tool results, one fold."""
 
@@ -157,6 +156,9 @@ class ProvenanceAudit(WalkFold):
             if rest and st is not None:
                 for seq in range(came.seq + 1, came.seq + 1 + rest):
                     st.add_chunk(seq)
+
+
+audits("SURF-13", "MTR-9", "INV-7")(ProvenanceAudit)
 
 
 def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

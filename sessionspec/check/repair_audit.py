@@ -136,7 +136,6 @@ def _candidate(event: Event) -> bool:
     return event.type == "step/end"
 
 
-@audits("LOG-14")
 class RepairAudit(WalkFold):
     """Every live ``turn/end {interrupted}`` ends the closers of LOG-14.  An
     ordinary ``step/end`` may precede the closers, so each suffix of the run
@@ -180,6 +179,9 @@ class RepairAudit(WalkFold):
             _advance(scan, event, dialect)
             last_time = event.time
         return found
+
+
+audits("LOG-14")(RepairAudit)
 
 
 def audit_repair(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

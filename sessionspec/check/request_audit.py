@@ -32,7 +32,6 @@ def check_request_points(
     return request_findings(request_points(events, dialect, first_live_seq, plans))
 
 
-@audits("FMT-8", "INV-7", "HDR-9", "P-INV-1")
 class RequestPointAudit(AuditFold):
     """:func:`check_request_points` as a fold of the checker's one loop: the request points are
     found from each event's surface plan, never planning it again, and judged as they are made (no
@@ -66,6 +65,9 @@ class RequestPointAudit(AuditFold):
     def finish(self) -> list[Rejected]:
         points = self.fold.finish()
         return request_findings(points) if isinstance(points, Rejected) else self.found + request_findings(points)
+
+
+audits("FMT-8", "INV-7", "HDR-9", "P-INV-1")(RequestPointAudit)
 
 
 def request_findings(points: tuple[RequestPoint, ...] | Rejected) -> list[Rejected]:

@@ -110,7 +110,6 @@ class _Step:
     failed_attempt: bool = False
 
 
-@audits("CMP-9", "DIA-20")
 class ZeroRetentionAudit(WalkFold):
     """Every live overflow (A55: a bracket outside a step; D08: inside a step
     after a failed attempt) and manual (D08: owner ``null``) compaction takes
@@ -163,6 +162,9 @@ class ZeroRetentionAudit(WalkFold):
             if kind in eligible and event.surface_op is not ABSENT:
                 surface.apply(event)
         return found
+
+
+audits("CMP-9", "DIA-20")(ZeroRetentionAudit)
 
 
 def audit_zero_retention(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

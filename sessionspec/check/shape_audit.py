@@ -330,7 +330,6 @@ def check_plugin_shape(event: Event) -> Rejected | None:
     return None if flaw is None else Rejected(rule=rule, seq=event.seq, reason=f"{event.type} data {flaw}")
 
 
-@audits("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")
 class ShapeAudit(AuditFold):
     """Every live event held to the shape its writer gives it (see the module
     docstring).  Seed events were judged where they were written.  No state beyond
@@ -381,6 +380,9 @@ class ShapeAudit(AuditFold):
 
     def finish(self) -> list[Rejected]:
         return self.found
+
+
+audits("LOG-9", "LOG-11", "LOG-12", "HDR-7", "CMP-1")(ShapeAudit)
 
 
 def audit_shapes(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

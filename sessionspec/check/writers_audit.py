@@ -30,7 +30,6 @@ from sessionspec.check.writers import (
 )
 
 
-@audits("FMT-7", "DIA-13", "DIA-14", "LOG-9", "LOG-11", "LOG-12")
 class TurnWritersAudit(AuditFold):
     """Per turn, its writer (:func:`sessionspec.check.writers.turn_writer`) and the events of
     the other dialect in a turn one loop wrote (:func:`sessionspec.check.writers.check_turn_dialects`)."""
@@ -102,6 +101,9 @@ class TurnWritersAudit(AuditFold):
     def attribution(self) -> Attribution:
         """Per turn, the writer, after :meth:`finish`."""
         return Attribution(turns=tuple(self.turns), api_steps=frozenset(self.judge.built))
+
+
+audits("FMT-7", "DIA-13", "DIA-14", "LOG-9", "LOG-11", "LOG-12")(TurnWritersAudit)
 
 
 def attribute(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Attribution:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from model.codec import decode_record, parse_value
 from model.jsonval import MAX_SAFE_INTEGER, Json
-from model.log import Event
+from model.log import CORE_CLASSES, Event
 from model.rejected import Rejected
 from sessionspec.fast.parse import parse_event, parse_line
 from sessionspec.generate import write_log
@@ -122,6 +122,19 @@ ENVELOPES = [
 def test_event_envelopes_decode_as_the_model_decodes_them() -> None:
     for raw in ENVELOPES:
         _same_event(raw)
+
+
+def test_every_event_class_is_built_as_the_model_builds_it() -> None:
+    """parse_event fills a core event's slots itself (not through make_event): each of the 13 core
+    classes (LOG-9), with and without the surface keys and in both key orders, and a plugin type
+    (LOG-10, OpaqueEvent), equal to decode_record's event, class and every field."""
+    types = [*CORE_CLASSES, "compact/start", "session/title"]
+    for type_name in types:
+        for tail in ('', ',"sourceEventSeqs":[1,2]', ',"surfaceOp":"append"', ',"surfaceOp":{"op":"replace","start":0,"end":2},"sourceEventSeqs":[0]'):
+            raw = f'{{"type":"{type_name}","seq":4,"time":9,"data":{{"k":[1,{{"a":null}}]}}{tail}}}'.encode()
+            fast = parse_event(raw, raw.decode())
+            assert isinstance(fast, Event) and type(fast).__name__ == ("OpaqueEvent" if type_name not in CORE_CLASSES else CORE_CLASSES[type_name].__name__), raw
+            _same_event(raw)
 
 
 @given(st.fixed_dictionaries({"type": st.sampled_from(["user/message", "assistant/chunk", "x/y", "session", "text-chunks"]),

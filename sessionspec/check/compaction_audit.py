@@ -23,7 +23,7 @@ from typing import Final, final
 
 from model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
 from model.header import EpochHeader, header_holds_placeholder
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int
+from model.jsonval import ABSENT, Absent, Json, JsonObject, is_safe_int
 from model.log import Dialect, Event, log_view
 from model.placeholder import mentions_placeholder
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
@@ -35,6 +35,7 @@ from sessionspec.check.folds import AuditFold
 from sessionspec.fast.compaction import AuditSurface
 from sessionspec.fast.derivation import header_of
 from sessionspec.fast.json_eq import same_json
+from sessionspec.fast.jsonget import get
 
 
 @final

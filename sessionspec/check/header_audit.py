@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from model.header import EpochHeader, HeaderReason, header_of_event, opt_header_eq
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, JsonObject, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.placeholder import is_placeholder
@@ -20,6 +20,7 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.opaque import is_opaque
 from sessionspec.fast.json_eq import same_json
+from sessionspec.fast.jsonget import get
 
 # --------------------------------------------------------------------------- HDR-1 / FMT-6 header types
 

@@ -7,13 +7,14 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, JsonObject, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.fast.jsonget import get
 
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
 UNANSWERED: Final = "step/end leaves tool call"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.jsonval import ABSENT, get
+from model.jsonval import ABSENT
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
@@ -15,6 +15,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, run_folds
 from sessionspec.check.opaque import is_opaque
+from sessionspec.fast.jsonget import get
 
 
 class PreA55DesignAudit(AuditFold):

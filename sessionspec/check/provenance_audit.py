@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
-from model.jsonval import ABSENT, Absent, Json, get, js_stringify
+from model.jsonval import ABSENT, Absent, Json, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.fast.jsonget import get
 
 
 @dataclass(slots=True)

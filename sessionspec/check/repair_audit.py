@@ -14,7 +14,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, obj
+from model.jsonval import ABSENT, Absent, Json, JsonObject, js_stringify, json_eq, obj
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
@@ -22,6 +22,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.check.provenance_audit import call_key
+from sessionspec.fast.jsonget import get
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 

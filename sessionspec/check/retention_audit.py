@@ -17,12 +17,13 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 from model.compaction import compaction_type
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from model.jsonval import ABSENT, Absent, Json, JsonObject
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
+from sessionspec.fast.jsonget import get
 
 
 @dataclass(slots=True)

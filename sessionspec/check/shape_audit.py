@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify
+from model.jsonval import ABSENT, Absent, Json, JsonObject, js_length, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfacePlan
@@ -26,6 +26,7 @@ from sessionspec.check.chunk_shape import chunk_flaw, well_formed_chunk
 from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
+from sessionspec.fast.jsonget import get
 
 TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
 A55_DATA_KEYS: Final[dict[str, Keys]] = {

@@ -29,10 +29,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from model.jsonval import ABSENT, JsonObject, get
+from model.jsonval import ABSENT, JsonObject
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.fast.jsonget import get
 
 # The loops' own types only: plugins (compaction) and the session (end-seed) are other writers,
 # whose dialect the file's markers decide (FMT-10).

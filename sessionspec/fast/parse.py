@@ -157,11 +157,16 @@ def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first:
 
 # A core event is the frozen, slotted dataclass ``make_event`` builds (LOG-9); its fields are filled
 # here through their slots, as the dataclass's own ``__init__`` does with ``object.__setattr__``, but
-# without the two keyword calls (a third of the cost of a plain line).  The envelope's fields must be
-# these six and nothing else may run at construction: checked here once, and the events compared
-# with decode_record's in tests/fast/test_fast_parse.py.
+# without the two keyword calls (a third of the cost of a plain line).  The slots are those of the
+# envelope base every core class derives from directly, adding no slot of its own; the fields are
+# these six and nothing else runs at construction.  Checked here once, and the events compared with
+# decode_record's in tests/fast/test_fast_parse.py.
 _ENVELOPE_FIELDS: Final = ("seq", "time", "data", "source_event_seqs", "surface_op", "op_first")
-assert all(tuple(f.name for f in fields(cls)) == _ENVELOPE_FIELDS and not hasattr(cls, "__post_init__") for cls in CORE_CLASSES.values())
+_ENVELOPE: Final = CORE_CLASSES["turn/start"].__base__
+# (``getattr``: mypyc types ``vars()`` as a dict, a class's is a mappingproxy.)
+assert all(cls.__base__ is _ENVELOPE and all(getattr(cls, name) is getattr(_ENVELOPE, name) for name in _ENVELOPE_FIELDS)
+           and tuple(f.name for f in fields(cls)) == _ENVELOPE_FIELDS and not hasattr(cls, "__post_init__")
+           for cls in CORE_CLASSES.values())
 _new: Final = object.__new__
 _set_seq, _set_time, _set_data, _set_sources, _set_surface_op, _set_op_first = (
-    vars(CORE_CLASSES["turn/start"].__mro__[1])[name].__set__ for name in _ENVELOPE_FIELDS)
+    getattr(_ENVELOPE, name).__set__ for name in _ENVELOPE_FIELDS)

@@ -95,8 +95,13 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     log, lines = read.log, read.first.lines
     judged = read.judged(dialect)
     live = read.first.live(dialect)
+    read_quirks = [finding_of(lines, q.rejected, q.line) for q in log.quirks]
     if prefix.count > 0 and judged.replay_script:
-        return Judged(live=live, findings=(), notes=(), outside="a replay script of bare assistant/chunk events, not a loop log (no turns or steps)")
+        # Not audited, but what reading its lines showed (a torn last line, QF-15; a short row, Q-29) stays.
+        script = "a replay script of bare assistant/chunk events, not a loop log (no turns or steps)"
+        if strict_quirks:
+            return Judged(live=live, findings=tuple(read_quirks), notes=(), outside=script)
+        return Judged(live=live, findings=(), notes=quirk_notes(read_quirks), outside=script)
     audit = judged.audit()
     assert audit is not None
     events = judged.audited()
@@ -110,7 +115,7 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     if dialect is Dialect.D08 and complete:
         findings += [finding_of(lines, r) for r in check_end_seed(events, log.seed_length)]
     quirks = sorted(
-        [finding_of(lines, q.rejected, q.line) for q in log.quirks] + [finding_of(lines, r) for r in audit.quirks],
+        read_quirks + [finding_of(lines, r) for r in audit.quirks],
         key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule),
     )
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.

@@ -218,3 +218,19 @@ def test_a_torn_header_line_is_still_refused() -> None:
     report = check_log(read_stream(io.BytesIO(header[:-3].encode()), "torn.jsonl"))
     assert [(f.rule, f.line, f.loader) for f in report.findings] == [("FMT-1", 1, "refuses")]
     assert "truncated last line" in report.findings[0].reason
+
+
+@pytest.mark.parametrize("strict_quirks", [False, True])
+def test_a_replay_script_keeps_the_QF_15_note_of_its_torn_last_line(strict_quirks: bool) -> None:
+    """A log of bare ``assistant/chunk`` events is a replay script, outside the model and not audited;
+    what reading its lines showed is still reported: a torn last line is QF-15 (a note, or a finding
+    with ``--strict-quirks``), as in a loop log (found by the QF-15 property on a real snapshot)."""
+    chunk = {"type": "assistant/chunk", "seq": 0, "time": 1, "data": {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}}}
+    lines = [json.dumps(row, separators=(",", ":")) for row in (HEADER, chunk, {**chunk, "seq": 1})]
+    body = "\n".join(lines[:2]) + "\n" + lines[2][:-5]
+    report = check_log(read_stream(io.BytesIO(body.encode()), "script.jsonl"), strict_quirks=strict_quirks)
+    # Strict, the torn line is an invalid finding that decides the verdict; why the log is outside stays a note.
+    assert report.verdict.value == ("invalid" if strict_quirks else "unknown")
+    assert any("replay script" in text for text in (report.reason or "", *report.notes))
+    torn = [f for f in report.findings if f.rule == "QF-15"] if strict_quirks else [n for n in report.notes if n.startswith("quirk QF-15 (1 time, first at line 3)")]
+    assert len(torn) == 1, (report.findings, report.notes)

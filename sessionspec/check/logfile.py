@@ -41,7 +41,7 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
 from sessionspec.fast.jsonget import get
-from sessionspec.fast.parse import parse_event
+from sessionspec.fast.parse import parse_event, row_events
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200
@@ -294,14 +294,18 @@ def _read_line(
     if isinstance(value, JsonObject) and get(value, "type") == "session":
         # No event is lost: later findings do not follow from this one.
         return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason="session header line after the first line"), damages=False)
+    if isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
+        # decode_record of a row: expand_row's events, built fast by row_events (tests/fast/test_fast_parse.py)
+        members = row_events(value)
+        if isinstance(members, Rejected):
+            return LineFinding(line=number, rejected=members)
+        if len(members) < MIN_RUN:
+            quirk = Rejected(rule="Q-29", seq=members[0].seq, reason=f"{get(value, 'type')} row with {len(members)} member(s); the packer writes rows of at least {MIN_RUN}")
+            quirks.append(LineFinding(line=number, rejected=quirk))
+        return ChunkRun(members)
     decoded = decode_record(value)
     if isinstance(decoded, Rejected):
         return LineFinding(line=number, rejected=decoded)
-    if isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
-        if len(decoded) < MIN_RUN:
-            quirk = Rejected(rule="Q-29", seq=decoded[0].seq, reason=f"{get(value, 'type')} row with {len(decoded)} member(s); the packer writes rows of at least {MIN_RUN}")
-            quirks.append(LineFinding(line=number, rejected=quirk))
-        return ChunkRun(decoded)
     return decoded
 
 

@@ -21,7 +21,7 @@ from typing import Final
 
 import msgspec
 
-from model.codec import ROW_TAGS, parse_value
+from model.codec import ROW_TAGS, expand_row, parse_value
 from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Json, JsonObject, JsonTextError, number_from_float_text
 from model.log import CORE_CLASSES, Event, make_event
 from model.rejected import Rejected
@@ -170,3 +170,66 @@ assert all(cls.__base__ is _ENVELOPE and all(getattr(cls, name) is getattr(_ENVE
 _new: Final = object.__new__
 _set_seq, _set_time, _set_data, _set_sources, _set_surface_op, _set_op_first = (
     getattr(_ENVELOPE, name).__set__ for name in _ENVELOPE_FIELDS)
+
+
+def _member(cls: type[Event], seq: int, time: int, data: JsonObject) -> Event:
+    event: Event = _new(cls)
+    _set_seq(event, seq)
+    _set_time(event, time)
+    _set_data(event, data)
+    _set_sources(event, ABSENT)
+    _set_surface_op(event, ABSENT)
+    _set_op_first(event, False)
+    return event
+
+
+_CHUNK: Final = CORE_CLASSES["assistant/chunk"]
+_ROW_ENVELOPE: Final = frozenset({"type", "seq0", "time0", "data"})
+_DELTAS: Final = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta"}
+
+
+def row_events(row: JsonObject) -> tuple[Event, ...] | Rejected:
+    """``model.codec.expand_row`` of a packed row (CHK-5, CHK-6): the same events, built here for a
+    row every check of CHK-5 passes at a glance (exact key sets, exact types), and the model's own
+    answer for any other row, so a rejection is always the definition's.  Tied to the model by
+    ``tests/fast/test_fast_parse.py``."""
+    tag, seq0, time0, data = row.get("type"), row.get("seq0"), row.get("time0"), row.get("data")
+    if (len(row) != 4 or row.keys() != _ROW_ENVELOPE or type(seq0) is not int or not 0 <= seq0 <= MAX_SAFE_INTEGER
+            or type(time0) is not int or not -MAX_SAFE_INTEGER <= time0 <= MAX_SAFE_INTEGER or type(data) is not JsonObject):
+        return expand_row(row)
+    turn, step, index, dt = data.get("turn"), data.get("step"), data.get("index"), data.get("dt")
+    delta = _DELTAS.get(tag)  # type: ignore[arg-type]
+    if delta is not None:
+        payload, shape = data.get("texts"), 5
+    else:
+        payload, shape = data.get("args"), (7 if "name" in data else 6)
+        if tag != "tool-call-chunks" or type(data.get("id")) is not str or type(data.get("name", "")) is not str:
+            return expand_row(row)
+    if (len(data) != shape or type(turn) not in _NUMBER or type(step) not in _NUMBER or type(index) not in _NUMBER
+            or type(payload) is not tuple or not payload or type(dt) is not tuple or len(dt) != len(payload) - 1
+            or seq0 + len(payload) - 1 > MAX_SAFE_INTEGER):
+        return expand_row(row)
+    members: list[Event] = []
+    time = time0
+    for k, text in enumerate(payload):
+        if k:
+            gap = dt[k - 1]
+            if type(gap) is not int:
+                return expand_row(row)
+            time += gap
+            if not -MAX_SAFE_INTEGER <= gap <= MAX_SAFE_INTEGER or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
+                return expand_row(row)
+        if type(text) is not str:
+            return expand_row(row)
+        if delta is not None:
+            chunk = JsonObject((("type", delta), ("index", index), ("text", text)))
+        elif shape == 7:
+            chunk = JsonObject((("type", "tool-call-delta"), ("index", index), ("id", data["id"]), ("name", data["name"]), ("argumentsDelta", text)))
+        else:
+            chunk = JsonObject((("type", "tool-call-delta"), ("index", index), ("id", data["id"]), ("argumentsDelta", text)))
+        members.append(_member(_CHUNK, seq0 + k, time, JsonObject((("turn", turn), ("step", step), ("chunk", chunk)))))
+    return tuple(members)
+
+
+# CHK-5's "numbers" (a bool is not one; the decoder gives int and float only).
+_NUMBER: Final = (int, float)

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from model.log import Dialect, Event
-from model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event, with_markers
+from model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event
 from sessionspec.check.audit import Audit, audit_outcome
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.file_load import TurnEndLines, repair_walk_throws_on
 from sessionspec.check.folds import FoldLoop, registered_folds
 from sessionspec.check.line_table import LineTable
+from sessionspec.fast.surface import with_markers
 
 # The events held while no marker has decided the dialect (a D08 log shows one within its first
 # events: its user messages carry ``role`` and ``id``).

@@ -32,10 +32,10 @@ from typing import ClassVar, Final, cast, final, overload
 from model.jsonval import ABSENT
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
-from model.surface import SurfacePlan, splice
+from model.surface import SurfacePlan
 from sessionspec.check.audits import AUDITS
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.fast.surface import plan_surface_event
+from sessionspec.fast.surface import plan_surface_event, splice
 
 CHUNK: Final = "assistant/chunk"
 

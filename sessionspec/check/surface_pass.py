@@ -24,7 +24,8 @@ from typing import final
 
 from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
-from model.surface import SurfacePlan, plan_surface_event, splice
+from model.surface import SurfacePlan, plan_surface_event
+from sessionspec.fast.surface import splice
 
 
 @final

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from model.jsonval import JsonObject, get
+from model.jsonval import ABSENT, JsonObject, get
 from model.log import Dialect, Event
-from model.meter import estimate_message
+from model.meter import BLOCK_OVERHEAD, CHARS_PER_TOKEN, ROLE_OVERHEAD, price
 from model.rejected import Rejected
-from model.surface import SurfacePlan, splice
+from model.surface import SurfacePlan
 from sessionspec.fast.derivation import projected
+from sessionspec.fast.surface import splice
 
 
 class AuditSurface:
@@ -41,7 +42,7 @@ class AuditSurface:
         if isinstance(message, Rejected):
             return message
         splice(self.seqs, plan, plan.seq)
-        splice(self.prices, plan, 0 if message is None else estimate_message(message))
+        splice(self.prices, plan, 0 if message is None else message_price(message))
         splice(self.steps, plan, counter_step(event, message))
         return None
 
@@ -59,6 +60,39 @@ class AuditSurface:
             first = next(k for k, running in enumerate(sums) if running < 0)
             return Rejected(rule="CMP-10", seq=self.seqs[first], reason="corrupt surface: more tool results than tool calls")
         return not ((start_idx == 0 or sums[start_idx - 1] == 0) and sums[end_idx] == 0)
+
+
+def message_price(message: JsonObject) -> int:
+    """:func:`model.meter.estimate_message` (MTR-3: "`estimateMessage(m)` MUST equal `price(m.content) +
+    4`"), MTR-2's price of a text, reasoning or tool-call block taken here (``ceil4(U16(text)) + 4``;
+    ``ceil4(U16(name)) + ceil4(U16(arguments)) + 4``, a non-string priced as the empty string) for
+    ASCII strings, whose U16 length is ``len``; any other content or block is priced by
+    :func:`model.meter.price` itself."""
+    content = message.get("content", ABSENT)
+    if type(content) is not tuple:
+        return price(content) + ROLE_OVERHEAD
+    total = ROLE_OVERHEAD
+    for block in content:
+        total += _block_price(block) if type(block) is JsonObject else price((block,))
+    return total
+
+
+def _block_price(block: JsonObject) -> int:
+    kind = block.get("type")
+    if kind == "text" or kind == "reasoning":
+        text = block.get("text")
+        if type(text) is str and text.isascii():
+            return _tokens(len(text)) + BLOCK_OVERHEAD
+    elif kind == "tool-call":
+        name, arguments = block.get("name"), block.get("arguments")
+        if type(name) is str and name.isascii() and type(arguments) is str and arguments.isascii():
+            return _tokens(len(name)) + _tokens(len(arguments)) + BLOCK_OVERHEAD
+    return price((block,))
+
+
+def _tokens(length: int) -> int:
+    """MTR-1's ``ceil4``: ``ceil(length / CHARS_PER_TOKEN)``."""
+    return -(-length // CHARS_PER_TOKEN)
 
 
 def counter_step(event: Event, message: JsonObject | None) -> int:

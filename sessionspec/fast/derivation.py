@@ -9,10 +9,11 @@ from typing import Final, Generic, TypeVar, final
 
 from model.derive import project
 from model.header import header_of_event
-from model.jsonval import JsonObject
+from model.jsonval import ABSENT, JsonObject
 from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
-from model.surface import SurfacePlan, plan_surface_event, splice
+from model.surface import SurfacePlan, plan_surface_event
+from sessionspec.fast.surface import splice
 
 A = TypeVar("A")
 
@@ -38,9 +39,40 @@ class LastAnswer(Generic[A]):
         return answer
 
 
+def project_node(event: Event, dialect: Dialect) -> JsonObject | None | Rejected:
+    """:func:`model.derive.project` (DER-1, DER-2, DER-5, DER-6) of an A55 surface node whose data has
+    the fields its projection reads: ``{role:"user", content}`` for a prompt, ``{role:"assistant",
+    content, provenance?}`` for a non-empty assistant message (none for an empty one), one
+    ``tool-result`` block for a tool result (key orders of DER-2), no message for any other type;
+    any other node (a D08 one, a missing field: a DER-1 rejection) is the definition's."""
+    data = event.data
+    if dialect is Dialect.A55 and type(data) is JsonObject:
+        kind = event.type
+        content = data.get("content", ABSENT)
+        if content is not ABSENT:
+            if kind == "user/message" or kind == "steering/message":
+                return JsonObject((("role", "user"), ("content", content)))
+            if kind == "assistant/message":
+                if type(content) is tuple and not content:
+                    return None
+                provenance = data.get("provenance", ABSENT)
+                if provenance is ABSENT:
+                    return JsonObject((("role", "assistant"), ("content", content)))
+                return JsonObject((("role", "assistant"), ("content", content), ("provenance", provenance)))
+            if kind == "tool/result" and "callId" in data and "isError" in data:
+                block = JsonObject((("type", "tool-result"), ("toolCallId", data["callId"]), ("content", content), ("isError", data["isError"])))
+                return JsonObject((("role", "user"), ("content", (block,))))
+        if kind not in _PROJECTED_A55:
+            return None
+    return project(event, dialect)
+
+
+# The A55 types DER-1 projects; any other type derives no message.
+_PROJECTED_A55: Final = frozenset({"user/message", "steering/message", "assistant/message", "tool/result"})
+
 # DER-1, :func:`model.derive.project`: the compaction audit prices a surface event (MTR-7), the
 # request points check its projection (DER-7), one after the other.
-projected: Final = LastAnswer(project)
+projected: Final = LastAnswer(project_node)
 # HDR-1, :func:`model.header.header_of_event`: the compaction audit (MTR-4, FMT-6) and the request
 # points (HDR-9) fold each ``request/header``, one after the other.
 header_of: Final = LastAnswer(header_of_event)

@@ -1,17 +1,18 @@
 """The surface plan and the dialect markers of an event, for the checker's one pass (issue 26).
 
-The definitions are ``model.surface.plan_surface_event`` (SURF-9) and ``model.migrate.with_markers``
-(FMT-10).  The check asks both of nearly every event, and most answers are the plain ones: an
-append whose provenance is well formed, an event of a type that carries no dialect marker.  Those
-are answered here (natively, in the compiled wheel); any other event goes to the definition, so a
-rejection, a replace and every marker are the model's own.  ``tests/fast/test_fast_surface.py``
-ties both to the definitions on generated, real and mutated events.
+The definitions are ``model.surface.plan_surface_event`` (SURF-9), ``model.surface.splice``
+(SURF-8) and ``model.migrate.with_markers`` (FMT-10).  The check asks them of nearly every event,
+and most answers are the plain ones: an append whose provenance is well formed, the append of a
+node, an event of a type that carries no dialect marker.  Those are answered here (natively, in
+the compiled wheel); anything else goes to the definition, so a rejection, a replace and every
+marker are the model's own.  ``tests/fast/test_fast_surface.py`` ties them to the definitions on
+generated, real and mutated events.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from model.jsonval import ABSENT, Json
 from model.log import Dialect, Event, surface_types
@@ -20,6 +21,9 @@ from model.migrate import with_markers as markers_by_definition
 from model.rejected import Rejected
 from model.surface import APPEND, SurfacePlan
 from model.surface import plan_surface_event as plan_by_definition
+from model.surface import splice as splice_by_definition
+
+T = TypeVar("T")
 
 _ELIGIBLE: Final = {dialect: surface_types(dialect) for dialect in Dialect}
 
@@ -35,6 +39,15 @@ def plan_surface_event(nodes: Sequence[int], event: Event, events: Sequence[Even
         if sources is ABSENT or _earlier_unique_seqs(sources, seq, event.type == "assistant/message"):
             return SurfacePlan(seq=seq, op=APPEND)
     return plan_by_definition(nodes, event, events, dialect)
+
+
+def splice(nodes: list[T], plan: SurfacePlan, node: T) -> list[T]:
+    """``model.surface.splice`` (SURF-8: "An accepted append MUST push `seq` onto `nodes`"): an
+    append pushes ``node`` and removes nothing; a replace is the definition's."""
+    if plan.op is APPEND:
+        nodes.append(node)
+        return []
+    return splice_by_definition(nodes, plan, node)
 
 
 def _earlier_unique_seqs(sources: Json, seq: int, may_be_empty: bool) -> bool:

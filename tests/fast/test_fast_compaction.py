@@ -7,6 +7,7 @@ import io
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,14 +15,16 @@ from hypothesis import strategies as st
 from model.compaction.retention import balanced_cuts, tool_call_delta
 from model.derive import project
 from model.header import header_of_event
-from model.log import Dialect, Event, log_view
-from model.meter import PricedSurface
+from model.jsonval import Json, JsonObject, obj
+from model.log import Dialect, Event, log_view, make_event
+from model.meter import PricedSurface, estimate_message
 from model.rejected import Rejected
 from model.surface import plan_surface_event
-from sessionspec.check.logfile import LineReader
-from sessionspec.fast.compaction import AuditSurface
-from sessionspec.fast.derivation import header_of, projected
+from sessionspec.check.logfile import LineReader, read_path
+from sessionspec.fast.compaction import AuditSurface, message_price
+from sessionspec.fast.derivation import header_of, project_node, projected
 from sessionspec.generate import write_log
+from spec.json_strategies import json_values
 from spec.log_strategies import well_formed_logs
 
 
@@ -86,3 +89,68 @@ def test_the_shared_answers_are_the_definitions(events: int, seed: int, dialect:
             assert shared(event, dialect) == definition(event, dialect)
             assert shared(event, dialect) == definition(event, dialect)
             assert shared(event, other) == definition(event, other)
+
+
+# ---------------------------------------------------------------- the node projection and its price
+
+# U16 counts an astral character twice: "😀" * 3 is 3 characters, 6 UTF-16 units, 2 tokens.
+_TEXTS = st.sampled_from(["", "abc", "abcd", "abcde", "é", "😀x", "😀" * 3, "a" * 9]) | st.text(max_size=6)
+_BLOCKS = st.one_of(
+    st.builds(lambda kind, text: obj([("type", kind), ("text", text)]), st.sampled_from(["text", "reasoning"]), _TEXTS | json_values(3)),
+    st.builds(lambda name, arguments: obj([("type", "tool-call"), ("id", "c"), ("name", name), ("arguments", arguments)]),
+              _TEXTS | json_values(2), _TEXTS | json_values(2)),
+    st.builds(lambda content: obj([("type", "tool-result"), ("content", content)]), _TEXTS | st.lists(json_values(3), max_size=2).map(tuple)),
+    st.builds(lambda kind: obj([("type", kind)]), st.sampled_from(["text", "tool-call", "image", 3])),
+    st.builds(lambda kind, text: obj([("type", kind), ("text", text), ("name", text), ("arguments", text)]),
+              st.sampled_from(["image", "tool-result", "Text", None]), _TEXTS),
+    json_values(4),
+)
+
+
+@given(st.one_of(st.lists(_BLOCKS, max_size=4).map(tuple), _TEXTS, json_values(4)), st.booleans())
+def test_a_message_is_priced_as_the_model_prices_it(content: Json, has_content: bool) -> None:
+    """MTR-2/MTR-3 on any content: blocks of each kind with ASCII, non-ASCII (U16 counts an astral
+    character twice) and non-string texts, other blocks, a string or non-array content, or none."""
+    message = obj([("role", "user"), ("content", content)] if has_content else [("role", "user")])
+    assert message_price(message) == estimate_message(message)
+
+
+_BLOCK_TEXTS: list[Json] = ["", "abc", "abcde", "é" * 5, "😀" * 3, None, 7, ("a",), obj([("a", 1)])]
+
+
+def test_every_block_kind_and_text_is_priced_as_the_model_prices_it() -> None:
+    """MTR-2 block by block, exhaustively: each kind MTR-2 names (and others, and a non-string type)
+    with every pairing of ASCII, non-ASCII, astral and non-string ``text``, ``name`` and ``arguments``."""
+    for kind in ["text", "reasoning", "tool-call", "tool-result", "image", "Text", None, 3]:
+        for first in _BLOCK_TEXTS:
+            for second in _BLOCK_TEXTS:
+                block = obj([("type", kind), ("text", first), ("name", first), ("arguments", second), ("content", second)])
+                for content in ((block,), (block, block), "😀" + str(first)):
+                    message = obj([("role", "assistant"), ("content", content)])
+                    assert message_price(message) == estimate_message(message), block
+
+
+_DATA_KEYS = ["content", "callId", "isError", "provenance", "usage"]
+
+
+@given(st.sampled_from(["user/message", "steering/message", "assistant/message", "tool/result", "step/start", "x/y"]),
+       st.dictionaries(st.sampled_from(_DATA_KEYS), st.sampled_from([(), ("a",), "t", None, False]) | json_values(2), max_size=5),
+       st.booleans(), st.sampled_from(Dialect))
+def test_any_node_is_projected_as_the_model_projects_it(type_name: str, data: dict[str, Json], as_object: bool, dialect: Dialect) -> None:
+    """DER-1 on any surface node: each projected type (and others) with any subset of the fields the
+    projection reads, empty and non-empty content, non-object data, both dialects."""
+    event = make_event(type_name, seq=3, time=0, data=obj(data.items()) if as_object else tuple(data))
+    assert project_node(event, dialect) == project(event, dialect)
+
+
+def test_every_real_node_is_projected_and_priced_as_the_model_does() -> None:
+    nodes = 0
+    for path in sorted((Path(__file__).parents[1] / "data").rglob("*.jsonl")):
+        for event in read_path(str(path)).events:
+            for dialect in Dialect:
+                message = project_node(event, dialect)
+                assert message == project(event, dialect), (path, event.seq)
+                if isinstance(message, JsonObject):
+                    nodes += 1
+                    assert message_price(message) == estimate_message(message), (path, event.seq)
+    assert nodes > 500

@@ -24,7 +24,6 @@ so memory stays bounded whatever a small compressed file expands to.
 from __future__ import annotations
 
 import io
-import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -41,10 +40,9 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
 from sessionspec.fast.jsonget import get
-from sessionspec.fast.parse import parse_event, row_events
+from sessionspec.fast.parse import MAX_DEPTH, TooDeep, parse_event, row_events
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
-MAX_DEPTH: Final = 200
 # Events per file (--max-events).  A file read into memory (fsspec) holds
 # about 1 KB per event; the reference machine has 24 GiB and 2 cores (--jobs <= 2),
 # so two such files at the limit peak near half the memory.  A streamed file's
@@ -52,9 +50,6 @@ MAX_DEPTH: Final = 200
 MAX_EVENTS: Final = 5_000_000
 STDIN: Final = "-"
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_OPENERS: Final = frozenset(b"[{")
-_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 @final
@@ -98,28 +93,6 @@ class LogFile:
             for event, line in zip(self.events, self.lines, strict=True):
                 self.line_table.add(event.seq, line)
         return self.line_table.line_of(seq)
-
-
-def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
-    """Whether a JSON text nests ``[``/``{`` deeper than ``limit`` (strings
-    skipped).  Texts with at most ``limit`` brackets cannot, and skip the scan."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    return nesting_depth(raw) > limit
-
-
-def nesting_depth(raw: bytes) -> int:
-    """The deepest ``[``/``{`` nesting of a JSON text (strings skipped)."""
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    depth = deepest = 0
-    for byte in brackets:
-        if byte in _OPENERS:
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-        else:
-            depth -= 1
-    return deepest
 
 
 def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool, bool]]:
@@ -279,13 +252,13 @@ def _read_line(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         return _line_finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"), newline, number, first_record, quirks)
-    if too_deep(raw):
-        rejected = Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT)
-        return _line_finding(rejected, newline, number, first_record, quirks)
     # = model.codec.parse_value(text), and for a plain event line decode_record's event (tests/fast/test_fast_parse.py)
     value = parse_event(raw, text)
     if isinstance(value, Event):
         return value
+    if isinstance(value, TooDeep):
+        rejected = Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT)
+        return _line_finding(rejected, newline, number, first_record, quirks)
     if isinstance(value, Rejected):
         return _line_finding(value, newline, number, first_record, quirks)
     if first_record and isinstance(value, JsonObject) and get(value, "type") == "session":

@@ -16,8 +16,9 @@ other line (or any doubt) goes to the exact decoder, so the result is always the
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
-from typing import Final
+from typing import Final, final
 
 import msgspec
 
@@ -34,39 +35,91 @@ class _NotExact(Exception):
     """The fast path cannot vouch for this line; the exact decoder decides."""
 
 
-def _frozen_object(value: dict[str, object]) -> JsonObject:
+class _TooDeep(Exception):
+    """The line nests containers deeper than :data:`MAX_DEPTH`."""
+
+
+# The deepest ``[``/``{`` nesting the checker reads (a limit of the checker, not of the harness: the
+# exact decoder and the model's walks recurse once per level).
+MAX_DEPTH: Final = 200
+
+
+@final
+class TooDeep:
+    """What :func:`parse_event` gives for a line nested deeper than :data:`MAX_DEPTH`."""
+
+    __slots__ = ()
+
+
+TOO_DEEP: Final = TooDeep()
+# No limit but the interpreter's own (a RecursionError hands the line to the exact decoder).
+_ANY_DEPTH: Final = 1 << 62
+
+
+def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON text nests ``[``/``{`` deeper than ``limit`` (strings
+    skipped).  Texts with at most ``limit`` brackets cannot, and skip the scan."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    return nesting_depth(raw) > limit
+
+
+def nesting_depth(raw: bytes) -> int:
+    """The deepest ``[``/``{`` nesting of a JSON text (strings skipped)."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for byte in brackets:
+        if byte in _OPENERS:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        else:
+            depth -= 1
+    return deepest
+
+
+_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_OPENERS: Final = frozenset(b"[{")
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _frozen_object(value: dict[str, object], room: int) -> JsonObject:
     # The decoder's containers are fresh and ours: nested ones are replaced in place, then the dict is
     # copied once into a JsonObject.  Scalars are checked in place (a call per scalar would cost more
-    # than the decode).
+    # than the decode).  ``room``: the container levels the line may still open, this one included.
+    if room <= 0:
+        raise _TooDeep
     for key, item in value.items():
         kind = type(item)
         if kind is dict:
-            value[key] = _frozen_object(item)  # type: ignore[arg-type]
+            value[key] = _frozen_object(item, room - 1)  # type: ignore[arg-type]
         elif kind is list:
-            value[key] = _frozen_array(item)  # type: ignore[arg-type]
+            value[key] = _frozen_array(item, room - 1)  # type: ignore[arg-type]
         elif kind is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
             raise _NotExact
     return JsonObject(value)  # type: ignore[arg-type]
 
 
-def _frozen_array(value: list[object]) -> tuple[Json, ...]:
+def _frozen_array(value: list[object], room: int) -> tuple[Json, ...]:
+    if room <= 0:
+        raise _TooDeep
     for i, item in enumerate(value):
         kind = type(item)
         if kind is dict:
-            value[i] = _frozen_object(item)  # type: ignore[arg-type]
+            value[i] = _frozen_object(item, room - 1)  # type: ignore[arg-type]
         elif kind is list:
-            value[i] = _frozen_array(item)  # type: ignore[arg-type]
+            value[i] = _frozen_array(item, room - 1)  # type: ignore[arg-type]
         elif kind is int and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
             raise _NotExact
     return tuple(value)  # type: ignore[arg-type]
 
 
-def _frozen(value: object) -> Json:
+def _frozen(value: object, room: int = MAX_DEPTH) -> Json:
     kind = type(value)
     if kind is dict:
-        return _frozen_object(value)  # type: ignore[arg-type]
+        return _frozen_object(value, room)  # type: ignore[arg-type]
     if kind is list:
-        return _frozen_array(value)  # type: ignore[arg-type]
+        return _frozen_array(value, room)  # type: ignore[arg-type]
     if kind is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:  # type: ignore[operator]
         raise _NotExact
     return value  # type: ignore[return-value]
@@ -86,7 +139,7 @@ def parse_line(raw: bytes) -> Json | Rejected:
 def parse_decoded(raw: bytes, text: str) -> Json | Rejected:
     """:func:`parse_line` for a line already known to be UTF-8 (``text == raw.decode()``)."""
     try:
-        return _frozen(_canonical(raw))
+        return _frozen(_canonical(raw), _ANY_DEPTH)
     except _NOT_CANONICAL:
         return parse_value(text)  # not canonical, or not JSON at all: the exact decoder says which
 
@@ -115,11 +168,13 @@ _ENVELOPES: Final = {
 _NOT_PLAIN: Final = frozenset({"session", "request/header-delta"}) | ROW_TAGS
 
 
-def parse_event(raw: bytes, text: str) -> Event | Json | Rejected:
+def parse_event(raw: bytes, text: str) -> Event | Json | Rejected | TooDeep:
     """:func:`parse_decoded`, or, for a canonical line holding a plain event envelope, the event
     ``model.codec.decode_record`` makes of it (LOG-3: exactly ``type, seq, time, data`` and the
-    surface keys; LOG-2: non-negative safe integers), built without freezing the envelope.
-    ``tests/fast/test_fast_parse.py`` checks it against the model's decoder."""
+    surface keys; LOG-2: non-negative safe integers), built without freezing the envelope;
+    :data:`TOO_DEEP` for a line nested deeper than :data:`MAX_DEPTH` (:func:`too_deep`: the freeze
+    walk of a canonical line counts the levels itself, any other line is scanned before the exact
+    decoder reads it).  ``tests/fast/test_fast_parse.py`` checks it against the model's decoder."""
     try:
         value = _canonical(raw)
         if type(value) is dict:
@@ -129,8 +184,10 @@ def parse_event(raw: bytes, text: str) -> Event | Json | Rejected:
                 if event is not None:
                     return event
         return _frozen(value)
+    except _TooDeep:
+        return TOO_DEEP
     except _NOT_CANONICAL:
-        return parse_value(text)
+        return TOO_DEEP if too_deep(raw) else parse_value(text)
 
 
 def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first: bool) -> Event | None:
@@ -139,9 +196,10 @@ def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first:
         return None
     if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INTEGER or type(time) is not int or not 0 <= time <= MAX_SAFE_INTEGER:
         return None
-    data = _frozen(value["data"])
-    sources = _frozen(value["sourceEventSeqs"]) if provenance else ABSENT
-    surface_op = _frozen(value["surfaceOp"]) if op else ABSENT
+    # One level is the envelope's.
+    data = _frozen(value["data"], MAX_DEPTH - 1)
+    sources = _frozen(value["sourceEventSeqs"], MAX_DEPTH - 1) if provenance else ABSENT
+    surface_op = _frozen(value["surfaceOp"], MAX_DEPTH - 1) if op else ABSENT
     cls = CORE_CLASSES.get(type_name)
     if cls is None:  # a plugin type (LOG-10): make_event's OpaqueEvent, which also keeps the type
         return make_event(type_name, seq=seq, time=time, data=data, source_event_seqs=sources, surface_op=surface_op, op_first=op_first)

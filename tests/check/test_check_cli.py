@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import sessionspec.check.logfile
+import sessionspec.fast.parse
 from sessionspec.check.checker import SAMPLES, check_path
 from sessionspec.check.command import ProgressBar, progress_line
 from sessionspec.cli import main
@@ -221,9 +222,9 @@ def test_directory_without_logs_is_a_usage_error(tmp_path: Path, capsys: pytest.
 
 
 def test_nesting_depth_skips_strings() -> None:
-    assert sessionspec.check.logfile.nesting_depth(b'{"a":[[1],{"b":"[[[[{{{{"}]}') == 3
-    assert not sessionspec.check.logfile.too_deep(b'{"s":"' + b"[" * 1000 + b'"}')
-    assert sessionspec.check.logfile.too_deep(b"[" * 201 + b"]" * 201)
+    assert sessionspec.fast.parse.nesting_depth(b'{"a":[[1],{"b":"[[[[{{{{"}]}') == 3
+    assert not sessionspec.fast.parse.too_deep(b'{"s":"' + b"[" * 1000 + b'"}')
+    assert sessionspec.fast.parse.too_deep(b"[" * 201 + b"]" * 201)
 
 
 # --------------------------------------------------------------------------- --jobs and the progress bar

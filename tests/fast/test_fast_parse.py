@@ -23,7 +23,7 @@ from model.codec import ROW_TAGS, decode_record, expand_row, parse_value
 from model.jsonval import MAX_SAFE_INTEGER, Json, JsonObject
 from model.log import CORE_CLASSES, Event, OpaqueEvent
 from model.rejected import Rejected
-from sessionspec.fast.parse import parse_event, parse_line, row_events
+from sessionspec.fast.parse import MAX_DEPTH, TOO_DEEP, nesting_depth, parse_event, parse_line, row_events
 from sessionspec.generate import write_log
 
 DATA = Path(__file__).parents[1] / "data"
@@ -242,3 +242,33 @@ def test_any_row_expands_as_the_model_expands_it(tag: str, size: int, named: boo
     range, CHK-5), and up to three edits at once."""
     _same_row(_row(tag, size, named, seq0, time0, edits))
     _same_row(_row(tag, size, named, seq0, time0, {"dt": tuple(dt)}))
+
+
+# ---------------------------------------------------------------- the checker's depth limit
+
+def _nested(depth: int, kind: str) -> bytes:
+    """A line nested exactly ``depth`` levels deep, as ``kind``: arrays, objects, a plain event whose
+    data nests (the envelope is a level), either canonical or with a space (the exact decoder's)."""
+    if kind.startswith("event"):
+        inner = b"[" * (depth - 1) + b"]" * (depth - 1)
+        raw = b'{"type":"user/message","seq":0,"time":0,"data":' + inner + b"}"
+    elif kind.startswith("object"):
+        raw = b'{"a":' * depth + b"1" + b"}" * depth
+    else:
+        raw = b"[" * depth + b"]" * depth
+    return raw.replace(b":", b": ", 1) if kind.endswith("spaced") else raw
+
+
+@pytest.mark.parametrize("kind", ["array", "object", "event", "array spaced", "object spaced", "event spaced"])
+def test_a_line_deeper_than_the_limit_is_too_deep_and_no_other(kind: str) -> None:
+    """``parse_event`` gives TOO_DEEP exactly for a line nested deeper than MAX_DEPTH (as
+    ``nesting_depth`` counts it), whichever path reads it: the freeze walk of a canonical line, the
+    scan before the exact decoder; a line at the limit parses as the model parses it."""
+    for depth in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 3 * MAX_DEPTH):
+        raw = _nested(depth, kind)
+        assert (nesting_depth(raw) > MAX_DEPTH) == (depth > MAX_DEPTH)
+        answer = parse_event(raw, raw.decode())
+        if depth > MAX_DEPTH:
+            assert answer is TOO_DEEP, (kind, depth)
+        else:
+            _same_event(raw)

@@ -300,6 +300,7 @@ def _stream_pass(name: str, sidecar: Path | None, opener: Callable[[], BinaryIO 
                 one.take_run(record, line, damage)
             else:
                 one.take(record, line, damage)
+        one.flush()
         batch.clear()
 
     def take(reader: LineReader, record: Event | ChunkRun, line: int) -> None:

@@ -336,6 +336,8 @@ class CompactionFold(AuditFold):
 
     NEEDS_SURFACE = True
     TAKES_RUNS = True
+    # A summary's and a prune's checks read the surface events before it.
+    READS_BEFORE = True
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)

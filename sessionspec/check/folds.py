@@ -62,6 +62,9 @@ class AuditFold:
     # Does the fold take a packed row's chunks in one step (:meth:`step_run`; a walk is sent the
     # :class:`ChunkRun`)?  Else it takes them one by one.
     TAKES_RUNS: ClassVar[bool] = False
+    # Does the fold read ``before`` (the log before the current event) at each step?  Such a fold
+    # steps as each event is taken; the others step over a batch at a time (:meth:`FoldLoop.flush`).
+    READS_BEFORE: ClassVar[bool] = False
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         self.before = before
@@ -204,10 +207,16 @@ class FoldLoop:
         self.dialect = dialect
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
-        self.as_logged_folds = [fold for fold in self.made if fold.AS_LOGGED]
+        # Fold by fold over a batch, so each fold's code stays in the instruction cache (event by event,
+        # every fold's code passed through it for each event), but for the folds reading ``before`` at
+        # their event.  Each fold still takes the events in order, with the same plans.
+        self.deferred = [fold for fold in self.made if not fold.READS_BEFORE]
+        self.pending: list[_Taken] = []
+        immediate = [fold for fold in self.made if fold.READS_BEFORE]
+        self.as_logged_folds = [fold for fold in immediate if fold.AS_LOGGED]
         self.as_logged = [fold.stepper() for fold in self.as_logged_folds]
-        self.free = [fold for fold in self.made if not fold.NEEDS_SURFACE and not fold.AS_LOGGED]
-        self.active = [fold for fold in self.made if not fold.AS_LOGGED]
+        self.free = [fold for fold in immediate if not fold.NEEDS_SURFACE and not fold.AS_LOGGED]
+        self.active = [fold for fold in immediate if not fold.AS_LOGGED]
         # Who takes an event of each type (filled as the types are met): a fold declaring its
         # EVENT_TYPES is not called for the others.
         self.routes: dict[str, _Route] = {}
@@ -244,6 +253,7 @@ class FoldLoop:
             send(event)
         for step in self.as_logged:
             step(logged, None)
+        self.pending.append(_Taken(event.type, event, logged, plan, None, self.rejected is None))
         if self.surfaced:
             self.before.commit(event, plan, removed)
 
@@ -267,11 +277,22 @@ class FoldLoop:
             route = self.run_route = _run_route([*self.active, *self.as_logged_folds])
         for step in route:
             step(run)
+        self.pending.append(_Taken(CHUNK, None, None, None, run, self.rejected is None))
         if self.surfaced:
             self.before.taken += run.count
 
+    def flush(self) -> None:
+        """Step the deferred folds over the events taken since the last flush, one fold at a time,
+        each over them in order, as :meth:`take` would have stepped it: the same plan, the event as
+        logged for an ``AS_LOGGED`` fold, nothing after the surface's rejection for a fold that needs
+        the surface, a packed row's chunks at once or one by one (:func:`_run_route`)."""
+        for fold in self.deferred:
+            _fold_over(fold, self.pending)
+        self.pending.clear()
+
     def outcome(self) -> FoldOutcome:
         """What the folds found, after the last event."""
+        self.flush()
         counted = self.made if self.rejected is None else [fold for fold in self.made if not fold.NEEDS_SURFACE]
         found = [finding for fold in counted for finding in fold.finish()]
         return FoldOutcome(
@@ -335,6 +356,42 @@ def _each_sent(send: Send) -> Callable[[ChunkRun], None]:
         for event in run.members:
             send(event)
     return each
+
+
+@final
+class _Taken:
+    """An event (or a packed row's chunks) taken by the loop, as a deferred fold is to step over it:
+    its type read once, its plan, and whether the surface was still folding."""
+
+    __slots__ = ("kind", "event", "logged", "plan", "run", "surfaced")
+
+    def __init__(self, kind: str, event: Event | None, logged: Event | None, plan: SurfacePlan | None, run: ChunkRun | None, surfaced: bool) -> None:
+        self.kind, self.event, self.logged, self.plan, self.run, self.surfaced = kind, event, logged, plan, run, surfaced
+
+
+def _fold_over(fold: AuditFold, pending: Sequence[_Taken]) -> None:
+    walking = fold.walking if isinstance(fold, WalkFold) else None
+    step = fold.stepper()
+    takes = fold.EVENT_TYPES
+    as_logged = fold.AS_LOGGED
+    stops = fold.NEEDS_SURFACE and not as_logged
+    run_route = _run_route([fold])
+    take_run = run_route[0] if run_route else None
+    for item in pending:
+        if stops and not item.surfaced:
+            continue
+        run = item.run
+        if run is not None:
+            if take_run is not None:
+                take_run(run)
+        elif as_logged:
+            step(cast(Event, item.logged), None)
+        elif takes is None or item.kind in takes:
+            event = cast(Event, item.event)
+            if walking is not None:
+                walking.send(event)
+            else:
+                step(event, item.plan)
 
 
 def run_alone(fold: type[AuditFold], events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

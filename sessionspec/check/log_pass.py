@@ -148,6 +148,11 @@ class LogPass:
         if self.loop is not None:
             self.loop.take(event, logged)
 
+    def flush(self) -> None:
+        """After a batch of events: the folds that step a batch at a time take it (:meth:`FoldLoop.flush`)."""
+        if self.loop is not None:
+            self.loop.flush()
+
     def finish(self) -> None:
         """After the last event: judge what is still held."""
         if self.judged_as is None:

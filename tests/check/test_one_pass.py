@@ -8,6 +8,8 @@ both dialects."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from hypothesis import given
@@ -185,3 +187,40 @@ def test_an_event_the_loop_calls_log_only_is_one_the_surface_fold_plans_nothing_
     if loop._log_only(event):
         assert plan_surface_event(loop.nodes, event, loop.before, dialect) is None
     assert loop._log_only(event) == (seq == 2 and op == "absent" and not provenance and type_name not in surface_types(dialect))
+
+
+
+def _outcome_flushed_every(events: tuple[Event, ...], dialect: Dialect, every: int) -> tuple[object, ...]:
+    loop = FoldLoop(dialect, 0, registered_folds())
+    for count, event in enumerate(events, 1):
+        loop.take(event, event)
+        if count % every == 0:
+            loop.flush()
+    done = loop.outcome()
+    return (done.findings, done.quirks, done.notes, done.outside, done.surface_rejected)
+
+
+@given(_logs(), st.integers(1, 7))
+def test_the_folds_stepped_a_batch_at_a_time_find_what_they_find_event_by_event(drawn: tuple[tuple[Event, ...], Dialect], every: int) -> None:
+    """FoldLoop steps the folds that do not read ``before`` one fold at a time over a batch
+    (:meth:`FoldLoop.flush`); the outcome is the outcome of every fold stepped as each event is
+    taken (every fold marked ``READS_BEFORE``), whatever the batch (one event, a few, the whole
+    log), on well-formed logs and on logs whose surface is rejected midway."""
+    events, dialect = drawn
+    batched = _outcome_flushed_every(events, dialect, every)
+    assert _outcome_flushed_every(events, dialect, len(events) + 1) == batched
+    with _every_fold_stepped_as_taken():
+        assert _outcome_flushed_every(events, dialect, every) == batched
+
+
+@contextmanager
+def _every_fold_stepped_as_taken() -> Iterator[None]:
+    """Every fold marked as reading ``before`` (the folds that set it themselves keep it)."""
+    marked = [fold for fold in registered_folds() if "READS_BEFORE" not in vars(fold)]
+    for fold in marked:
+        fold.READS_BEFORE = True
+    try:
+        yield
+    finally:
+        for fold in marked:
+            del fold.READS_BEFORE

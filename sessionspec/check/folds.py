@@ -207,9 +207,8 @@ class FoldLoop:
         self.dialect = dialect
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
-        # Fold by fold over a batch, so each fold's code stays in the instruction cache (event by event,
-        # every fold's code passed through it for each event), but for the folds reading ``before`` at
-        # their event.  Each fold still takes the events in order, with the same plans.
+        # Fold by fold over a batch (each fold's code stays in the instruction cache), but for the folds
+        # reading ``before`` at their event.  Each fold still takes the events in order, with the same plans.
         self.deferred = [fold for fold in self.made if not fold.READS_BEFORE]
         self.pending: list[_Taken] = []
         immediate = [fold for fold in self.made if fold.READS_BEFORE]
@@ -253,7 +252,8 @@ class FoldLoop:
             send(event)
         for step in self.as_logged:
             step(logged, None)
-        self.pending.append(_Taken(event.type, event, logged, plan, None, self.rejected is None))
+        if self.deferred:
+            self.pending.append(_Taken(event.type, event, logged, plan, None, self.rejected is None))
         if self.surfaced:
             self.before.commit(event, plan, removed)
 
@@ -277,15 +277,14 @@ class FoldLoop:
             route = self.run_route = _run_route([*self.active, *self.as_logged_folds])
         for step in route:
             step(run)
-        self.pending.append(_Taken(CHUNK, None, None, None, run, self.rejected is None))
+        if self.deferred:
+            self.pending.append(_Taken(CHUNK, None, None, None, run, self.rejected is None))
         if self.surfaced:
             self.before.taken += run.count
 
     def flush(self) -> None:
-        """Step the deferred folds over the events taken since the last flush, one fold at a time,
-        each over them in order, as :meth:`take` would have stepped it: the same plan, the event as
-        logged for an ``AS_LOGGED`` fold, nothing after the surface's rejection for a fold that needs
-        the surface, a packed row's chunks at once or one by one (:func:`_run_route`)."""
+        """Step each deferred fold over the events taken since the last flush, as :meth:`take` would
+        have stepped it (:func:`_fold_over`)."""
         for fold in self.deferred:
             _fold_over(fold, self.pending)
         self.pending.clear()
@@ -360,8 +359,7 @@ def _each_sent(send: Send) -> Callable[[ChunkRun], None]:
 
 @final
 class _Taken:
-    """An event (or a packed row's chunks) taken by the loop, as a deferred fold is to step over it:
-    its type read once, its plan, and whether the surface was still folding."""
+    """An event (or a row's chunks) taken, for a deferred fold: its type, plan, and whether the surface still folded."""
 
     __slots__ = ("kind", "event", "logged", "plan", "run", "surfaced")
 
@@ -370,6 +368,8 @@ class _Taken:
 
 
 def _fold_over(fold: AuditFold, pending: Sequence[_Taken]) -> None:
+    """The same plan, the event as logged for an ``AS_LOGGED`` fold, nothing after the surface's
+    rejection for a fold that needs the surface, a row's chunks at once or one by one (:func:`_run_route`)."""
     walking = fold.walking if isinstance(fold, WalkFold) else None
     step = fold.stepper()
     takes = fold.EVENT_TYPES

@@ -51,7 +51,6 @@ MAX_EVENTS: Final = 5_000_000
 STDIN: Final = "-"
 
 
-
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LineFinding:

@@ -23,7 +23,7 @@ from typing import Final, final
 import msgspec
 
 from model.codec import ROW_TAGS, expand_row, parse_value
-from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Json, JsonObject, JsonTextError, number_from_float_text
+from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Absent, Json, JsonObject, JsonTextError, number_from_float_text
 from model.log import CORE_CLASSES, Event, make_event
 from model.rejected import Rejected
 
@@ -203,14 +203,7 @@ def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first:
     cls = CORE_CLASSES.get(type_name)
     if cls is None:  # a plugin type (LOG-10): make_event's OpaqueEvent, which also keeps the type
         return make_event(type_name, seq=seq, time=time, data=data, source_event_seqs=sources, surface_op=surface_op, op_first=op_first)
-    event: Event = _new(cls)
-    _set_seq(event, seq)
-    _set_time(event, time)
-    _set_data(event, data)
-    _set_sources(event, sources)
-    _set_surface_op(event, surface_op)
-    _set_op_first(event, op_first)
-    return event
+    return _built(cls, seq, time, data, sources, surface_op, op_first)
 
 
 # A core event is the frozen, slotted dataclass ``make_event`` builds (LOG-9); its fields are filled
@@ -230,14 +223,15 @@ _set_seq, _set_time, _set_data, _set_sources, _set_surface_op, _set_op_first = (
     getattr(_ENVELOPE, name).__set__ for name in _ENVELOPE_FIELDS)
 
 
-def _member(cls: type[Event], seq: int, time: int, data: JsonObject) -> Event:
+def _built(cls: type[Event], seq: int, time: int, data: Json, sources: Json | Absent, surface_op: Json | Absent, op_first: bool) -> Event:
+    """A core event of class ``cls`` with these fields, set through the envelope's slots."""
     event: Event = _new(cls)
     _set_seq(event, seq)
     _set_time(event, time)
     _set_data(event, data)
-    _set_sources(event, ABSENT)
-    _set_surface_op(event, ABSENT)
-    _set_op_first(event, False)
+    _set_sources(event, sources)
+    _set_surface_op(event, surface_op)
+    _set_op_first(event, op_first)
     return event
 
 
@@ -252,7 +246,7 @@ def row_events(row: JsonObject) -> tuple[Event, ...] | Rejected:
     answer for any other row, so a rejection is always the definition's.  Tied to the model by
     ``tests/fast/test_fast_parse.py``."""
     tag, seq0, time0, data = row.get("type"), row.get("seq0"), row.get("time0"), row.get("data")
-    if (len(row) != 4 or row.keys() != _ROW_ENVELOPE or type(seq0) is not int or not 0 <= seq0 <= MAX_SAFE_INTEGER
+    if (row.keys() != _ROW_ENVELOPE or type(seq0) is not int or not 0 <= seq0 <= MAX_SAFE_INTEGER
             or type(time0) is not int or not -MAX_SAFE_INTEGER <= time0 <= MAX_SAFE_INTEGER or type(data) is not JsonObject):
         return expand_row(row)
     turn, step, index, dt = data.get("turn"), data.get("step"), data.get("index"), data.get("dt")
@@ -285,7 +279,7 @@ def row_events(row: JsonObject) -> tuple[Event, ...] | Rejected:
             chunk = JsonObject((("type", "tool-call-delta"), ("index", index), ("id", data["id"]), ("name", data["name"]), ("argumentsDelta", text)))
         else:
             chunk = JsonObject((("type", "tool-call-delta"), ("index", index), ("id", data["id"]), ("argumentsDelta", text)))
-        members.append(_member(_CHUNK, seq0 + k, time, JsonObject((("turn", turn), ("step", step), ("chunk", chunk)))))
+        members.append(_built(_CHUNK, seq0 + k, time, JsonObject((("turn", turn), ("step", step), ("chunk", chunk))), ABSENT, ABSENT, False))
     return tuple(members)
 
 

@@ -40,7 +40,7 @@ from typing import Final, final
 
 from model.codec import serialize_event
 from model.header import check_llm_shape
-from model.jsonval import ABSENT, JsonObject, js_stringify
+from model.jsonval import JsonObject, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
@@ -61,6 +61,7 @@ from sessionspec.check.retention_audit import ZeroRetentionAudit  # noqa: F401  
 from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.writers import Attribution
 from sessionspec.check.writers_audit import TurnWritersAudit
+from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
@@ -117,11 +118,11 @@ class LoadShapeAudit(WalkFold):
                     found += check_header_types(event, dialect)
                 case "mode/set":
                     found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
-                case "assistant/message" if dialect is Dialect.A55:
+                case "assistant/message" if dialect is A55:
                     shape = check_llm_shape(event)
                     if shape is not None:
                         found.append(shape)
-                case "turn/end" if dialect is Dialect.A55:
+                case "turn/end" if dialect is A55:
                     reason = get(data, "reason")
                     kind = get(reason, "kind")
                     if kind == "aborted" and isinstance(reason, JsonObject) and len(reason) != 1:

@@ -54,6 +54,7 @@ from sessionspec.check.summary import EXIT_PRECEDENCE as EXIT_PRECEDENCE
 from sessionspec.check.summary import SCHEMA_VERSION as SCHEMA_VERSION
 from sessionspec.check.summary import Summary as Summary
 from sessionspec.check.summary import summarize as summarize
+from sessionspec.fast.constants import A55, D08
 
 # Records read before they are folded (see _stream_pass; a packed row is one): memory stays bounded.
 BATCH_EVENTS: Final = 512
@@ -70,10 +71,10 @@ def _choose_dialect(evidence: DialectEvidence, forced: Dialect | None) -> tuple[
             f"D08 {evidence.d08_reason} at seq {evidence.d08_seq}; use --dialect to force one"
         )
     if evidence.d08_seq is not None:
-        return Dialect.D08, DialectSource.DETECTED
+        return D08, DialectSource.DETECTED
     if evidence.a55_seq is not None:
-        return Dialect.A55, DialectSource.DETECTED
-    return Dialect.A55, DialectSource.DEFAULT
+        return A55, DialectSource.DETECTED
+    return A55, DialectSource.DEFAULT
 
 
 def _finding_key(finding: Finding) -> tuple[int | None, str, int | None]:
@@ -86,12 +87,12 @@ def _check_mixed(read: ReadLog, prefix: AuditedPrefix, line_findings: list[Findi
     finding both give (same rule, line and seq) holds whichever dialect wrote
     the log, so it is a finding of the file; a finding of one dialect only is
     shown marked ``only if`` that dialect and leaves the verdict ``unknown``."""
-    a55 = judge_as(read, prefix, Dialect.A55, strict_quirks)
-    d08 = judge_as(read, prefix, Dialect.D08, strict_quirks)
+    a55 = judge_as(read, prefix, A55, strict_quirks)
+    d08 = judge_as(read, prefix, D08, strict_quirks)
     in_d08 = {_finding_key(f) for f in d08.findings}
     in_a55 = {_finding_key(f) for f in a55.findings}
     findings = line_findings + [f for f in a55.findings if _finding_key(f) in in_d08]
-    for dialect, judged, other in ((Dialect.A55, a55, in_d08), (Dialect.D08, d08, in_a55)):
+    for dialect, judged, other in ((A55, a55, in_d08), (D08, d08, in_a55)):
         findings += [replace(f, only_if=dialect) for f in judged.findings if _finding_key(f) not in other]
     return _verdict(read, None, None, min(a55.live, d08.live), findings, (), unknown=mixed)
 

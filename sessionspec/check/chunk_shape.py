@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import ABSENT, Json, JsonObject, js_stringify
+from model.jsonval import Json, JsonObject, js_stringify
 from model.log import Event
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
+from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import get
 
 CHUNK_KEYS: Final[dict[str, Keys]] = {

@@ -23,7 +23,7 @@ from typing import Final, final
 
 from model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
 from model.header import EpochHeader, header_holds_placeholder
-from model.jsonval import ABSENT, Absent, Json, JsonObject, is_safe_int
+from model.jsonval import Absent, Json, JsonObject, is_safe_int
 from model.log import Dialect, Event, log_view
 from model.placeholder import mentions_placeholder
 from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
@@ -33,6 +33,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.compaction import AuditSurface
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.derivation import header_of
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
@@ -55,7 +56,7 @@ class Bracket:
 class CompactionAudit:
     """The A55 compaction audit: :meth:`run` folds a whole log."""
 
-    dialect: Dialect = Dialect.A55
+    dialect: Dialect = A55
     findings: list[Rejected] = field(default_factory=list)
     # The priced surface (MTR-7) with CMP-10's counter steps, each node projected once.
     surface: AuditSurface = field(init=False)
@@ -341,7 +342,7 @@ class CompactionFold(AuditFold):
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
-        self.audit = CompactionAudit() if dialect is Dialect.A55 else CompactionAuditD08(dialect=Dialect.D08)
+        self.audit = CompactionAudit() if dialect is A55 else CompactionAuditD08(dialect=D08)
         self.types = self.audit.bracket_types()
         # The types CompactionAudit.visit and advance read (with the bracket names of the dialect).
         self.read = frozenset({*self.types, *VISITED_TYPES})
@@ -378,7 +379,7 @@ def audit_compactions(events: Sequence[Event], dialect: Dialect, plans: Sequence
         case Dialect.A55:
             return CompactionAudit().run(events, plans)
         case Dialect.D08:
-            return CompactionAuditD08(dialect=Dialect.D08).run(events, plans)
+            return CompactionAuditD08(dialect=D08).run(events, plans)
 
 
 def inferred_prune_config(content: Json) -> PruneConfig | None:

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from model.compaction import compaction_type, is_checkpoint_source
-from model.jsonval import ABSENT, Absent, Json, JsonObject, json_eq, obj
+from model.jsonval import Absent, Json, JsonObject, json_eq, obj
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.check.shape_keys import key_flaw
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
@@ -47,7 +48,7 @@ class _State:
     checkpoint: int | None = None
     overflow_committed: int | None = None
     step_end_in_bracket: int | None = None
-    dialect: Dialect = Dialect.A55  # the log's: how a message holds its content
+    dialect: Dialect = A55  # the log's: how a message holds its content
 
     def calls(self) -> int:
         """The tool calls of the step's assistant/message: read only at a bracket or a prune inside
@@ -73,7 +74,7 @@ def _fold_surface(s: _State, event: Event, eligible: frozenset[str]) -> None:
 
 
 def _tool_calls(event: Event, dialect: Dialect) -> int:
-    content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
+    content = get(event.data, "content") if dialect is A55 else get(get(event.data, "message"), "content")
     return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
 
 
@@ -87,7 +88,7 @@ def check_bracket_placement(s: _State, event: Event, dialect: Dialect) -> Reject
     ``step/start``; inside a step only the overflow recovery of a failed
     attempt (DIA-7), before the retry's message; manual brackets (owner
     ``null``) lie between turns (DIA-3)."""
-    if dialect is Dialect.A55:
+    if dialect is A55:
         if s.in_step and not s.message:
             return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's assistant/message (it runs in post-step)")
         if s.in_step and s.results < s.calls():
@@ -114,7 +115,7 @@ def check_prune_placement(s: _State, event: Event, dialect: Dialect) -> Rejected
     ``agent/pre-step`` outside a step (DIA-6) or inside the step of a failed attempt (DIA-7).
     The windows are the bracket's (``check_bracket_placement``); a finding names PRN-6."""
     bad = check_bracket_placement(s, event, dialect)
-    if bad is not None and dialect is Dialect.D08 and check_bracket_placement(s, event, Dialect.A55) is None:
+    if bad is not None and dialect is D08 and check_bracket_placement(s, event, A55) is None:
         bad = None  # a D08 log may hold legacy turns the A55 loop wrote (DIA-13): their windows are A55's
     if bad is None:
         return None
@@ -162,7 +163,7 @@ def check_checkpoint_source(event: Event, dialect: Dialect) -> Rejected | None:
     compactionId, sourceCommandId?}`` (key order as listed), the id a
     non-empty string."""
     source = get(event.data, "source")
-    if dialect is Dialect.A55:
+    if dialect is A55:
         if json_eq(source, CHECKPOINT_SOURCE):
             return None
         return Rejected(rule="CMP-2", seq=event.seq, reason="checkpoint source is not exactly {kind:\"plugin\", plugin:\"compact\"}")
@@ -276,7 +277,7 @@ class CompactionRulesAudit(WalkFold):
             live = event.seq >= first_live_seq
             if kind == "request/header":
                 s.header = True
-            if dialect is Dialect.A55 and s.bracket and live and kind in ("step/start", "step/end", "turn/end", end_t):
+            if dialect is A55 and s.bracket and live and kind in ("step/start", "step/end", "turn/end", end_t):
                 bad = check_bracket_closed(s, event, end_t)
                 found += [bad] if bad is not None else []
             if live and kind == start_t:
@@ -289,13 +290,13 @@ class CompactionRulesAudit(WalkFold):
                 failed = get(event.data, "error") is not ABSENT
                 bad = check_bracket_body(s, event, failed) if live else None
                 found += [bad] if bad is not None else []
-                if dialect is Dialect.A55 and not s.in_step and not failed and s.checkpoint is not None:
+                if dialect is A55 and not s.in_step and not failed and s.checkpoint is not None:
                     s.overflow_committed = event.seq
                 s.bracket = False
             elif live and kind == "turn/end" and s.overflow_committed is not None:
                 bad = check_overflow_retry(s, event)
                 found += [bad] if bad is not None else []
-            elif kind == "session/end-seed" or (kind == "turn/end" and dialect is Dialect.A55):
+            elif kind == "session/end-seed" or (kind == "turn/end" and dialect is A55):
                 s.bracket = False
             elif live and kind == summary_t:
                 bad = check_range_anchoring(s, event)

@@ -7,11 +7,12 @@ from collections.abc import Generator, Sequence
 from typing import Final
 
 from model.jsonval import Absent, Json, JsonObject, js_stringify
-from model.log import Dialect, Event
+from model.log import Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.nesting_audit import is_replace
+from sessionspec.fast.constants import D08
 from sessionspec.fast.jsonget import get
 
 # --------------------------------------------------------------------------- DIA-10 / DIA-14 (D08 shapes)
@@ -108,7 +109,7 @@ class D08MessageShapeAudit(WalkFold):
 
     EVENT_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
-    DIALECTS = frozenset({Dialect.D08})
+    DIALECTS = frozenset({D08})
 
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
         found: list[Rejected] = []
@@ -132,7 +133,7 @@ audits("DIA-10")(D08MessageShapeAudit)
 
 def check_d08_message_shapes(events: Sequence[Event]) -> list[Rejected]:
     """:class:`D08MessageShapeAudit` run alone."""
-    return run_alone(D08MessageShapeAudit, events, Dialect.D08)
+    return run_alone(D08MessageShapeAudit, events, D08)
 
 
 # --------------------------------------------------------------------------- DIA-7 (D08 retries)
@@ -160,7 +161,7 @@ class RetryAttemptAudit(WalkFold):
 
     EVENT_TYPES = frozenset({"step/start", "assistant/chunk", "assistant/message"})
 
-    DIALECTS = frozenset({Dialect.D08})
+    DIALECTS = frozenset({D08})
 
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
         found: list[Rejected] = []
@@ -199,4 +200,4 @@ audits("DIA-7")(RetryAttemptAudit)
 
 def check_retry_attempts(events: Sequence[Event]) -> list[Rejected]:
     """:class:`RetryAttemptAudit` run alone."""
-    return run_alone(RetryAttemptAudit, events, Dialect.D08)
+    return run_alone(RetryAttemptAudit, events, D08)

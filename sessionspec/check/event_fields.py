@@ -7,8 +7,9 @@ returns ``ABSENT`` for a missing field; the audits report shapes elsewhere.
 
 from __future__ import annotations
 
-from model.jsonval import ABSENT, Absent, Json, js_stringify
+from model.jsonval import Absent, Json, js_stringify
 from model.log import Dialect, Event
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 ToolBlock = tuple[Json | Absent, Json | Absent, Json | Absent]
@@ -21,17 +22,17 @@ def show(v: Json | Absent) -> str:
 
 def message_content(event: Event, dialect: Dialect) -> Json | Absent:
     data = event.data
-    return get(data, "content") if dialect is Dialect.A55 else get(get(data, "message"), "content")
+    return get(data, "content") if dialect is A55 else get(get(data, "message"), "content")
 
 
 def message_route(event: Event, dialect: Dialect) -> tuple[Json | Absent, Json | Absent]:
     """``(provider, model)`` of an assistant message (A55 provenance, D08 message source)."""
-    source = get(event.data, "provenance") if dialect is Dialect.A55 else get(get(event.data, "message"), "source")
+    source = get(event.data, "provenance") if dialect is A55 else get(get(event.data, "message"), "source")
     return get(source, "provider"), get(source, "model")
 
 
 def result_call_id(event: Event, dialect: Dialect) -> Json | Absent:
-    if dialect is Dialect.D08:
+    if dialect is D08:
         return get(get(get(event.data, "message"), "source"), "callId")
     return get(event.data, "callId")
 

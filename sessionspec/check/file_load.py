@@ -34,9 +34,10 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from model.codec import SessionHeader
-from model.jsonval import ABSENT, Json, JsonObject
+from model.jsonval import Json, JsonObject
 from model.log import Dialect, Event
 from model.rejected import FailureKind
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 # The findings that mark a hole the scan tolerates after the last turn/end.
@@ -83,7 +84,7 @@ def repair_walk_throws_on(event: Event, dialect: Dialect) -> bool:
     DIA-10) is neither an array nor a string (JS iterates a string's characters), or an array holding ``null``."""
     if event.type != "assistant/message":
         return False
-    content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
+    content = get(event.data, "content") if dialect is A55 else get(get(event.data, "message"), "content")
     if isinstance(content, str):
         return False
     return not isinstance(content, tuple) or any(block is None for block in content)
@@ -110,7 +111,7 @@ def header_line_refused(header: SessionHeader | None, dialect: Dialect | None) -
         field = get(value, key)
         if field is ABSENT or not _safe_non_negative(field):
             return f"no non-negative safe-integer {key}"
-    if dialect is Dialect.D08:
+    if dialect is D08:
         origin, preset = get(value, "origin"), get(value, "agentPreset")
         if origin is not ABSENT and origin != "subagent":
             return "an origin other than \"subagent\""

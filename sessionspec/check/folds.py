@@ -27,14 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Final, cast, final, overload
+from typing import ClassVar, Final, cast, final
 
-from model.jsonval import ABSENT
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import AUDITS
 from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.surface_events import SurfaceEvents
+from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.surface import plan_surface_event, splice
 
 CHUNK: Final = "assistant/chunk"
@@ -158,44 +159,6 @@ def _declared_name(fold: type) -> tuple[str, str]:
 
 
 @final
-class SurfaceEvents(Sequence[Event]):
-    """The log before the current event, as the folds and the surface fold read it: its length
-    is the number of events taken, and an event is found by its seq (LOG-1: ``seq`` is its
-    index) while it is on the surface.  What reads the log before an event (SURF-7's rewrite
-    check, a summary's and a prune's checks) reads only surface nodes, so an event is dropped
-    once it leaves the surface (a replace shadows it) and a log-only event is never kept:
-    memory is bounded by the surface, not the log (issue 26)."""
-
-    __slots__ = ("by_seq", "taken")
-
-    def __init__(self) -> None:
-        self.by_seq: dict[int, Event] = {}
-        self.taken = 0
-
-    def __len__(self) -> int:
-        return self.taken
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Event]: ...
-    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
-        if isinstance(index, slice):
-            raise TypeError("the log before an event is read one surface event at a time")
-        if not 0 <= index < self.taken:
-            raise IndexError(index)
-        return self.by_seq[index]
-
-    def commit(self, event: Event, plan: SurfacePlan | None, removed: Sequence[int]) -> None:
-        """After ``event`` was folded: keep it if it joined the surface, drop what it shadowed."""
-        for seq in removed:
-            del self.by_seq[seq]
-        if plan is not None:
-            self.by_seq[event.seq] = event
-        self.taken += 1
-
-
-@final
 class FoldLoop:
     """The one loop over a log, an event at a time: the surface folded once per event and
     every fold of ``folds`` (of this dialect) stepped with the event's plan.  Events are
@@ -232,7 +195,8 @@ class FoldLoop:
         """Fold one event (``logged``: the same event as logged)."""
         plan: SurfacePlan | None = None
         removed: Sequence[int] = ()
-        if self.surfaced and self.rejected is None and not self._log_only(event):
+        kind = event.type  # read once: compiled, an event's attribute is a generic attribute read
+        if self.surfaced and self.rejected is None and not self._log_only(event, kind):
             planned = plan_surface_event(self.nodes, event, self.before, self.dialect)
             if isinstance(planned, Rejected):
                 self.rejected = planned
@@ -243,9 +207,9 @@ class FoldLoop:
             elif planned is not None:
                 plan = planned
                 removed = splice(self.nodes, plan, plan.seq)
-        route = self.routes.get(event.type)
+        route = self.routes.get(kind)
         if route is None:
-            route = self.routes[event.type] = _route(self.active, event.type)
+            route = self.routes[kind] = _route(self.active, kind)
         for step in route[0]:
             step(event, plan)
         for send in route[1]:
@@ -253,15 +217,15 @@ class FoldLoop:
         for step in self.as_logged:
             step(logged, None)
         if self.deferred:
-            self.pending.append(_Taken(event.type, event, logged, plan, None, self.rejected is None))
+            self.pending.append(_Taken(kind, event, logged, plan, None, self.rejected is None))
         if self.surfaced:
             self.before.commit(event, plan, removed)
 
-    def _log_only(self, event: Event) -> bool:
-        """Whether ``plan_surface_event`` plans nothing for ``event`` without looking further (SURF-9:
-        its seq is the next, LOG-1; SURF-2: a type that is not surface-eligible with neither surface
-        marker is log-only): most events, so most skip the call."""
-        return (event.seq == self.before.taken and event.type not in self.eligible
+    def _log_only(self, event: Event, kind: str) -> bool:
+        """Whether ``plan_surface_event`` plans nothing for ``event`` (of type ``kind``) without looking
+        further (SURF-9: its seq is the next, LOG-1; SURF-2: a type that is not surface-eligible with
+        neither surface marker is log-only): most events, so most skip the call."""
+        return (kind not in self.eligible and event.seq == self.before.taken
                 and event.surface_op is ABSENT and event.source_event_seqs is ABSENT)
 
     def take_run(self, run: ChunkRun) -> None:
@@ -370,7 +334,8 @@ class _Taken:
 def _fold_over(fold: AuditFold, pending: Sequence[_Taken]) -> None:
     """The same plan, the event as logged for an ``AS_LOGGED`` fold, nothing after the surface's
     rejection for a fold that needs the surface, a row's chunks at once or one by one (:func:`_run_route`)."""
-    walking = fold.walking if isinstance(fold, WalkFold) else None
+    # The walk's ``send`` bound once (compiled, ``walking.send(...)`` looks the method up at each call).
+    send = fold.walking.send if isinstance(fold, WalkFold) else None
     step = fold.stepper()
     takes = fold.EVENT_TYPES
     as_logged = fold.AS_LOGGED
@@ -388,8 +353,8 @@ def _fold_over(fold: AuditFold, pending: Sequence[_Taken]) -> None:
             step(cast(Event, item.logged), None)
         elif takes is None or item.kind in takes:
             event = cast(Event, item.event)
-            if walking is not None:
-                walking.send(event)
+            if send is not None:
+                send(event)
             else:
                 step(event, item.plan)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from model.header import EpochHeader, HeaderReason, header_of_event, opt_header_eq
-from model.jsonval import ABSENT, Absent, Json, JsonObject, js_stringify
+from model.jsonval import Absent, Json, JsonObject, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.placeholder import is_placeholder
@@ -19,6 +19,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.opaque import is_opaque
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
 
@@ -42,7 +43,7 @@ def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
     A non-object header or config is reported by ``header_of_event``."""
     header = get(event.data, "header")
     config = get(header, "config")
-    rule = "HDR-1" if dialect is Dialect.A55 else "DIA-8"
+    rule = "HDR-1" if dialect is A55 else "DIA-8"
     wrong: list[str] = []
 
     def expect(name: str, value: Json | Absent, ok: Callable[[Json], bool], what: str) -> None:
@@ -52,7 +53,7 @@ def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
 
     expect("system", get(header, "system"), lambda v: isinstance(v, str), "a string")
     expect("tools", get(header, "tools"), _is_list_of_objects, "a list of tool schemas")
-    if dialect is Dialect.A55:
+    if dialect is A55:
         # LEG-8: entries may each be the "{{messagePrefix}}" placeholder.
         expect("messagePrefix", get(header, "messagePrefix"), lambda v: _is_list_of_objects(v, placeholders=True), "a list of messages")
     else:
@@ -154,14 +155,14 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
     # (a) placement inside the step, before its first chunk (D08: per attempt).
     if not a.step_open:
         found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header outside a step (the loop writes it after step/start)"))
-    elif a.step_chunked and (dialect is Dialect.A55 or a.attempt_open):
+    elif a.step_chunked and (dialect is A55 or a.attempt_open):
         # D08 (DIA-12): the header precedes its attempt's dispatch; only a retry after a finish writes another.
-        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header after the step's first chunk" if dialect is Dialect.A55
+        found.append(Rejected(rule="FMT-9", seq=seq, reason="request/header after the step's first chunk" if dialect is A55
                               else "request/header inside a streaming attempt (after its first chunk, before its finish)"))
     elif a.step_header is not None and not a.step_chunked:
         found.append(Rejected(rule="FMT-9", seq=seq, reason=f"second request/header in one step (first at seq {a.step_header})"))
     a.step_header = seq
-    if dialect is Dialect.D08:
+    if dialect is D08:
         a.step_chunked = False
     if not isinstance(reason, str) or reason not in HEADER_REASONS:
         found.append(Rejected(rule="HDR-7", seq=seq, reason=f"request/header reason {js_stringify(reason if reason is not ABSENT else None)} is not one the loop writes"))
@@ -182,7 +183,7 @@ def _audit_one_header(a: _HeaderAudit, event: Event, header: EpochHeader, dialec
         if earlier and not opaque and opt_header_eq(a.fold, header, dialect):
             found.append(Rejected(rule="FMT-9", seq=seq, reason="change header equal to the header in force (HDR-4)"))
         # (f) never a prefix change inside an instance.
-        if dialect is Dialect.A55 and a.anchored and not same_json(a.instance_prefix, header.message_prefix):
+        if dialect is A55 and a.anchored and not same_json(a.instance_prefix, header.message_prefix):
             found.append(Rejected(rule="PFX-15", seq=seq, reason="messagePrefix changed inside a loop instance (only an anchor may change it)"))
     else:
         a.anchored = True

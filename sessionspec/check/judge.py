@@ -22,6 +22,7 @@ from sessionspec.check.logfile import LogFile, read_path, session_id
 from sessionspec.check.report import Finding
 from sessionspec.check.sidecar import find_parent_file
 from sessionspec.check.writers import Attribution, TurnWriter, writer_note
+from sessionspec.fast.constants import D08
 
 
 def finding_of(lines: LineTable, rejected: Rejected, line: int | None = None) -> Finding:
@@ -112,7 +113,7 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     complete = prefix.count == read.total and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = check_fork(log, events, dialect, complete)
     findings += [finding_of(lines, r) for r in fork_findings]
-    if dialect is Dialect.D08 and complete:
+    if dialect is D08 and complete:
         findings += [finding_of(lines, r) for r in check_end_seed(events, log.seed_length)]
     quirks = sorted(
         read_quirks + [finding_of(lines, r) for r in audit.quirks],
@@ -150,6 +151,6 @@ def check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect, complete
     if parent.unreadable is not None:
         return [], (f"fork parent {parent_path.name} unreadable; seed not compared (FMT-11)",)
     parent_events: Sequence[Event] = parent.events
-    if dialect is Dialect.D08:
+    if dialect is D08:
         parent_events = migrate_legacy(parent_events, session_id(parent))
     return check_fork_seed(events, parent_events, log.seed_length), ()

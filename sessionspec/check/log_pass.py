@@ -30,6 +30,7 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.file_load import TurnEndLines, repair_walk_throws_on
 from sessionspec.check.folds import FoldLoop, registered_folds
 from sessionspec.check.line_table import LineTable
+from sessionspec.fast.constants import A55, D08
 from sessionspec.fast.surface import with_markers
 
 # The events held while no marker has decided the dialect (a D08 log shows one within its first
@@ -60,7 +61,7 @@ class LogPass:
         self.lines = LineTable()
         self.turn_ends = TurnEndLines()
         # Kept as arrays (an A55 log's every assistant message throws as D08 would read it).
-        self.throws: dict[Dialect, array[int]] = {Dialect.A55: array("q"), Dialect.D08: array("q")}
+        self.throws: dict[Dialect, array[int]] = {A55: array("q"), D08: array("q")}
         self.last_end_seed = -1
         self.replay_script = True
         self.held: list[Event] = []
@@ -75,21 +76,22 @@ class LogPass:
 
     def take(self, event: Event, line: int, first_damage: int | None) -> None:
         """The next event of the file, with its line and the first damaged line met so far."""
-        self.lines.add(event.seq, line)
+        seq, kind = event.seq, event.type  # read once: compiled, each read is a generic attribute read
+        self.lines.add(seq, line)
         self.turn_ends.take(event, line)
         self.evidence = with_markers(self.evidence, event)
-        if event.type == "assistant/message":
+        if kind == "assistant/message":
             for dialect, throws in self.throws.items():
                 if repair_walk_throws_on(event, dialect):
-                    throws.append(event.seq)
-        if not self.prefix.take(event.seq, line, first_damage):
+                    throws.append(seq)
+        if not self.prefix.take(seq, line, first_damage):
             return
-        if event.type != "assistant/chunk":
+        if kind != "assistant/chunk":
             self.replay_script = False
-        if event.type == "session/end-seed":
-            self.last_end_seed = event.seq
+        if kind == "session/end-seed":
+            self.last_end_seed = seq
             judged = self.judged_as
-            if judged is not None and judged.dialect is Dialect.D08 and self.live(Dialect.D08) != judged.live:
+            if judged is not None and judged.dialect is D08 and self.live(D08) != judged.live:
                 self.wrong_guess = True
                 self.loop = None  # its findings cannot be used: stop folding
         if self.judged_as is None:
@@ -118,18 +120,18 @@ class LogPass:
     def seed_unended(self, event: Event) -> bool:
         """Whether a D08 guess must wait for the seed's ``session/end-seed`` (DIA-5: at the seed's end
         or right after it), which moves the first live seq."""
-        return self.guess().dialect is Dialect.D08 and event.seq < self.seed_length
+        return self.guess().dialect is D08 and event.seq < self.seed_length
 
     def guess(self) -> Guess:
         """The dialect the markers so far show (A55 without one, or when mixed), and its live seq."""
         dialect = self.forced
         if dialect is None:
-            dialect = Dialect.D08 if self.evidence.d08_seq is not None and self.evidence.a55_seq is None else Dialect.A55
+            dialect = D08 if self.evidence.d08_seq is not None and self.evidence.a55_seq is None else A55
         return Guess(dialect, self.live(dialect))
 
     def live(self, dialect: Dialect) -> int:
         """LOG-8: the seed length; D08 readers take the last ``session/end-seed`` (DIA-5)."""
-        if dialect is Dialect.D08 and self.last_end_seed >= 0:
+        if dialect is D08 and self.last_end_seed >= 0:
             return max(self.seed_length, self.last_end_seed + 1)
         return self.seed_length
 
@@ -142,7 +144,7 @@ class LogPass:
 
     def judge(self, logged: Event) -> None:
         assert self.judged_as is not None
-        event = migrate_event(logged, self.session_id, self.ids) if self.judged_as.dialect is Dialect.D08 else logged
+        event = migrate_event(logged, self.session_id, self.ids) if self.judged_as.dialect is D08 else logged
         if len(self.head) <= self.seed_length:
             self.head.append(event)
         if self.loop is not None:

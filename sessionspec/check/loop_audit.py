@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from model.compaction import is_checkpoint_source
-from model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq, js_stringify
+from model.jsonval import Absent, Json, JsonObject, deep_eq, js_stringify
 from model.log import Dialect, Event
 from model.placeholder import is_placeholder
 from model.rejected import Rejected
@@ -33,6 +33,7 @@ from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import TurnState as _Turn
 from sessionspec.check.loop_stream import FAILED_FINISHES, chunk, chunk_run, step_end, step_start
 from sessionspec.check.prompt_prefix import check_prefix_contexts
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
 
@@ -74,12 +75,12 @@ def _turn_end(s: _Loop, event: Event) -> None:
             s.report("LOOP-11", event, f"turn ends {show(kind)} after a successful stream that recorded no assistant/message (step/end at seq {t.unrecorded}); only an interruption or a failed append stops the recording")
         if t.failed_step is not None and kind not in FAILED_TURN_ENDS:
             s.report("LOOP-14", event, f"turn ends {show(kind)} right after a failed step (step/end at seq {t.failed_step}); a request error ends the turn in error or retries")
-        if kind == "completed" and t.steps == 0 and s.dialect is Dialect.A55 and (t.inner != 1 or t.inner_surface or t.prompt):
+        if kind == "completed" and t.steps == 0 and s.dialect is A55 and (t.inner != 1 or t.inner_surface or t.prompt):
             s.report("LOG-16", event, f"a turn with no step ends completed but holds {t.inner} event(s) (only an out-of-band append, one log-only event, closes a stepless turn completed)")
         if kind == "aborted" and t.cancelled_visible is not None and not t.legacy:
             s.report("DIA-15", event, f"the turn is cancelled after a stream with visible text that recorded no assistant/message "
                                       f"(step/end at seq {t.cancelled_visible}); a cancelled stream records {{interrupted: true}}")
-        if kind == "error" and s.dialect is Dialect.A55:
+        if kind == "error" and s.dialect is A55:
             _error_step(s, event, t, get(reason, "step"))
         if kind == "completed" and t.max_tokens:
             s.report("LOG-11", event, "turn ends completed after a max-tokens finish (max-tokens takes precedence over completed)")
@@ -132,7 +133,7 @@ def _assistant_message(s: _Loop, event: Event) -> None:
         st.blocks = tool_blocks(message_content(event, s.dialect))
         return
     interrupted = get(event.data, "interrupted") is True
-    if s.dialect is Dialect.A55 and st.finish in FAILED_FINISHES:
+    if s.dialect is A55 and st.finish in FAILED_FINISHES:
         s.report("LOOP-10", event, f"assistant/message after an in-band {js_stringify(st.finish)} finish (a request error writes no message)")
     if event.source_event_seqs is ABSENT:
         s.report("LOOP-11", event, "assistant/message without sourceEventSeqs (the loop always records its chunk seqs)")
@@ -212,16 +213,16 @@ def _user_message(s: _Loop, event: Event) -> None:
             s.report("LOOP-3", event, f"user/message in the turn of a blocked prompt (seq {t.blocked.seq})")
         t.prompt = True
         t.legacy = t.legacy or str(get(event.data, "id")).startswith("legacy-message:")
-        if s.dialect is Dialect.D08 and not t.legacy:
+        if s.dialect is D08 and not t.legacy:
             # DIA-12: turn/start, the inbox claim, ..., step/start, then the entering user/messages (a legacy
             # A55 turn, migrated on load with a legacy id, keeps its prompt before step/start).
             s.report("DIA-12", event, "user/message in a turn outside a step (the D08 loop appends the entering messages after step/start)")
     if st is not None and st.last_result >= 0:
         st.context_after_results = st.context_after_results or event.seq
-    if st is not None and s.dialect is Dialect.D08 and st.requested and not st.failed_attempt:
+    if st is not None and s.dialect is D08 and st.requested and not st.failed_attempt:
         # DIA-12: step/start, then the entering user/messages, then the header, then dispatch.
         s.report("DIA-12", event, "user/message inside a step after its first chunk (D08 appends the entering messages before dispatch)")
-    if s.dialect is Dialect.A55:
+    if s.dialect is A55:
         flaw = check_prefix_contexts(event)
         if flaw is not None:
             s.found.append(flaw)
@@ -287,16 +288,17 @@ class LoopAudit(AuditFold):
 
     def _fold(self, event: Event) -> None:
         s = self.state
-        if event.type == "step/start":
+        kind = event.type  # read once (compiled, each read of an event's field is a generic attribute read)
+        if kind == "step/start":
             s.step_api = self.judge.api
-        if event.type == "request/header":
+        if kind == "request/header":
             s.config = get(get(event.data, "header"), "config")
         if event.seq < self.first_live_seq:
             return
-        if s.turn is not None and event.type not in ("turn/start", "turn/end"):
+        if s.turn is not None and kind not in ("turn/start", "turn/end"):
             s.turn.inner += 1
             s.turn.inner_surface = s.turn.inner_surface or event.surface_op is not ABSENT
-        match event.type:
+        match kind:
             case "turn/start":
                 _turn_start(s, event)
             case "turn/end":
@@ -321,7 +323,7 @@ class LoopAudit(AuditFold):
                 _tool_result(s, event)
             case "request/header":
                 _header(s, event)
-            case "request/context" if s.step is not None and s.dialect is Dialect.D08 and (
+            case "request/context" if s.step is not None and s.dialect is D08 and (
                 s.step.streaming or (s.step.finish is not ABSENT and s.step.finish not in FAILED_FINISHES)
             ):
                 # DIA-12: "header / request/context if changed -> dispatch": before an attempt, never inside

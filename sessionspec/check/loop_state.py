@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from model.jsonval import ABSENT, Absent, Json
+from model.jsonval import Absent, Json
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.event_fields import ToolBlock
+from sessionspec.fast.constants import ABSENT
 
 
 @dataclass(slots=True)

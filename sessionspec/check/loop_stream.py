@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json
-from model.log import Dialect, Event
+from model.jsonval import Absent, Json
+from model.log import Event
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import StepState as _Step
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
@@ -33,7 +34,7 @@ def step_start(s: _Loop, event: Event) -> None:
             t.unrecorded = None
         if t.blocked is not None:
             s.report("LOOP-3", event, f"a step in the turn of a blocked prompt (seq {t.blocked.seq}); a blocked turn has zero steps")
-        elif t.trigger == "message" and not t.prompt and s.dialect is Dialect.A55:
+        elif t.trigger == "message" and not t.prompt and s.dialect is A55:
             s.report("LOOP-3", event, "a step in a message-triggered turn with no user/message (the allowed prompt is appended before any step)")
     s.step = _Step(turn=get(event.data, "turn"), step=get(event.data, "step"), api=s.step_api)
 
@@ -46,9 +47,9 @@ def step_end(s: _Loop, event: Event) -> None:
         # LOOP-10/11: a finish other than error/aborted is a successful stream, whose message is recorded
         # unless the interruption checkpoint after the stream stops the turn.
         succeeded = st.finish is not ABSENT and st.finish not in FAILED_FINISHES
-        if s.dialect is Dialect.A55 and succeeded and not st.message:
+        if s.dialect is A55 and succeeded and not st.message:
             t.unrecorded = event.seq
-        if s.dialect is Dialect.D08 and st.attempt_visible and not st.message and not st.api:
+        if s.dialect is D08 and st.attempt_visible and not st.message and not st.api:
             t.cancelled_visible = event.seq
     s.step = None
 
@@ -82,7 +83,7 @@ def chunk(s: _Loop, event: Event) -> None:
             st.attempt_visible = False
             st.finish = _kind(data)
             st.failed_attempt = st.failed_attempt or st.finish == "error"
-            if s.dialect is Dialect.D08 and st.finish == "error":
+            if s.dialect is D08 and st.finish == "error":
                 st.attempt_usage = ABSENT  # DIA-7: the retry is a new attempt
         case _:
             pass

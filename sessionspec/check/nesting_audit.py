@@ -7,13 +7,14 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, js_stringify
+from model.jsonval import Absent, Json, JsonObject, js_stringify
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
@@ -25,7 +26,7 @@ D08_TURN_BOUND_TYPES: Final = frozenset({"user/message", "prompt/blocked", "todo
 
 
 def _result_call_id(event: Event, dialect: Dialect) -> Json | Absent:
-    if dialect is Dialect.D08:
+    if dialect is D08:
         return get(get(get(event.data, "message"), "source"), "callId")
     return get(event.data, "callId")
 
@@ -137,12 +138,12 @@ def _names_open_step(s: _Nesting, event: Event) -> str | None:
 def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
     """Advance the companion state by one event; the veto reason, if any.
     The state always advances (so one bad event does not cascade)."""
-    data = event.data
+    data, seq = event.data, event.seq  # read once (compiled, each read is a generic attribute read)
     why: str | None = None
-    if event.seq <= s.last_seq:
-        why = f"seq {event.seq} does not increase (previous {s.last_seq})"
+    if seq <= s.last_seq:
+        why = f"seq {seq} does not increase (previous {s.last_seq})"
     else:
-        s.last_seq = event.seq
+        s.last_seq = seq
     match event.type:
         # First the commonest events (the cases are disjoint by type, so their order is free).
         case "assistant/chunk" | "assistant/message":
@@ -190,7 +191,7 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
             why = why or _names_open_step(s, event)
             call_id = get(data, "callId")
             if isinstance(call_id, str):
-                s.pending[call_id] = event.seq
+                s.pending[call_id] = seq
         case "tool/result" if is_replace(event):
             if s.turn is None and not s.manual_bracket:
                 why = why or "tool/result replace outside an open turn"
@@ -201,20 +202,20 @@ def _nesting_step(s: _Nesting, event: Event, dialect: Dialect) -> str | None:
                 del s.pending[call_id]
             elif not _is_not_started(event):
                 why = why or f"tool/result answers {js_stringify(call_id if call_id is not ABSENT else None)}, which is not a pending call"
-        case "session/end-seed" if dialect is Dialect.D08:
+        case "session/end-seed" if dialect is D08:
             s.manual_bracket = False
-        case "compaction/start" if dialect is Dialect.D08 and get(data, "turn") is None:
+        case "compaction/start" if dialect is D08 and get(data, "turn") is None:
             # A null owner inside an open turn is the compaction companion's veto (DIA-19, reported by the
             # compaction audit), not the session companion's: inside a turn any event is turn-enclosed.
             s.manual_bracket = s.turn is None
-        case "compaction/end" if dialect is Dialect.D08 and s.manual_bracket:
+        case "compaction/end" if dialect is D08 and s.manual_bracket:
             s.manual_bracket = False
         case _:
             # D08 writes session-level plugin records (agent/inbox/spliced,
             # approval/policy, subagent/descriptor, ...) between turns; the
             # rule book states the turn requirement for A55 only, so in D08 it
             # binds the core types alone.
-            bound = dialect is Dialect.A55 or event.type in D08_TURN_BOUND_TYPES
+            bound = dialect is A55 or event.type in D08_TURN_BOUND_TYPES
             if s.turn is None and not s.manual_bracket and bound:
                 why = why or f"{event.type} outside an open turn"
     return why

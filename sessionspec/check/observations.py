@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.jsonval import ABSENT
 from model.log import Dialect, Event
 from model.log import json_int as _int
 from model.rejected import Rejected
@@ -15,6 +14,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, run_folds
 from sessionspec.check.opaque import is_opaque
+from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 
 
@@ -63,7 +63,7 @@ audits("LEG-7")(PreA55DesignAudit)
 
 def pre_a55_designs(events: Sequence[Event]) -> list[str]:
     """:class:`PreA55DesignAudit` run alone: why the log is outside the model, if it is."""
-    return run_folds(events, Dialect.A55, 0, [PreA55DesignAudit]).outside
+    return run_folds(events, A55, 0, [PreA55DesignAudit]).outside
 
 
 class PlaceholderNoteAudit(AuditFold):
@@ -99,7 +99,7 @@ audits("LEG-8")(PlaceholderNoteAudit)
 
 def placeholder_notes(events: Sequence[Event]) -> list[str]:
     """:class:`PlaceholderNoteAudit` run alone: its note, if any."""
-    return run_folds(events, Dialect.A55, 0, [PlaceholderNoteAudit]).notes
+    return run_folds(events, A55, 0, [PlaceholderNoteAudit]).notes
 
 
 class QuirkAudit(AuditFold):
@@ -148,10 +148,10 @@ class QuirkAudit(AuditFold):
 
     def _in_time_order(self, event: Event) -> None:
         """Q-17: a live event whose ``time`` is earlier than the previous event's (seed or live)."""
-        previous_time = self.previous_time
-        if previous_time is not None and event.time < previous_time and event.seq >= self.first_live_seq:
-            self.found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {event.time} is earlier than the previous event's {previous_time}"))
-        self.previous_time = event.time
+        previous_time, time = self.previous_time, event.time
+        if previous_time is not None and time < previous_time and event.seq >= self.first_live_seq:
+            self.found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {time} is earlier than the previous event's {previous_time}"))
+        self.previous_time = time
 
     def finish(self) -> list[Rejected]:
         return []
@@ -165,4 +165,4 @@ audits("Q-4", "Q-17")(QuirkAudit)
 
 def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
     """:class:`QuirkAudit` run alone: the quirks the log shows."""
-    return run_folds(events, Dialect.A55, first_live_seq, [QuirkAudit]).quirks
+    return run_folds(events, A55, first_live_seq, [QuirkAudit]).quirks

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import ABSENT
 from model.log import Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
 

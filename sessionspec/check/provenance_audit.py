@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
-from model.jsonval import ABSENT, Absent, Json, js_stringify
+from model.jsonval import Absent, Json, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.fast.constants import ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 
@@ -44,7 +45,7 @@ def call_key(call_id: Json) -> str | tuple[str]:
 
 
 def _result_call_id(event: Event, dialect: Dialect) -> Json:
-    value = get(get(get(event.data, "message"), "source"), "callId") if dialect is Dialect.D08 else get(event.data, "callId")
+    value = get(get(get(event.data, "message"), "source"), "callId") if dialect is D08 else get(event.data, "callId")
     return None if value is ABSENT else value
 
 
@@ -132,7 +133,7 @@ class ProvenanceAudit(WalkFold):
                 match event.type:
                     case "assistant/chunk" if st is not None:
                         st.add_chunk(event.seq)
-                        if dialect is Dialect.D08:
+                        if dialect is D08:
                             chunk = get(event.data, "chunk")
                             if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
                                 st.attempt = []  # DIA-7: the retry's message cites only the retry's chunks

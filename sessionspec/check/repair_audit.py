@@ -14,7 +14,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, js_stringify, json_eq, obj
+from model.jsonval import Absent, Json, JsonObject, js_stringify, json_eq, obj
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
@@ -22,6 +22,7 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.check.provenance_audit import call_key
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
@@ -50,7 +51,7 @@ def _val(v: Json | Absent) -> Json:
 
 
 def _call_id(event: Event, dialect: Dialect) -> Json:
-    if event.type == "tool/result" and dialect is Dialect.D08:
+    if event.type == "tool/result" and dialect is D08:
         return _val(get(get(get(event.data, "message"), "source"), "callId"))
     return _val(get(event.data, "callId"))
 
@@ -71,7 +72,7 @@ def _advance(scan: _Scan, event: Event, dialect: Dialect) -> None:
             scan.step, scan.open_step = None, False
             scan.pending.clear()
         case "assistant/message":
-            content = get(data, "content") if dialect is Dialect.A55 else get(get(data, "message"), "content")
+            content = get(data, "content") if dialect is A55 else get(get(data, "message"), "content")
             for block in content if isinstance(content, tuple) else ():
                 if get(block, "type") == "tool-call":
                     call_id = _val(get(block, "id"))
@@ -117,7 +118,7 @@ def check_closers(before: _Scan, last_time: int | None, run: Sequence[Event], di
         shown = ", ".join(t for t, _, _ in expected)
         return [Rejected(rule="LOG-14", seq=run[-1].seq, reason=f"crash-repair closers are {', '.join(e.type for e in run)}; the log before them gives {shown}")]
     for event, (_, data, cited) in zip(run, expected, strict=True):
-        if event.type == "tool/result" and dialect is Dialect.D08:
+        if event.type == "tool/result" and dialect is D08:
             want = get(get(data, "error"), "code")
             if get(get(event.data, "error"), "code") != want or event.source_event_seqs != cited:
                 found.append(Rejected(rule="LOG-14", seq=event.seq, reason=f"synthetic tool/result is not the {want} closer of its call"))

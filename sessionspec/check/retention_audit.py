@@ -17,12 +17,13 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 from model.compaction import compaction_type
-from model.jsonval import ABSENT, Absent, Json, JsonObject
+from model.jsonval import Absent, Json, JsonObject
 from model.log import Dialect, Event, surface_types
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 
@@ -75,7 +76,7 @@ def _delta(event: Event, dialect: Dialect) -> int:
         return -1
     if event.type != "assistant/message":
         return 0
-    content = get(event.data, "content") if dialect is Dialect.A55 else get(get(event.data, "message"), "content")
+    content = get(event.data, "content") if dialect is A55 else get(get(event.data, "message"), "content")
     return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
 
 
@@ -131,7 +132,7 @@ class ZeroRetentionAudit(WalkFold):
         # A chunk is log-only (SURF-11) and no bracket event: it can only mark a failed attempt,
         # so the walk is done with it there; only D08's rule reads that mark (_zero_retention_rule).
         assert CHUNK not in eligible and CHUNK not in (start_t, summary_t)
-        d08 = dialect is Dialect.D08
+        d08 = dialect is D08
         rule: str | None = None
         while (event := (yield)) is not None:
             if isinstance(event, ChunkRun):
@@ -175,7 +176,7 @@ def audit_zero_retention(events: Sequence[Event], dialect: Dialect, first_live_s
 
 def _zero_retention_rule(event: Event, step: _Step, dialect: Dialect) -> str | None:
     """The rule a bracket's range answers to when it is selected with retainTokens 0."""
-    if dialect is Dialect.A55:
+    if dialect is A55:
         return None if step.open else "CMP-9"
     if get(event.data, "turn") is None:
         return "DIA-20"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, js_length, js_stringify
+from model.jsonval import Absent, Json, JsonObject, js_length, js_stringify
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from model.surface import SurfacePlan
@@ -26,6 +26,7 @@ from sessionspec.check.chunk_shape import chunk_flaw, well_formed_chunk
 from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
@@ -153,7 +154,7 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     (``arguments`` a string, ``isError`` a boolean, trigger ``{kind:
     "message"|"injection", source}``, the chunk kinds ...)."""
     kind = event.type
-    keys = (A55_DATA_KEYS if dialect is Dialect.A55 else D08_DATA_KEYS).get(kind)
+    keys = (A55_DATA_KEYS if dialect is A55 else D08_DATA_KEYS).get(kind)
     if keys is None:
         return []
     flaws = _type_flaws(event)
@@ -169,7 +170,7 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
 
 
 @audits("LOG-11")
-def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejected | None:
+def check_turn_end_reason(event: Event, dialect: Dialect = A55) -> Rejected | None:
     """LOG-11: ``completed``, ``disposed``, ``max-tokens`` and ``interrupted``
     are bare ``{kind}``; ``error`` is ``{kind, step, failure}`` (an LLM
     failure with at least ``message`` and ``code``) or ``{kind, step,
@@ -180,13 +181,13 @@ def check_turn_end_reason(event: Event, dialect: Dialect = Dialect.A55) -> Rejec
     reason = get(event.data, "reason")
     kind = get(reason, "kind")
     flaw: str | None = None
-    if dialect is Dialect.D08 and kind == "aborted":
+    if dialect is D08 and kind == "aborted":
         return None  # DIA-14's
-    if dialect is Dialect.D08 and kind not in BARE_END_KINDS | {"error", "rejected", "blocked"}:
+    if dialect is D08 and kind not in BARE_END_KINDS | {"error", "rejected", "blocked"}:
         flaw = "is not a turn/end reason kind"
-    elif dialect is Dialect.D08 and kind == "error" and isinstance(reason, JsonObject) and "error" in reason:
+    elif dialect is D08 and kind == "error" and isinstance(reason, JsonObject) and "error" in reason:
         flaw = d08_error_end_flaw(reason)
-    elif kind in BARE_END_KINDS or (dialect is Dialect.D08 and kind == "blocked"):
+    elif kind in BARE_END_KINDS or (dialect is D08 and kind == "blocked"):
         flaw = key_flaw(reason, (("kind", True),))
     elif kind == "rejected":
         flaw = key_flaw(reason, (("kind", True), ("reason", True)))
@@ -269,7 +270,7 @@ def check_header_canonical(event: Event, dialect: Dialect) -> list[Rejected]:
     header = get(event.data, "header")
     if not isinstance(header, JsonObject):
         return found
-    order = A55_HEADER_KEYS if dialect is Dialect.A55 else D08_HEADER_KEYS
+    order = A55_HEADER_KEYS if dialect is A55 else D08_HEADER_KEYS
     keys = [k for k in header if k != "messageSuffix"]
     for key in keys:
         if key not in order:
@@ -295,9 +296,9 @@ def check_compaction_shape(event: Event, dialect: Dialect) -> Rejected | None:
     sourceCommandId?, summary, rawOutput?, llmStreamCall?, shadowedRange,
     shadowedSeqs, shadowedTokenCount, provider, model, maxTokens?,
     usage?}``."""
-    if dialect is Dialect.A55 and event.type in CMP1_KEYS:
+    if dialect is A55 and event.type in CMP1_KEYS:
         rule, keys = "CMP-1", CMP1_KEYS[event.type]
-    elif dialect is Dialect.D08 and event.type == "compaction/summary":
+    elif dialect is D08 and event.type == "compaction/summary":
         rule, keys = "DIA-4", DIA4_KEYS
     else:
         return None
@@ -353,7 +354,7 @@ class ShapeAudit(AuditFold):
                 end = check_turn_end_reason(event, dialect)
                 if end is not None:
                     found.append(end)
-            case "user/message" | "steering/message" if dialect is Dialect.A55:
+            case "user/message" | "steering/message" if dialect is A55:
                 found += check_prompt_shape(event)
             case "request/header":
                 found += check_header_canonical(event, dialect)

@@ -25,6 +25,7 @@ from typing import final
 from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event
+from sessionspec.fast.constants import A55
 from sessionspec.fast.surface import splice
 
 
@@ -38,7 +39,7 @@ class SurfaceTransitions:
     nodes: tuple[int, ...]
 
 
-def surface_transitions(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceTransitions | Rejected:
+def surface_transitions(events: Sequence[Event], dialect: Dialect = A55) -> SurfaceTransitions | Rejected:
     """SURF-10's fold of ``events``, each event's plan kept: the first rejection
     (SURF-9's order, as ``fold_surface`` returns it) ends the fold."""
     nodes: list[int] = []

@@ -29,10 +29,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from model.jsonval import ABSENT, JsonObject
+from model.jsonval import JsonObject
 from model.log import Dialect, Event
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
+from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 
 # The loops' own types only: plugins (compaction) and the session (end-seed) are other writers,
@@ -46,13 +47,13 @@ def _turn_end_dialect(reason: object) -> Dialect | None:
     that only one writer writes; ``completed``, ``max-tokens`` and ``interrupted`` are shared."""
     kind = get(reason, "kind") if isinstance(reason, JsonObject) else ABSENT
     if kind in ("rejected", "disposed"):
-        return Dialect.A55
+        return A55
     if kind == "blocked":
-        return Dialect.D08
+        return D08
     if kind == "aborted" and isinstance(reason, JsonObject):
-        return Dialect.D08 if "reason" in reason else Dialect.A55
+        return D08 if "reason" in reason else A55
     if kind == "error" and isinstance(reason, JsonObject):
-        return Dialect.D08 if "error" in reason else Dialect.A55
+        return D08 if "error" in reason else A55
     return None
 
 
@@ -65,22 +66,22 @@ def shape_dialect(event: Event) -> Dialect | None:
     both do (or neither: shapes are judged elsewhere)."""
     data = event.data
     if event.type in A55_ONLY_TYPES:
-        return Dialect.A55
+        return A55
     if event.type in D08_ONLY_TYPES:
-        return Dialect.D08
+        return D08
     if not isinstance(data, JsonObject):
         return None
     match event.type:
         case "turn/start":
-            return Dialect.A55 if "trigger" in data else Dialect.D08
+            return A55 if "trigger" in data else D08
         case "turn/end":
             return _turn_end_dialect(get(data, "reason"))
         case "user/message":
-            return Dialect.D08 if "role" in data or "id" in data else Dialect.A55
+            return D08 if "role" in data or "id" in data else A55
         case "assistant/message":
-            return Dialect.D08 if "message" in data else (Dialect.A55 if "provenance" in data else None)
+            return D08 if "message" in data else (A55 if "provenance" in data else None)
         case "tool/result":
-            return Dialect.D08 if "message" in data else (Dialect.A55 if "callId" in data else None)
+            return D08 if "message" in data else (A55 if "callId" in data else None)
         case _:
             return None
 
@@ -132,10 +133,10 @@ def _turn_writer(t: OpenTurn, dialect: Dialect, first_live_seq: int, built: Sequ
         return "seed", "seed (copied; judged where it was written)"
     reason = get(get(last.data, "reason"), "kind") if last.type == "turn/end" else ABSENT
     if (last.type == "turn/end" and reason == "completed" and t.inner == 1 and t.first_inner is not None
-            and t.first_inner.surface_op is ABSENT and dialect is Dialect.A55):
+            and t.first_inner.surface_op is ABSENT and dialect is A55):
         return "out-of-band", "out-of-band append (LOG-16)"
-    kind, loop = ("a55-loop", "A55 loop") if shape_dialect(first) is Dialect.A55 else ("d08-loop", "D08 loop")
-    if dialect is Dialect.D08 and kind == "a55-loop":
+    kind, loop = ("a55-loop", "A55 loop") if shape_dialect(first) is A55 else ("d08-loop", "D08 loop")
+    if dialect is D08 and kind == "a55-loop":
         kind, loop = "a55-loop-legacy", "A55 loop (legacy turn, migrated on load, DIA-13)"
     if built and len(built) == len(t.steps):
         kind, loop = "session-api", "session API or tooling (no streamed chunks, no sourceEventSeqs)"
@@ -183,7 +184,7 @@ def writer_note(attribution: Attribution) -> str | None:
 
 def _rule_for(event: Event, turn_dialect: Dialect) -> str:
     """The rule a cross-dialect event breaks: the turn writer's shape rule."""
-    if turn_dialect is Dialect.A55:
+    if turn_dialect is A55:
         return "LOG-12" if event.type == "user/message" else ("LOG-11" if event.type == "turn/end" else "LOG-9")
     # DIA-10 is also a load check; the reader migrates a legacy event (DIA-13) and loads it, so the
     # finding names the migration rule, whose loader answer is "accepts".
@@ -199,12 +200,12 @@ def check_turn_dialects(t: OpenTurn, first_live_seq: int) -> list[Rejected]:
     as logged, before the D08 reader's migration, which would hide them (LEG-9)."""
     if t.start.seq < first_live_seq or not t.marked:
         return []
-    a55 = sum(1 for _, d in t.marked if d is Dialect.A55)
+    a55 = sum(1 for _, d in t.marked if d is A55)
     d08 = len(t.marked) - a55
     if a55 == 0 or d08 == 0:
         return []
-    tie = shape_dialect(t.start) or Dialect.A55
-    writer = tie if a55 == d08 else (Dialect.A55 if a55 > d08 else Dialect.D08)
+    tie = shape_dialect(t.start) or A55
+    writer = tie if a55 == d08 else (A55 if a55 > d08 else D08)
     return [Rejected(rule=_rule_for(event, writer), seq=event.seq,
                      reason=f"{event.type} has the {dialect.name} shape inside a turn the {writer.name} loop wrote "
                             f"(turn/start at seq {t.start.seq}); no writer mixes the dialects in one turn")

@@ -9,10 +9,11 @@ from typing import Final, Generic, TypeVar, final
 
 from model.derive import project
 from model.header import header_of_event
-from model.jsonval import ABSENT, JsonObject
+from model.jsonval import JsonObject
 from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event
+from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.surface import splice
 
 A = TypeVar("A")
@@ -46,7 +47,7 @@ def project_node(event: Event, dialect: Dialect) -> JsonObject | None | Rejected
     ``tool-result`` block for a tool result (key orders of DER-2), no message for any other type;
     any other node (a D08 one, a missing field: a DER-1 rejection) is the definition's."""
     data = event.data
-    if dialect is Dialect.A55 and type(data) is JsonObject:
+    if dialect is A55 and type(data) is JsonObject:
         kind = event.type
         content = data.get("content", ABSENT)
         if content is not ABSENT:
@@ -89,7 +90,7 @@ class IncrementalDerivation:
     (tests/fast/test_incremental.py and tests/model/test_derive.py tie them together).
     """
 
-    dialect: Dialect = Dialect.A55
+    dialect: Dialect = A55
     # The events appended, which :meth:`append` plans against (a surface op reads the log before
     # it).  A caller whose every event comes planned (:meth:`append_planned`, the checker's one
     # loop) keeps none (issue 26: the log is not held twice).

@@ -9,7 +9,8 @@ of the fast layer calls natively instead of calling into the interpreted model.
 
 from __future__ import annotations
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject
+from model.jsonval import Absent, Json, JsonObject
+from sessionspec.fast.constants import ABSENT
 
 
 def get(o: Json | Absent, key: str) -> Json | Absent:

@@ -17,12 +17,13 @@ from typing import final
 
 import model.loop.turn as turn
 from model.header import EpochHeader, fold_header, header_of_event
-from model.jsonval import ABSENT, Absent, JsonObject
-from model.log import Dialect, Event
+from model.jsonval import Absent, JsonObject
+from model.log import Event
 from model.loop import AgentConfig, Draft, Hooks, LoopInstance, TurnOutcome, TurnScript
 from model.loop.events import NO_HOOKS
 from model.loop.state import AppendRejected, draft_event
 from model.rejected import Rejected
+from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import IncrementalDerivation
 
 
@@ -60,12 +61,12 @@ class LiveLog:
 
 def open_log(log: Sequence[Event] = ()) -> LiveLog | Rejected:
     """A :class:`LiveLog` over ``log`` (validated once)."""
-    derivation = IncrementalDerivation(dialect=Dialect.A55)
+    derivation = IncrementalDerivation(dialect=A55)
     for event in log:
         rejected = derivation.append(event)
         if rejected is not None:
             return rejected
-    header = fold_header(log, ABSENT, Dialect.A55)
+    header = fold_header(log, ABSENT, A55)
     if isinstance(header, Rejected):
         return header
     return LiveLog(derivation=derivation, header=header)

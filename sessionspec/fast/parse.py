@@ -17,17 +17,20 @@ other line (or any doubt) goes to the exact decoder, so the result is always the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Final, final
 
 import msgspec
 
 from model.codec import ROW_TAGS, expand_row, parse_value
-from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Absent, Json, JsonObject, JsonTextError, number_from_float_text
+from model.jsonval import MAX_SAFE_INTEGER, Absent, Json, JsonObject, JsonTextError, number_from_float_text
 from model.log import CORE_CLASSES, Event, make_event
 from model.rejected import Rejected
+from sessionspec.fast.constants import ABSENT
 
-_DECODER: Final = msgspec.json.Decoder(float_hook=number_from_float_text)
+# The bound method, not the decoder: compiled, ``_DECODER.decode(...)`` looks the method up at each line.
+_decode: Final = msgspec.json.Decoder(float_hook=number_from_float_text).decode
 _encode: Final = msgspec.json.encode
 
 
@@ -150,7 +153,7 @@ _NOT_CANONICAL: Final = (msgspec.DecodeError, JsonTextError, _NotExact, Recursio
 
 def _canonical(raw: bytes) -> object:
     """The C decoder's value of a line that re-encodes to its own bytes (else :class:`_NotExact`)."""
-    value = _DECODER.decode(raw)
+    value = _decode(raw)
     if _encode(value) != raw:
         raise _NotExact
     return value
@@ -180,7 +183,8 @@ def parse_event(raw: bytes, text: str) -> Event | Json | Rejected | TooDeep:
         if type(value) is dict:
             flags = _ENVELOPES.get(tuple(value))
             if flags is not None:
-                event = _plain_event(value, *flags)
+                provenance, op, op_first = flags  # (a starred call would go through the generic call path)
+                event = _plain_event(value, provenance, op, op_first)
                 if event is not None:
                     return event
         return _frozen(value)
@@ -219,8 +223,20 @@ assert all(cls.__base__ is _ENVELOPE and all(getattr(cls, name) is getattr(_ENVE
            and tuple(f.name for f in fields(cls)) == _ENVELOPE_FIELDS and not hasattr(cls, "__post_init__")
            for cls in CORE_CLASSES.values())
 _new: Final = object.__new__
-_set_seq, _set_time, _set_data, _set_sources, _set_surface_op, _set_op_first = (
-    getattr(_ENVELOPE, name).__set__ for name in _ENVELOPE_FIELDS)
+
+
+def _setter(name: str) -> Callable[[Event, object], None]:
+    setter: Callable[[Event, object], None] = getattr(_ENVELOPE, name).__set__
+    return setter
+
+
+# One ``Final`` each: compiled code reads a constant directly, a plain module name through a dictionary.
+_set_seq: Final = _setter("seq")
+_set_time: Final = _setter("time")
+_set_data: Final = _setter("data")
+_set_sources: Final = _setter("source_event_seqs")
+_set_surface_op: Final = _setter("surface_op")
+_set_op_first: Final = _setter("op_first")
 
 
 def _built(cls: type[Event], seq: int, time: int, data: Json, sources: Json | Absent, surface_op: Json | Absent, op_first: bool) -> Event:

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 from model.header import EpochHeader
-from model.jsonval import ABSENT, Absent, JsonObject, get
+from model.jsonval import Absent, JsonObject, get
 from model.log import Dialect, Event, data_int
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from model.wire import Request, build_request
+from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import IncrementalDerivation, header_of, projected
 
 
@@ -76,7 +77,7 @@ class _OpenStep:
 
 
 def request_points(
-    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0, plans: Sequence[SurfacePlan | None] | None = None
+    events: Sequence[Event], dialect: Dialect = A55, first_live_seq: int = 0, plans: Sequence[SurfacePlan | None] | None = None
 ) -> tuple[RequestPoint, ...] | Rejected:
     """Every loop request of an A55 log, in dispatch order (one pass).
 
@@ -234,7 +235,7 @@ def _is_request_failure(event: Event) -> bool:
 
 
 def reconstruct_requests(
-    events: Sequence[Event], dialect: Dialect = Dialect.A55, first_live_seq: int = 0
+    events: Sequence[Event], dialect: Dialect = A55, first_live_seq: int = 0
 ) -> tuple[Request | None, ...] | Rejected:
     """The requests of :func:`request_points`, materialized."""
     points = request_points(events, dialect, first_live_seq)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, TypeVar
 
-from model.jsonval import ABSENT, Json
+from model.jsonval import Json
 from model.log import Dialect, Event, surface_types
 from model.migrate import A55_ONLY_TYPES, D08_ONLY_TYPES, DialectEvidence
 from model.migrate import with_markers as markers_by_definition
@@ -22,6 +22,7 @@ from model.rejected import Rejected
 from model.surface import APPEND, SurfacePlan
 from model.surface import plan_surface_event as plan_by_definition
 from model.surface import splice as splice_by_definition
+from sessionspec.fast.constants import ABSENT
 
 T = TypeVar("T")
 
@@ -70,9 +71,9 @@ def with_markers(evidence: DialectEvidence, event: Event) -> DialectEvidence:
     """``model.migrate.with_markers``: the evidence of the events before, and this event's markers
     where a dialect has none yet; an event of a type that carries none, or evidence that has both,
     is passed by."""
-    if evidence.a55_seq is not None and evidence.d08_seq is not None:
-        return evidence
-    kind = event.type
+    kind = event.type  # first: most events are of a type that carries no marker
     if kind not in _MAY_MARK and not kind.startswith(_MARKER_PREFIXES):
+        return evidence
+    if evidence.a55_seq is not None and evidence.d08_seq is not None:
         return evidence
     return markers_by_definition(evidence, event)

@@ -26,9 +26,10 @@ from model.repair import repair_closers
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.checker import check_log, check_path
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import AuditFold, FoldLoop, SurfaceEvents, registered_folds
+from sessionspec.check.folds import AuditFold, FoldLoop, registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LineReader, read_stream
+from sessionspec.check.surface_events import SurfaceEvents
 from tests.support import DATA, generated_log
 
 _ROWS = (b'"type":"text-chunks"', b'"type":"reasoning-chunks"', b'"type":"tool-call-chunks"')

@@ -26,7 +26,7 @@ from sessionspec.check.chunk_shape import well_formed_chunk
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
-from sessionspec.check.folds import FoldLoop, SurfaceEvents, registered_folds, run_alone, run_folds
+from sessionspec.check.folds import FoldLoop, registered_folds, run_alone, run_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
 from sessionspec.check.loop_audit import LoopAudit
 from sessionspec.check.nesting_audit import NestingAudit
@@ -36,6 +36,7 @@ from sessionspec.check.repair_audit import RepairAudit
 from sessionspec.check.request_audit import RequestPointAudit, check_request_points
 from sessionspec.check.retention_audit import ZeroRetentionAudit
 from sessionspec.check.shape_audit import ShapeAudit, check_core_shape
+from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
 from sessionspec.fast.request_points import RequestPointFold, request_points
 from spec.log_strategies import surface_ops, well_formed_logs
@@ -184,9 +185,9 @@ def test_an_event_the_loop_calls_log_only_is_one_the_surface_fold_plans_nothing_
                   make_event("step/start", seq=index, time=0, data=freeze({"turn": 1, "step": 1})))
     marker = {"absent": {}, "append": {"surface_op": "append"}, "replace": {"surface_op": freeze({"op": "replace", "start": 0, "end": 0})}}[op]
     event = make_event(type_name, seq=seq, time=0, data=freeze({}), **marker, **({"source_event_seqs": (0,)} if provenance else {}))  # type: ignore[arg-type]
-    if loop._log_only(event):
+    if loop._log_only(event, event.type):
         assert plan_surface_event(loop.nodes, event, loop.before, dialect) is None
-    assert loop._log_only(event) == (seq == 2 and op == "absent" and not provenance and type_name not in surface_types(dialect))
+    assert loop._log_only(event, event.type) == (seq == 2 and op == "absent" and not provenance and type_name not in surface_types(dialect))
 
 
 

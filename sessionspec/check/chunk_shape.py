@@ -9,7 +9,7 @@ from model.jsonval import Json, JsonObject, js_stringify
 from model.log import Event
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
 from sessionspec.fast.constants import ABSENT
-from sessionspec.fast.jsonget import get
+from sessionspec.fast.jsonget import get, keys_are, keys_in
 
 CHUNK_KEYS: Final[dict[str, Keys]] = {
     "block-start": (("type", True), ("index", True), ("blockType", True)),
@@ -34,7 +34,7 @@ def chunk_flaw(event: Event) -> str | None:
 # An assistant/chunk's data keys in the one order LOG-9 allows (all three required), and each
 # chunk kind's allowed key orders (CHUNK_KEYS).
 CHUNK_DATA_ORDER: Final = ("turn", "step", "chunk")
-CHUNK_ORDERS: Final = {kind: valid_orders(keys) for kind, keys in CHUNK_KEYS.items()}
+CHUNK_ORDERS: Final = {kind: tuple(sorted(valid_orders(keys))) for kind, keys in CHUNK_KEYS.items()}
 
 
 def well_formed_chunk(data: Json) -> bool:
@@ -43,12 +43,12 @@ def well_formed_chunk(data: Json) -> bool:
     the commonest event without its lists and messages (issue 26; any other chunk takes the full
     check, so this only ever skips an empty answer).  It reads the keys, turn, step and chunk kind,
     never a delta's text: a packed row's members (CHK-6) all get the first one's answer."""
-    if not isinstance(data, JsonObject) or tuple(data) != CHUNK_DATA_ORDER:
+    if not isinstance(data, JsonObject) or not keys_are(data, CHUNK_DATA_ORDER):
         return False
-    # The keys are the three, in order: their values are turn, step, chunk.  ``type(...) is int``: a
-    # JSON integer, never a boolean (bool subclasses int); anything else takes the full check.
-    turn, step, chunk = data.values()
-    if type(turn) is not int or type(step) is not int or not isinstance(chunk, JsonObject):
+    # ``type(...) is int``: a JSON integer, never a boolean (bool subclasses int); anything else takes
+    # the full check.
+    chunk = data["chunk"]
+    if type(data["turn"]) is not int or type(data["step"]) is not int or not isinstance(chunk, JsonObject):
         return False
     orders = CHUNK_ORDERS.get(chunk.get("type"))  # type: ignore[arg-type]
-    return orders is not None and tuple(chunk) in orders
+    return orders is not None and keys_in(chunk, orders)

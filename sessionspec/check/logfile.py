@@ -88,7 +88,7 @@ class LogFile:
 
     def line_of(self, seq: int | None) -> int | None:
         """The line of the first event with this seq."""
-        if not self.line_table.seqs:
+        if not self.line_table:
             for event, line in zip(self.events, self.lines, strict=True):
                 self.line_table.add(event.seq, line)
         return self.line_table.line_of(seq)

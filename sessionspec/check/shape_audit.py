@@ -27,7 +27,7 @@ from sessionspec.check.folds import AuditFold, run_alone
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
 from sessionspec.fast.constants import A55, ABSENT, D08
-from sessionspec.fast.jsonget import get
+from sessionspec.fast.jsonget import get, keys_in
 
 TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
 A55_DATA_KEYS: Final[dict[str, Keys]] = {
@@ -47,7 +47,7 @@ D08_DATA_KEYS: Final[dict[str, Keys]] = {
     name: A55_DATA_KEYS[name] for name in ("turn/end", "step/start", "step/end", "assistant/chunk", "tool/call", "todo/write")
 }
 # Every key order each type's table allows (the D08 table is a part of the A55 one).
-DATA_ORDERS: Final = {name: valid_orders(keys) for name, keys in A55_DATA_KEYS.items()}
+DATA_ORDERS: Final = {name: tuple(sorted(valid_orders(keys))) for name, keys in A55_DATA_KEYS.items()}
 # LOG-10 gives the shape of session/title; DIA-9 that of request/context (D08).
 PLUGIN_KEYS: Final[dict[str, tuple[str, Keys]]] = {
     "session/title": ("LOG-10", (("title", True), ("messageSeqs", True), ("source", True))),
@@ -160,7 +160,7 @@ def check_core_shape(event: Event, dialect: Dialect) -> list[Rejected]:
     flaws = _type_flaws(event)
     data = event.data
     # Keys in an order the table allows: key_flaw's own first answer, without hashing the table per event.
-    in_order = isinstance(data, JsonObject) and tuple(data) in DATA_ORDERS[kind]
+    in_order = isinstance(data, JsonObject) and keys_in(data, DATA_ORDERS[kind])
     flaw = None if in_order else key_flaw(data, keys)
     if flaw is not None:
         flaws.insert(0, f"data {flaw}")

@@ -28,6 +28,7 @@ from model.jsonval import MAX_SAFE_INTEGER, Absent, Json, JsonObject, JsonTextEr
 from model.log import CORE_CLASSES, Event, make_event
 from model.rejected import Rejected
 from sessionspec.fast.constants import ABSENT
+from sessionspec.fast.jsonget import keys_are
 
 # The bound method, not the decoder: compiled, ``_DECODER.decode(...)`` looks the method up at each line.
 _decode: Final = msgspec.json.Decoder(float_hook=number_from_float_text).decode
@@ -167,6 +168,8 @@ _ENVELOPES: Final = {
     ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"): (True, True, False),
     ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs"): (True, True, True),
 }
+# The same, by key count, tested in turn without building the key tuple (:func:`keys_are`).
+_ENVELOPES_BY_SIZE: Final = {size: tuple((keys, flags) for keys, flags in _ENVELOPES.items() if len(keys) == size) for size in (4, 5, 6)}
 # Types the event decoder does not take as a plain event: the header, legacy deltas (LEG-1), rows (CHK-7).
 _NOT_PLAIN: Final = frozenset({"session", "request/header-delta"}) | ROW_TAGS
 
@@ -181,12 +184,12 @@ def parse_event(raw: bytes, text: str) -> Event | Json | Rejected | TooDeep:
     try:
         value = _canonical(raw)
         if type(value) is dict:
-            flags = _ENVELOPES.get(tuple(value))
-            if flags is not None:
-                provenance, op, op_first = flags  # (a starred call would go through the generic call path)
-                event = _plain_event(value, provenance, op, op_first)
-                if event is not None:
-                    return event
+            for keys, (provenance, op, op_first) in _ENVELOPES_BY_SIZE.get(len(value), ()):
+                if keys_are(value, keys):
+                    event = _plain_event(value, provenance, op, op_first)
+                    if event is not None:
+                        return event
+                    break
         return _frozen(value)
     except _TooDeep:
         return TOO_DEEP

@@ -41,6 +41,22 @@ def test_the_line_table_gives_each_seqs_first_line(steps: list[tuple[int, int]])
     assert table.line_of(None) is None
 
 
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 2), st.booleans()), max_size=60))
+def test_the_line_table_answers_between_adds_as_after_them(steps: list[tuple[int, int, bool]]) -> None:
+    """A lookup closes the open run into the arrays; an event added afterwards opens a new one.
+    With seqs increasing (LOG-1), every answer, given between adds or after all, is the first line."""
+    table, first = LineTable(), {}
+    seq, line = -1, 1
+    for jump, advance, ask in steps:
+        seq, line = seq + jump, line + advance
+        table.add(seq, line)
+        first[seq] = line
+        if ask:
+            assert table.line_of(seq) == line and table.line_of(seq + 1) is None
+    for probe in range(-1, seq + 3):
+        assert table.line_of(probe) == first.get(probe)
+
+
 @pytest.mark.parametrize("hold", [log_pass.HOLD_EVENTS, 1])
 def test_a_streamed_file_gets_the_report_of_the_file_in_memory(hold: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every real and ground-truth log, in every dialect choice: the streamed report (check_path) is

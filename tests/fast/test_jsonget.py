@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from model import jsonval
 from model.jsonval import ABSENT, Json, freeze
-from sessionspec.fast.jsonget import get
+from sessionspec.fast.jsonget import get, keys_are, keys_in
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-2, 2) | st.text(max_size=2),
@@ -25,3 +25,15 @@ def test_get_is_the_models_get(value: Json, key: str) -> None:
 def test_a_plain_dict_is_not_an_object() -> None:
     """Only the model's JsonObject is a JSON object: a plain dict (say a decoder's) is not read."""
     assert get({"a": 1}, "a") is ABSENT is jsonval.get({"a": 1}, "a")  # type: ignore[arg-type]
+
+
+_KEY_TUPLES = st.lists(st.sampled_from(["a", "b", "c", ""]), max_size=4, unique=True).map(tuple)
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "c", ""]), st.none(), max_size=4), _KEY_TUPLES, st.lists(_KEY_TUPLES, max_size=3))
+def test_keys_are_and_keys_in_compare_the_key_tuple(o: dict[str, None], keys: tuple[str, ...], orders: list[tuple[str, ...]]) -> None:
+    """The key order tests read the keys in place: the same answers as building ``tuple(o)``."""
+    assert keys_are(o, keys) == (tuple(o) == keys)
+    assert keys_are(o, tuple(o))
+    assert keys_in(o, tuple(orders)) == (tuple(o) in orders)
+    assert keys_in(o, (*orders, tuple(o)))

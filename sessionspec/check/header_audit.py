@@ -12,8 +12,6 @@ from typing import Final
 from model.header import EpochHeader, HeaderReason, header_of_event, opt_header_eq
 from model.jsonval import Absent, Json, JsonObject, js_stringify
 from model.log import Dialect, Event
-from model.log import json_int as _int
-from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
@@ -21,7 +19,8 @@ from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.opaque import is_opaque
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.json_eq import same_json
-from sessionspec.fast.jsonget import get
+from sessionspec.fast.jsonget import get, is_placeholder
+from sessionspec.fast.jsonget import json_int as _int
 
 # --------------------------------------------------------------------------- HDR-1 / FMT-6 header types
 

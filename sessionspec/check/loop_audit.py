@@ -21,7 +21,6 @@ from typing import Final
 from model.compaction import is_checkpoint_source
 from model.jsonval import Absent, Json, JsonObject, deep_eq, js_stringify
 from model.log import Dialect, Event
-from model.placeholder import is_placeholder
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.api_steps import ApiStepJudge
@@ -35,7 +34,7 @@ from sessionspec.check.loop_stream import FAILED_FINISHES, chunk, chunk_run, ste
 from sessionspec.check.prompt_prefix import check_prefix_contexts
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.json_eq import same_json
-from sessionspec.fast.jsonget import get
+from sessionspec.fast.jsonget import get, is_placeholder
 
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})

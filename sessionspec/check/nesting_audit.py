@@ -9,13 +9,13 @@ from typing import Final
 
 from model.jsonval import Absent, Json, JsonObject, js_stringify
 from model.log import Dialect, Event
-from model.log import json_int as _int
 from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.fast.jsonget import json_int as _int
 
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
 UNANSWERED: Final = "step/end leaves tool call"

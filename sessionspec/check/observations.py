@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model.log import Dialect, Event
-from model.log import json_int as _int
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
@@ -16,6 +15,7 @@ from sessionspec.check.folds import AuditFold, run_folds
 from sessionspec.check.opaque import is_opaque
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
+from sessionspec.fast.jsonget import json_int as _int
 
 
 class PreA55DesignAudit(AuditFold):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from model.jsonval import Absent, Json
-from model.placeholder import is_placeholder
+from sessionspec.fast.jsonget import is_placeholder
 
 HEADER_FIELDS: Final = ("system", "tools", "messagePrefix")
 

@@ -1,4 +1,5 @@
-"""``model.jsonval.get``, and an object's key order, for the checker's hot paths (issue 26).
+"""``model.jsonval.get``, ``model.log.json_int``, ``model.placeholder.is_placeholder`` and an object's
+key order, for the checker's hot paths (issue 26).
 
 The definition: ``o[key]`` for an object that has the key, else ``ABSENT`` (total).  The audits
 call it about a dozen times per event; here it is one C ``dict.get`` behind a type test
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from model.jsonval import Absent, Json, JsonObject
+from model.placeholder import is_placeholder as placeholder_by_definition
 from sessionspec.fast.constants import ABSENT
 
 
@@ -21,6 +23,17 @@ def get(o: Json | Absent, key: str) -> Json | Absent:
     if type(o) is JsonObject:
         return o.get(key, ABSENT)
     return ABSENT
+
+
+def json_int(v: object) -> int | None:
+    """``model.log.json_int``: a JSON integer (a number without fraction; ``true``/``false`` are not), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def is_placeholder(value: Json | Absent) -> bool:
+    """``model.placeholder.is_placeholder`` (FMT-6, a string that is one ``{{...}}`` token), asked of the
+    definition only for a string that opens like one."""
+    return isinstance(value, str) and value.startswith("{{") and placeholder_by_definition(value)
 
 
 # An object's key order, tested without building the tuple of its keys (``tuple(o)`` goes through the

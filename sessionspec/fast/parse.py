@@ -17,8 +17,6 @@ other line (or any doubt) goes to the exact decoder, so the result is always the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import fields
 from typing import Final, final
 
 import msgspec
@@ -29,6 +27,7 @@ from model.log import CORE_CLASSES, Event, make_event
 from model.rejected import Rejected
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import keys_are
+from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
 
 # The bound method, not the decoder: compiled, ``_DECODER.decode(...)`` looks the method up at each line.
 _decode: Final = msgspec.json.Decoder(float_hook=number_from_float_text).decode
@@ -214,37 +213,27 @@ def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first:
 
 
 # A core event is the frozen, slotted dataclass ``make_event`` builds (LOG-9); its fields are filled
-# here through their slots, as the dataclass's own ``__init__`` does with ``object.__setattr__``, but
-# without the two keyword calls (a third of the cost of a plain line).  The slots are those of the
-# envelope base every core class derives from directly, adding no slot of its own; the fields are
-# these six and nothing else runs at construction.  Checked here once, and the events compared with
+# here through their slots (:mod:`sessionspec.fast.slots`), without the two keyword calls (a third of
+# the cost of a plain line).  The slots are those of the envelope base every core class derives from
+# directly, adding no slot of its own.  Checked here once, and the events compared with
 # decode_record's in tests/fast/test_fast_parse.py.
 _ENVELOPE_FIELDS: Final = ("seq", "time", "data", "source_event_seqs", "surface_op", "op_first")
-_ENVELOPE: Final = CORE_CLASSES["turn/start"].__base__
+_ENVELOPE: Final = CORE_CLASSES["turn/start"].__mro__[1]
 # (``getattr``: mypyc types ``vars()`` as a dict, a class's is a mappingproxy.)
 assert all(cls.__base__ is _ENVELOPE and all(getattr(cls, name) is getattr(_ENVELOPE, name) for name in _ENVELOPE_FIELDS)
-           and tuple(f.name for f in fields(cls)) == _ENVELOPE_FIELDS and not hasattr(cls, "__post_init__")
-           for cls in CORE_CLASSES.values())
-_new: Final = object.__new__
-
-
-def _setter(name: str) -> Callable[[Event, object], None]:
-    setter: Callable[[Event, object], None] = getattr(_ENVELOPE, name).__set__
-    return setter
-
-
+           and plain_fields(cls, _ENVELOPE_FIELDS) for cls in CORE_CLASSES.values())
 # One ``Final`` each: compiled code reads a constant directly, a plain module name through a dictionary.
-_set_seq: Final = _setter("seq")
-_set_time: Final = _setter("time")
-_set_data: Final = _setter("data")
-_set_sources: Final = _setter("source_event_seqs")
-_set_surface_op: Final = _setter("surface_op")
-_set_op_first: Final = _setter("op_first")
+_set_seq: Final = slot_setter(_ENVELOPE, "seq")
+_set_time: Final = slot_setter(_ENVELOPE, "time")
+_set_data: Final = slot_setter(_ENVELOPE, "data")
+_set_sources: Final = slot_setter(_ENVELOPE, "source_event_seqs")
+_set_surface_op: Final = slot_setter(_ENVELOPE, "surface_op")
+_set_op_first: Final = slot_setter(_ENVELOPE, "op_first")
 
 
 def _built(cls: type[Event], seq: int, time: int, data: Json, sources: Json | Absent, surface_op: Json | Absent, op_first: bool) -> Event:
     """A core event of class ``cls`` with these fields, set through the envelope's slots."""
-    event: Event = _new(cls)
+    event: Event = new_instance(cls)
     _set_seq(event, seq)
     _set_time(event, time)
     _set_data(event, data)

@@ -12,9 +12,10 @@ generated, real and mutated events.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Final, TypeVar
 
-from model.jsonval import Json
+from model.jsonval import Json, JsonObject
 from model.log import Dialect, Event, surface_types
 from model.migrate import A55_ONLY_TYPES, D08_ONLY_TYPES, DialectEvidence
 from model.migrate import with_markers as markers_by_definition
@@ -22,11 +23,15 @@ from model.rejected import Rejected
 from model.surface import APPEND, SurfacePlan
 from model.surface import plan_surface_event as plan_by_definition
 from model.surface import splice as splice_by_definition
-from sessionspec.fast.constants import ABSENT
+from sessionspec.fast.constants import A55, ABSENT
+from sessionspec.fast.jsonget import get
+from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
 
 T = TypeVar("T")
 
-_ELIGIBLE: Final = {dialect: surface_types(dialect) for dialect in Dialect}
+# By dialect, chosen with ``is`` (an enum's hash is a Python-level method).
+_ELIGIBLE_A55: Final = surface_types(Dialect.A55)
+_ELIGIBLE_D08: Final = surface_types(Dialect.D08)
 
 
 def plan_surface_event(nodes: Sequence[int], event: Event, events: Sequence[Event], dialect: Dialect) -> SurfacePlan | None | Rejected:
@@ -35,11 +40,33 @@ def plan_surface_event(nodes: Sequence[int], event: Event, events: Sequence[Even
     SURF-4 (no ``sourceEventSeqs``, or a dense array of unique earlier non-negative safe integers,
     non-empty but on ``assistant/message``): its plan is the append."""
     op, seq = event.surface_op, event.seq
-    if type(op) is str and op == "append" and seq == len(events) and event.type in _ELIGIBLE[dialect]:
+    if type(op) is str and op == "append" and seq == len(events) and event.type in (_ELIGIBLE_A55 if dialect is A55 else _ELIGIBLE_D08):
         sources = event.source_event_seqs
         if sources is ABSENT or _earlier_unique_seqs(sources, seq, event.type == "assistant/message"):
-            return SurfacePlan(seq=seq, op=APPEND)
+            return _append_plan(seq)
     return plan_by_definition(nodes, event, events, dialect)
+
+
+# An append's plan, ``SurfacePlan(seq=seq, op=APPEND)``, built through its slots (:mod:`sessionspec.fast.slots`:
+# the keyword call into the dataclass's interpreted ``__init__`` cost a sixth of the surface fold).
+_PLAN_FIELDS: Final = ("seq", "op", "start_idx", "end_idx")
+assert plain_fields(SurfacePlan, _PLAN_FIELDS)
+_PLAN_DEFAULTS: Final = {f.name: f.default for f in fields(SurfacePlan)}
+_START_IDX: Final = _PLAN_DEFAULTS["start_idx"]
+_END_IDX: Final = _PLAN_DEFAULTS["end_idx"]
+_set_plan_seq: Final = slot_setter(SurfacePlan, "seq")
+_set_plan_op: Final = slot_setter(SurfacePlan, "op")
+_set_plan_start_idx: Final = slot_setter(SurfacePlan, "start_idx")
+_set_plan_end_idx: Final = slot_setter(SurfacePlan, "end_idx")
+
+
+def _append_plan(seq: int) -> SurfacePlan:
+    plan: SurfacePlan = new_instance(SurfacePlan)
+    _set_plan_seq(plan, seq)
+    _set_plan_op(plan, APPEND)
+    _set_plan_start_idx(plan, _START_IDX)
+    _set_plan_end_idx(plan, _END_IDX)
+    return plan
 
 
 def splice(nodes: list[T], plan: SurfacePlan, node: T) -> list[T]:
@@ -74,6 +101,34 @@ def with_markers(evidence: DialectEvidence, event: Event) -> DialectEvidence:
     kind = event.type  # first: most events are of a type that carries no marker
     if kind not in _MAY_MARK and not kind.startswith(_MARKER_PREFIXES):
         return evidence
-    if evidence.a55_seq is not None and evidence.d08_seq is not None:
+    d08_open, a55_open = evidence.d08_seq is None, evidence.a55_seq is None
+    if not d08_open and not a55_open:
         return evidence
+    if kind in _MARKED_SHAPES and not (d08_open and _d08_shaped(kind, event.data)) and not (a55_open and _a55_shaped(kind, event.data)):
+        return evidence  # a shape type (no marker by its type) without the shape of the dialect still open
     return markers_by_definition(evidence, event)
+
+
+# The shape markers of ``model.migrate``'s ``_d08_marker`` and ``_a55_marker``: on these four types, the only
+# markers there are (neither a marker type nor a marker prefix is one of them).
+assert not _MARKED_SHAPES & (D08_ONLY_TYPES | A55_ONLY_TYPES) and not any(t.startswith(_MARKER_PREFIXES) for t in _MARKED_SHAPES)
+
+
+def _d08_shaped(kind: str, data: Json) -> bool:
+    """``message``-shaped assistant data and results, a user message with ``role`` and ``id``, a header
+    with ``adapterDefaults`` (FMT-10's D08 shapes)."""
+    if kind == "assistant/message" or kind == "tool/result":
+        return isinstance(get(data, "message"), JsonObject)
+    if kind == "user/message":
+        return get(data, "role") == "user" and get(data, "id") is not ABSENT
+    return kind == "request/header" and get(get(data, "header"), "adapterDefaults") is not ABSENT
+
+
+def _a55_shaped(kind: str, data: Json) -> bool:
+    """``provenance``-shaped assistant data, a header whose ``messagePrefix`` is a non-empty array (FMT-10's A55 shapes)."""
+    if kind == "assistant/message":
+        return get(data, "provenance") is not ABSENT
+    if kind == "request/header":
+        prefix = get(get(data, "header"), "messagePrefix")
+        return isinstance(prefix, tuple) and len(prefix) > 0
+    return False

@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Json, JsonObject
+from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Json, JsonObject, freeze
 from model.log import Dialect, Event, make_event
 from model.migrate import NO_EVIDENCE, DialectEvidence
 from model.migrate import with_markers as markers_by_definition
@@ -129,6 +129,25 @@ def test_every_event_adds_the_markers_the_model_adds() -> None:
                 for evidence in _EVIDENCE:
                     assert with_markers(evidence, other) == markers_by_definition(evidence, other), other
     assert marked > 20
+
+
+# FMT-10's shape markers and their near misses, as data of each type that can carry one.
+_SHAPES: list[dict[str, object]] = [
+    {}, {"message": {}}, {"message": "x"}, {"message": None}, {"role": "user", "id": "u1"}, {"role": "user"},
+    {"role": "user", "id": None}, {"role": "assistant", "id": "u1"}, {"id": "u1"}, {"provenance": {}}, {"provenance": None},
+    {"header": {"adapterDefaults": {}}}, {"header": {"adapterDefaults": None}}, {"header": {}}, {"header": "x"},
+    {"header": {"messagePrefix": ["p"]}}, {"header": {"messagePrefix": []}}, {"header": {"messagePrefix": "p"}},
+    {"header": {"messagePrefix": ["p"], "adapterDefaults": {}}}, {"message": {}, "provenance": {}},
+]
+
+
+def test_each_shape_marker_and_its_near_misses_are_found_as_the_model_finds_them() -> None:
+    """Every shape type with every marker shape (and what is almost one), after each kind of evidence."""
+    for type_name in ("assistant/message", "tool/result", "user/message", "request/header", "step/start"):
+        for data in _SHAPES:
+            event = make_event(type_name, seq=3, time=0, data=freeze(data))
+            for evidence in _EVIDENCE:
+                assert with_markers(evidence, event) == markers_by_definition(evidence, event), (type_name, data, evidence)
 
 
 def test_every_provenance_of_an_append_is_planned_as_the_model_plans_it() -> None:

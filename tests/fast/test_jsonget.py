@@ -1,13 +1,16 @@
-"""sessionspec.fast.jsonget.get is model.jsonval.get."""
+"""sessionspec.fast.jsonget: get is model.jsonval.get, json_int model.log.json_int, is_placeholder
+model.placeholder.is_placeholder; keys_are and keys_in compare the key tuple."""
 
 from __future__ import annotations
+
+from enum import IntEnum
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import jsonval
+from model import jsonval, log, placeholder
 from model.jsonval import ABSENT, Json, freeze
-from sessionspec.fast.jsonget import get, keys_are, keys_in
+from sessionspec.fast.jsonget import get, is_placeholder, json_int, keys_are, keys_in
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-2, 2) | st.text(max_size=2),
@@ -37,3 +40,29 @@ def test_keys_are_and_keys_in_compare_the_key_tuple(o: dict[str, None], keys: tu
     assert keys_are(o, tuple(o))
     assert keys_in(o, tuple(orders)) == (tuple(o) in orders)
     assert keys_in(o, (*orders, tuple(o)))
+
+
+class _Small(IntEnum):
+    ONE = 1
+
+
+@given(values | st.just(ABSENT) | st.just(_Small.ONE) | st.floats(allow_nan=False) | st.booleans() | st.integers())
+def test_json_int_is_the_models(value: object) -> None:
+    assert repr(json_int(value)) == repr(log.json_int(value))
+
+
+# Strings near a token: braces anywhere, doubled or not, and text between them.
+_NEAR_TOKENS = st.text(alphabet="{}ab ", max_size=8) | st.builds("{{{}}}".format, st.text(alphabet="{}a-", max_size=4))
+
+
+@given(values | st.just(ABSENT) | _NEAR_TOKENS)
+def test_is_placeholder_is_the_models(value: Json) -> None:
+    assert is_placeholder(value) == placeholder.is_placeholder(value)
+
+
+def test_the_tokens_of_the_rule_are_placeholders() -> None:
+    """FMT-6's examples are tokens; text around one, or a brace inside, is not."""
+    for token in ("{{system}}", "{{tools}}", "{{messagePrefix}}", "{{child-3}}", "{{}}"):
+        assert is_placeholder(token) and placeholder.is_placeholder(token)
+    for text in ("x{{system}}", "{{system}} ", "{{sys{tem}}", "{system}", "", None):
+        assert not is_placeholder(text) and not placeholder.is_placeholder(text)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import BinaryIO, Final, cast, final, get_args
 
 from model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header
-from model.jsonval import JsonObject
+from model.jsonval import Json, JsonObject
 from model.log import Event
 from model.rejected import FailureKind, Rejected
 from sessionspec.check.audits import audits
@@ -252,9 +252,10 @@ def _read_line(
     except UnicodeDecodeError as error:
         return _line_finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"), newline, number, first_record, quirks)
     # = model.codec.parse_value(text), and for a plain event line decode_record's event (tests/fast/test_fast_parse.py)
-    value = parse_event(raw, text)
-    if isinstance(value, Event):
-        return value
+    parsed = parse_event(raw, text)
+    if type(parsed) in _EVENT_CLASSES:  # (isinstance on the Event union tests its classes one by one)
+        return cast(Event, parsed)
+    value = cast("Json | Rejected | TooDeep", parsed)  # an Event's class is one of the union's
     if isinstance(value, TooDeep):
         rejected = Rejected(rule="FMT-1", reason=f"JSON nested deeper than {MAX_DEPTH} levels (checker limit)", kind=FailureKind.LIMIT)
         return _line_finding(rejected, newline, number, first_record, quirks)

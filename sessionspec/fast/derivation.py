@@ -52,17 +52,17 @@ def project_node(event: Event, dialect: Dialect) -> JsonObject | None | Rejected
         content = data.get("content", ABSENT)
         if content is not ABSENT:
             if kind == "user/message" or kind == "steering/message":
-                return JsonObject((("role", "user"), ("content", content)))
+                return JsonObject({"role": "user", "content": content})
             if kind == "assistant/message":
                 if type(content) is tuple and not content:
                     return None
                 provenance = data.get("provenance", ABSENT)
                 if provenance is ABSENT:
-                    return JsonObject((("role", "assistant"), ("content", content)))
-                return JsonObject((("role", "assistant"), ("content", content), ("provenance", provenance)))
+                    return JsonObject({"role": "assistant", "content": content})
+                return JsonObject({"role": "assistant", "content": content, "provenance": provenance})
             if kind == "tool/result" and "callId" in data and "isError" in data:
-                block = JsonObject((("type", "tool-result"), ("toolCallId", data["callId"]), ("content", content), ("isError", data["isError"])))
-                return JsonObject((("role", "user"), ("content", (block,))))
+                block = JsonObject({"type": "tool-result", "toolCallId": data["callId"], "content": content, "isError": data["isError"]})
+                return JsonObject({"role": "user", "content": (block,)})
         if kind not in _PROJECTED_A55:
             return None
     return project(event, dialect)

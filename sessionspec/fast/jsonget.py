@@ -11,16 +11,19 @@ of the fast layer calls natively instead of calling into the interpreted model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from model.jsonval import Absent, Json, JsonObject
 from model.placeholder import is_placeholder as placeholder_by_definition
 from sessionspec.fast.constants import ABSENT
 
+# The class as a constant of this module (compiled, an imported name is a dictionary lookup at each read).
+_OBJECT: Final = JsonObject
+
 
 def get(o: Json | Absent, key: str) -> Json | Absent:
     """``model.jsonval.get(o, key)``."""
-    if type(o) is JsonObject:
+    if type(o) is _OBJECT:
         return o.get(key, ABSENT)
     return ABSENT
 

@@ -282,12 +282,12 @@ def row_events(row: JsonObject) -> tuple[Event, ...] | Rejected:
         if type(text) is not str:
             return expand_row(row)
         if delta is not None:
-            chunk = JsonObject((("type", delta), ("index", index), ("text", text)))
+            chunk = JsonObject({"type": delta, "index": index, "text": text})
         elif shape == 7:
-            chunk = JsonObject((("type", "tool-call-delta"), ("index", index), ("id", data["id"]), ("name", data["name"]), ("argumentsDelta", text)))
+            chunk = JsonObject({"type": "tool-call-delta", "index": index, "id": data["id"], "name": data["name"], "argumentsDelta": text})
         else:
-            chunk = JsonObject((("type", "tool-call-delta"), ("index", index), ("id", data["id"]), ("argumentsDelta", text)))
-        members.append(_built(_CHUNK, seq0 + k, time, JsonObject((("turn", turn), ("step", step), ("chunk", chunk))), ABSENT, ABSENT, False))
+            chunk = JsonObject({"type": "tool-call-delta", "index": index, "id": data["id"], "argumentsDelta": text})
+        members.append(_built(_CHUNK, seq0 + k, time, JsonObject({"turn": turn, "step": step, "chunk": chunk}), ABSENT, ABSENT, False))
     return tuple(members)
 
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from typing import Final, Generic, TypeVar, final
 
 from model.derive import project
-from model.header import header_of_event
 from model.jsonval import JsonObject
 from model.log import Dialect, Event, log_view
 from model.rejected import Rejected
 from model.surface import SurfacePlan, plan_surface_event
 from sessionspec.fast.constants import A55, ABSENT
+from sessionspec.fast.header import canonical_header_of
 from sessionspec.fast.surface import splice
 
 A = TypeVar("A")
@@ -74,9 +74,9 @@ _PROJECTED_A55: Final = frozenset({"user/message", "steering/message", "assistan
 # DER-1, :func:`model.derive.project`: the compaction audit prices a surface event (MTR-7), the
 # request points check its projection (DER-7), one after the other.
 projected: Final = LastAnswer(project_node)
-# HDR-1, :func:`model.header.header_of_event`: the compaction audit (MTR-4, FMT-6) and the request
-# points (HDR-9) fold each ``request/header``, one after the other.
-header_of: Final = LastAnswer(header_of_event)
+# HDR-1, :func:`model.header.header_of_event` (:func:`sessionspec.fast.header.canonical_header_of`): the
+# compaction audit (MTR-4, FMT-6) and the request points (HDR-9) fold each ``request/header``, one after the other.
+header_of: Final = LastAnswer(canonical_header_of)
 
 
 @final

@@ -1,0 +1,67 @@
+"""sessionspec.fast.header.canonical_header_of is model.header.header_of_event (HDR-1, HDR-2, DIA-8):
+the same canonical header, or the same rejection, for every ``request/header`` of the real logs and
+for headers whose fields are present, empty, of other JSON types or missing, in both dialects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model.header import header_of_event
+from model.jsonval import ABSENT, freeze
+from model.log import Dialect, make_event
+from sessionspec.check.logfile import read_path
+from sessionspec.fast.header import canonical_header_of
+from spec.json_strategies import json_values
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def test_every_real_header_is_canonical_as_the_model_makes_it() -> None:
+    headers = 0
+    for path in sorted(DATA.rglob("*.jsonl")):
+        for event in read_path(str(path)).events:
+            if event.type == "request/header":
+                headers += 1
+                for dialect in Dialect:
+                    assert canonical_header_of(event, dialect) == header_of_event(event, dialect), (path, event.seq)
+    assert headers > 50
+
+
+# A header field: missing, or a value with or without a JS length, empty or not (an astral character is
+# one code point and two UTF-16 units).
+_FIELD = st.one_of(st.just(ABSENT), st.sampled_from(["", "s", "😀", "{{system}}", 0, 1, None, True, {}, {"a": "b"}]),
+                  st.lists(st.text(max_size=2), max_size=2), json_values(2))
+
+
+@given(_FIELD, st.one_of(st.just(ABSENT), json_values(2), st.just({"provider": "p", "model": "m"})),
+       _FIELD, _FIELD, _FIELD, _FIELD, st.sampled_from(list(Dialect)), st.booleans())
+def test_any_header_is_canonical_as_the_model_makes_it(
+        system: object, config: object, tools: object, prefix: object, defaults: object, extra: object, dialect: Dialect,
+        header_is_object: bool) -> None:
+    """The header an object of these fields (each missing when ABSENT), or else ``extra`` itself (a
+    header that is no object, or no header at all)."""
+    fields = {"config": config, "system": system, "tools": tools, "messagePrefix": prefix, "adapterDefaults": defaults, "other": extra}
+    header = {key: value for key, value in fields.items() if value is not ABSENT} if header_is_object else extra
+    data = {"reason": "initial"} | ({} if header is ABSENT else {"header": header})
+    event = make_event("request/header", seq=4, time=0, data=freeze(data))
+    assert canonical_header_of(event, dialect) == header_of_event(event, dialect)
+
+
+_VALUES: list[object] = [ABSENT, "", "s", "😀", "{{system}}", 0, 1, None, True, [], ["p"], {}, {"a": "b"}]
+
+
+def test_each_field_of_a_header_with_a_config_is_canonical_as_the_model_makes_it() -> None:
+    """Each of system, tools, messagePrefix and adapterDefaults, alone or beside another field, given every
+    kind of value (HDR-2: kept only with a JS length above 0; DIA-8: D08 drops the prefix, keeps adapterDefaults)."""
+    keys = ("system", "tools", "messagePrefix", "adapterDefaults")
+    for key in keys:
+        for other in keys:
+            for value in _VALUES:
+                fields = {"config": {"model": "m"}, other: "x", key: value}
+                header = {k: v for k, v in fields.items() if v is not ABSENT}
+                event = make_event("request/header", seq=4, time=0, data=freeze({"header": header}))
+                for dialect in Dialect:
+                    assert canonical_header_of(event, dialect) == header_of_event(event, dialect), (key, other, value, dialect)

@@ -11,50 +11,59 @@ from model.rejected import Rejected
 from sessionspec.check.event_fields import ToolBlock
 from sessionspec.fast.constants import ABSENT
 
+# StepState and TurnState are built at every step and turn: plain classes with their own
+# ``__init__``, which mypyc compiles (a dataclass's generated initializer stays interpreted code,
+# about 6000 instructions a call; docs/performance.md, step 15).
 
-@dataclass(slots=True)
 class StepState:
-    turn: Json | Absent
-    step: Json | Absent
-    requested: bool = False
-    attempt_usage: Json | Absent = ABSENT
-    finish: Json | Absent = ABSENT
-    message: bool = False
-    max_tokens: bool = False
-    blocks: list[ToolBlock] = field(default_factory=list)
-    calls: int = 0
-    results: int = 0
-    last_result: int = -1
-    context_after_results: int | None = None
-    failed_attempt: bool = False
-    # FMT-7 Writers: a step with a message but no stream and no sourceEventSeqs was written through
-    # the session API or by tooling, not by the loop: the loop's own rules do not bind it.
-    api: bool = False
-    # D08: the current attempt streamed visible text or reasoning and has not finished (DIA-15).
-    attempt_visible: bool = False
-    # The current attempt has streamed a chunk and not yet its finish.
-    streaming: bool = False
+    __slots__ = ("turn", "step", "requested", "attempt_usage", "finish", "message", "max_tokens", "blocks", "calls",
+                 "results", "last_result", "context_after_results", "failed_attempt", "api", "attempt_visible", "streaming")
+
+    def __init__(self, turn: Json | Absent, step: Json | Absent, api: bool = False) -> None:
+        self.turn = turn
+        self.step = step
+        self.requested = False
+        self.attempt_usage: Json | Absent = ABSENT
+        self.finish: Json | Absent = ABSENT
+        self.message = False
+        self.max_tokens = False
+        self.blocks: list[ToolBlock] = []
+        self.calls = 0
+        self.results = 0
+        self.last_result = -1
+        self.context_after_results: int | None = None
+        self.failed_attempt = False
+        # FMT-7 Writers: a step with a message but no stream and no sourceEventSeqs was written through
+        # the session API or by tooling, not by the loop: the loop's own rules do not bind it.
+        self.api = api
+        # D08: the current attempt streamed visible text or reasoning and has not finished (DIA-15).
+        self.attempt_visible = False
+        # The current attempt has streamed a chunk and not yet its finish.
+        self.streaming = False
 
 
-@dataclass(slots=True)
 class TurnState:
-    number: Json | Absent
-    trigger: Json | Absent
-    prompt: bool = False
-    blocked: Event | None = None
-    steps: int = 0
-    last_step: int = 0
-    max_tokens: bool = False
-    requested: bool = False
-    failed_step: int | None = None
-    inner: int = 0
-    inner_surface: bool = False
-    # A55: a step whose stream finished successfully but recorded no message (seq of its step/end).
-    unrecorded: int | None = None
-    # D08: a step whose attempt streamed visible text and recorded no message (seq of its step/end).
-    cancelled_visible: int | None = None
-    # D08: a legacy turn the A55 loop wrote (its messages carry migrated legacy ids, DIA-13).
-    legacy: bool = False
+    __slots__ = ("number", "trigger", "prompt", "blocked", "steps", "last_step", "max_tokens", "requested", "failed_step",
+                 "inner", "inner_surface", "unrecorded", "cancelled_visible", "legacy")
+
+    def __init__(self, number: Json | Absent, trigger: Json | Absent) -> None:
+        self.number = number
+        self.trigger = trigger
+        self.prompt = False
+        self.blocked: Event | None = None
+        self.steps = 0
+        self.last_step = 0
+        self.max_tokens = False
+        self.requested = False
+        self.failed_step: int | None = None
+        self.inner = 0
+        self.inner_surface = False
+        # A55: a step whose stream finished successfully but recorded no message (seq of its step/end).
+        self.unrecorded: int | None = None
+        # D08: a step whose attempt streamed visible text and recorded no message (seq of its step/end).
+        self.cancelled_visible: int | None = None
+        # D08: a legacy turn the A55 loop wrote (its messages carry migrated legacy ids, DIA-13).
+        self.legacy = False
 
 
 @dataclass(slots=True)

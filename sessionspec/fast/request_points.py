@@ -50,17 +50,22 @@ class RequestPoint:
         return build_request(self.header, self.boundary)
 
 
-@dataclass(slots=True, kw_only=True)
 class _OpenStep:
-    seq: int
-    turn: int | None
-    step: int | None
-    header: EpochHeader | Absent
-    header_seq: int | None
-    store: list[JsonObject]
-    length: int
-    surface: int
-    chunk: int | None = None
+    # Built at every step: a plain class, whose ``__init__`` mypyc compiles (a dataclass's generated
+    # initializer stays interpreted code; docs/performance.md, step 15).
+    __slots__ = ("seq", "turn", "step", "header", "header_seq", "store", "length", "surface", "chunk")
+
+    def __init__(self, *, seq: int, turn: int | None, step: int | None, header: EpochHeader | Absent, header_seq: int | None,
+                 store: list[JsonObject], length: int, surface: int) -> None:
+        self.seq = seq
+        self.turn = turn
+        self.step = step
+        self.header = header
+        self.header_seq = header_seq
+        self.store = store
+        self.length = length
+        self.surface = surface
+        self.chunk: int | None = None
 
     def point(self) -> RequestPoint:
         return RequestPoint(

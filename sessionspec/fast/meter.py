@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model.compaction import compact_spec, target_policy
-from model.jsonval import get
 from model.log import Event, log_view
 from model.loop import CompactionPlugin, PostStepHook, PostStepResult, StepContext, pressure_listener
 from model.meter import MeterState, fold_meter_event, measure_state
 from model.rejected import Rejected
+from sessionspec.fast.jsonget import get
 
 
 def metered_pressure_listener(plugin: CompactionPlugin) -> PostStepHook:

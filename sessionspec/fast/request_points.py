@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 from model.header import EpochHeader
-from model.jsonval import Absent, JsonObject, get
+from model.jsonval import Absent, JsonObject
 from model.log import Dialect, Event, data_int
 from model.rejected import Rejected
 from model.surface import SurfacePlan
 from model.wire import Request, build_request
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import IncrementalDerivation, header_of, projected
+from sessionspec.fast.jsonget import get
 
 
 @final

@@ -58,13 +58,18 @@ class LineTable:
         self._open(seq, line, 1, -1)
 
     def _open(self, seq: int, line: int, count: int, step: int) -> None:
-        """Close the open run (into the arrays) and open this one."""
+        """Close the open run and open this one."""
+        self._close()
+        self.open_seq, self.open_line, self.open_count, self.open_step = seq, line, count, step
+
+    def _close(self) -> None:
+        """Move the open run, if any, into the arrays (none is open after)."""
         if self.open_count:
             self.seqs.append(self.open_seq)
             self.lines.append(self.open_line)
             self.counts.append(self.open_count)
             self.steps.append(self.open_step)
-        self.open_seq, self.open_line, self.open_count, self.open_step = seq, line, count, step
+            self.open_count = 0
 
     def add_run(self, seq: int, count: int, line: int) -> None:
         """:meth:`add` of ``seq`` .. ``seq + count - 1``, all on ``line`` (a packed row's chunks)."""
@@ -85,7 +90,7 @@ class LineTable:
         if seq is None:
             return None
         # The open run joins the arrays (an event added later opens a new run: same lines).
-        self._open(0, 0, 0, -1)
+        self._close()
         if self.increasing:
             run = bisect_right(self.seqs, seq) - 1
             if run < 0 or seq >= self.seqs[run] + self.counts[run]:

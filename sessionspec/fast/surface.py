@@ -104,8 +104,10 @@ def with_markers(evidence: DialectEvidence, event: Event) -> DialectEvidence:
     d08_open, a55_open = evidence.d08_seq is None, evidence.a55_seq is None
     if not d08_open and not a55_open:
         return evidence
-    if kind in _MARKED_SHAPES and not (d08_open and _d08_shaped(kind, event.data)) and not (a55_open and _a55_shaped(kind, event.data)):
-        return evidence  # a shape type (no marker by its type) without the shape of the dialect still open
+    if kind in _MARKED_SHAPES:
+        data = event.data
+        if not (d08_open and _d08_shaped(kind, data)) and not (a55_open and _a55_shaped(kind, data)):
+            return evidence  # a shape type (no marker by its type) without the shape of the dialect still open
     return markers_by_definition(evidence, event)
 
 

@@ -190,7 +190,6 @@ def test_an_event_the_loop_calls_log_only_is_one_the_surface_fold_plans_nothing_
     assert loop._log_only(event, event.type) == (seq == 2 and op == "absent" and not provenance and type_name not in surface_types(dialect))
 
 
-
 def _outcome_flushed_every(events: tuple[Event, ...], dialect: Dialect, every: int) -> tuple[object, ...]:
     loop = FoldLoop(dialect, 0, registered_folds())
     for count, event in enumerate(events, 1):

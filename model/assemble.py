@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
 
 
 @final

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.jsonval import (
+from sessionspec.model.jsonval import (
     ABSENT,
     MAX_SAFE_INTEGER,
     Absent,
@@ -25,9 +25,9 @@ from model.jsonval import (
     js_stringify,
     parse_json,
 )
-from model.log import AssistantChunk, Event, make_event
-from model.rejected import FailureKind, Rejected
-from model.rules import implements
+from sessionspec.model.log import AssistantChunk, Event, make_event
+from sessionspec.model.rejected import FailureKind, Rejected
+from sessionspec.model.rules import implements
 
 ENVELOPE_KEYS: Final = frozenset({"type", "seq", "time", "data"})
 SURFACE_META_KEYS: Final = frozenset({"sourceEventSeqs", "surfaceOp"})

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import fold_surface
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
 
 
 def _bad(event: Event, what: str) -> Rejected:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify, json_eq
-from model.log import Dialect, Event
-from model.placeholder import holds_placeholder
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify, json_eq
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.placeholder import holds_placeholder
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 class HeaderReason(Enum):

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Final, TypeAlias, cast, final
 
-from model.rules import implements
+from sessionspec.model.rules import implements
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 

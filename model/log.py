@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar, Final, TypeAlias, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
-from model.rules import implements
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.rules import implements
 
 
 class Dialect(Enum):

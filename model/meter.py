@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, final
 
-from model.assemble import BlockAssembler
-from model.derive import project
-from model.header import EpochHeader, header_of_event, opt_header_eq
-from model.jsonval import ABSENT, Absent, Json, get, js_stringify, u16
-from model.log import Dialect, Event, log_view
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import SurfacePlan, plan_surface_event, splice
+from sessionspec.model.assemble import BlockAssembler
+from sessionspec.model.derive import project
+from sessionspec.model.header import EpochHeader, header_of_event, opt_header_eq
+from sessionspec.model.jsonval import ABSENT, Absent, Json, get, js_stringify, u16
+from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import SurfacePlan, plan_surface_event, splice
 
 CHARS_PER_TOKEN: Final = 4
 BLOCK_OVERHEAD: Final = 4

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.jsonval import ABSENT, Json, JsonObject, get, with_values
-from model.log import Dialect, Event, make_event
-from model.rules import implements
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get, with_values
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.rules import implements
 
 D08_ONLY_TYPES: Final = frozenset({"session/end-seed", "agent/inbox/spliced", "request/context"})
 A55_ONLY_TYPES: Final = frozenset({"steering/message"})

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from model.jsonval import Absent, Json, JsonObject
-from model.rules import implements
+from sessionspec.model.jsonval import Absent, Json, JsonObject
+from sessionspec.model.rules import implements
 
 TOKEN: Final = re.compile(r"\{\{[^{}]*\}\}")
 

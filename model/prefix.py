@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, final
 
-from model.jsonval import Json, JsonObject, freeze, thaw
-from model.rules import implements
+from sessionspec.model.jsonval import Json, JsonObject, freeze, thaw
+from sessionspec.model.rules import implements
 
 
 class Idiom(Enum):

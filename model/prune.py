@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.derive import project
-from model.jsonval import ABSENT, Json, JsonObject, get, is_safe_int, with_values
-from model.log import Dialect, Event, make_event
-from model.meter import estimate_message
-from model.rejected import FailureKind, Rejected
-from model.rules import implements
-from model.surface import fold_surface
+from sessionspec.model.derive import project
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get, is_safe_int, with_values
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.meter import estimate_message
+from sessionspec.model.rejected import FailureKind, Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
 
 PRUNE_MARKER: Final = "\n\n[... tool result middle pruned ...]\n\n"
 

@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.derive import derive
-from model.header import fold_header
-from model.jsonval import ABSENT, Absent, JsonObject, get, js_stringify
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.rules import implements
-from model.wire import Request, build_request, request_to_json
+from sessionspec.model.derive import derive
+from sessionspec.model.header import fold_header
+from sessionspec.model.jsonval import ABSENT, Absent, JsonObject, get, js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.wire import Request, build_request, request_to_json
 
 
 @implements("INV-3", "INV-5")

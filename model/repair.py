@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, obj
-from model.log import Event, make_event
-from model.rules import implements
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, obj
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.rules import implements
 
 REPAIR_UNKNOWN: Final = (
     "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is unknown. "

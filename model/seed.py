@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.header import check_llm_shape
-from model.jsonval import JsonObject, get
-from model.log import Dialect, Event, log_view
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import SurfaceState, step_surface
+from sessionspec.model.header import check_llm_shape
+from sessionspec.model.jsonval import JsonObject, get
+from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import SurfaceState, step_surface
 
 
 @implements("LEG-1")

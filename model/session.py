@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.jsonval import Json, JsonObject
-from model.log import A55_SURFACE_TYPES, D08_SURFACE_TYPES, Event, is_open, make_event
-from model.loop import next_turn_number
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.log import A55_SURFACE_TYPES, D08_SURFACE_TYPES, Event, is_open, make_event
+from sessionspec.model.loop import next_turn_number
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 def turn_is_open(log: Sequence[Event]) -> bool:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar, final
 
-from model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int, with_values
-from model.log import Dialect, Event, log_view, surface_types
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int, with_values
+from sessionspec.model.log import Dialect, Event, log_view, surface_types
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 T = TypeVar("T")
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import final
 
-from model.header import EpochHeader, prefix_messages
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
-from model.rules import implements
+from sessionspec.model.header import EpochHeader, prefix_messages
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.rules import implements
 
 
 @final

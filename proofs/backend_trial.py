@@ -55,8 +55,8 @@ def machine_run(fault_name: str, backend: str, examples: int) -> tuple[str, floa
     """The loop state machine of spec/machines.py on one backend (if this tree's machine takes a fault)."""
     from hypothesis.stateful import run_state_machine_as_test
 
-    import model.loop as loop
-    from spec.machines import loop_machine
+    import sessionspec.model.loop as loop
+    from sessionspec.spec.machines import loop_machine
 
     fault_enum = getattr(loop, "Fault", None)
     if fault_enum is None:

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import model.compaction
-import model.prune
-from model.compaction.contracts import run_holds
-from model.compaction.records import CompactionRun, SummarizerOutput, SummaryCall, Trigger
-from model.jsonval import JsonObject
-from model.log import Dialect, Event
-from model.prune import PruneConfig, PruneOutcome, only_surface_results, prune_again_is_empty
-from model.rejected import Rejected
 from proofs.skeletons import Skeleton, build
+from sessionspec import model
+from sessionspec.model.compaction.contracts import run_holds
+from sessionspec.model.compaction.records import CompactionRun, SummarizerOutput, SummaryCall, Trigger
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.prune import PruneConfig, PruneOutcome, only_surface_results, prune_again_is_empty
+from sessionspec.model.rejected import Rejected
 
 # A prune threshold the long steps exceed and the short ones do not (PRN-1 shape, smaller numbers).
 PRUNE = PruneConfig(threshold_chars=1000, head_chars=100, tail_chars=100)

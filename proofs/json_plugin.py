@@ -111,7 +111,7 @@ def json_array(factory: Any, depth: int | None = None) -> tuple[object, ...]:
 
 def json_object(factory: Any, depth: int | None = None) -> object:
     """A real ``JsonObject`` with distinct keys drawn from :data:`KEYS`, in a symbolic order."""
-    from model.jsonval import JsonObject
+    from sessionspec.model.jsonval import JsonObject
 
     max_depth, items, _ = _settings()
     depth = max_depth if depth is None else depth
@@ -162,10 +162,10 @@ def install() -> None:
     """Bind the marker before the model imports the alias, register the factories, enable strict callees."""
     from crosshair import register_type
 
-    import model.jsonval as jsonval
+    import sessionspec.model.jsonval as jsonval
 
     # model.jsonval's own imports (model.rules) never read the alias.
-    stale = [name for name in sys.modules if name.startswith("model.") and name not in ("model.jsonval", "model.rules")]
+    stale = [name for name in sys.modules if name.startswith("sessionspec.model.") and name not in ("sessionspec.model.jsonval", "sessionspec.model.rules")]
     if stale:
         raise RuntimeError(f"proofs/plugin.py must load before the model imports the Json alias; already imported: {stale}")
     jsonval.Json = JsonValue  # type: ignore[assignment]

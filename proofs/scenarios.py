@@ -25,13 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
-import model.loop as loop
-import model.prefix
-import model.wire
-from model.header import EpochHeader, canonical
-from model.jsonval import ABSENT, Json, JsonObject
-from model.log import Event
-from model.loop import (
+import sessionspec.model.loop as loop
+from sessionspec import model
+from sessionspec.fast.request_points import request_points
+from sessionspec.model.header import EpochHeader, canonical
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
     AgentConfig,
     Interrupt,
     InterruptKind,
@@ -45,18 +45,17 @@ from model.loop import (
     Window,
     text_content,
 )
-from model.prefix import Composition, Contributor, Idiom, prefix_message
-from model.rejected import Rejected
-from model.wire import Request
-from sessionspec.fast.request_points import request_points
-from spec.loop_properties import (
+from sessionspec.model.prefix import Composition, Contributor, Idiom, prefix_message
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import Request
+from sessionspec.spec.loop_properties import (
     checker_finds_the_sent_requests,
     interrupted_composition_discarded,
     other_agents_never_contribute,
     prefix_frozen_per_instance,
     requests_rebuild_from_log,
 )
-from spec.probes import HeldObjects
+from sessionspec.spec.probes import HeldObjects
 
 AGENT_ID = "agent"
 

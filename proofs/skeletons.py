@@ -20,15 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-import model.reconstruct
-import model.surface
 import sessionspec.fast.request_points
-from model.header import EpochHeader
-from model.jsonval import JsonObject, js_stringify, obj
-from model.log import Event
-from model.rejected import Rejected
-from model.wire import request_to_json
-from spec.log_builder import LogBuilder
+import sessionspec.model.reconstruct
+import sessionspec.model.surface
+from sessionspec import model
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import JsonObject, js_stringify, obj
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import request_to_json
+from sessionspec.spec.log_builder import LogBuilder
 
 # The padding of a long step: about 500 tokens (MTR-1), over a 1,000-character prune threshold.
 LONG = " " + "lorem ipsum " * 160

@@ -21,10 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.jsonval import get, js_stringify
-from model.log import Event
-from model.loop import InterruptKind, TurnOutcome, Window
-from model.prefix import NotComposed, prefix_message
 from proofs.scenarios import (
     ContributorShape,
     Played,
@@ -36,6 +32,10 @@ from proofs.scenarios import (
     by_instance,
     play,
 )
+from sessionspec.model.jsonval import get, js_stringify
+from sessionspec.model.log import Event
+from sessionspec.model.loop import InterruptKind, TurnOutcome, Window
+from sessionspec.model.prefix import NotComposed, prefix_message
 
 # The end reason of a turn interrupted by each kind (LOOP-15, Q-30).
 END_KIND = {InterruptKind.CANCEL: "aborted", InterruptKind.DISPOSE: "disposed", InterruptKind.FOREIGN: "error"}

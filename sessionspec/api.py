@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import io
 
-from model.log import Dialect
 from sessionspec.check.checker import (
     EXIT_CODES,
     FileReport,
@@ -35,6 +34,7 @@ from sessionspec.check.checker import (
 )
 from sessionspec.check.command import json_line, report_line, summary_line
 from sessionspec.check.logfile import MAX_EVENTS
+from sessionspec.model.log import Dialect
 
 __all__ = [
     "EXIT_CODES",

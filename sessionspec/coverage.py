@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Final, final
 
 from sessionspec.conformance.vectors.command import vectors_by_rule
-from spec.registry import PROPERTY_MODULES, Property, Rule, out_of_scope, properties, rules
+from sessionspec.spec.registry import PROPERTY_MODULES, Property, Rule, out_of_scope, properties, rules
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 TESTS: Final = ROOT / "tests"

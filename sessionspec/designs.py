@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, final
 
-from model.jsonval import Json, JsonObject, js_stringify
 from sessionspec.economics import NEUTRAL, BlockKind, CacheModel, RequestShape, request_costs, shape_of, totals
+from sessionspec.model.jsonval import Json, JsonObject, js_stringify
 
 # --------------------------------------------------------------------------- alternative designs
 

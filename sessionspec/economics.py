@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, assert_never, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, u16
-from model.wire import Request
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, u16
+from sessionspec.model.wire import Request
 
 # --------------------------------------------------------------------------- meter
 

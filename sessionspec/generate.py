@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TextIO, final
 
-from model.codec import pack_chunk_runs
-from model.jsonval import Json, JsonObject, get, with_values
-from model.log import Event, make_event
-from model.meter import PricedSurface, node_price
-from model.rejected import Rejected
-from model.surface import SurfaceOp, surface_op_of
 from sessionspec.generate_ahead import BlockSource, default_workers
 from sessionspec.generate_text import js_text
+from sessionspec.model.codec import pack_chunk_runs
+from sessionspec.model.jsonval import Json, JsonObject, get, with_values
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.meter import PricedSurface, node_price
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfaceOp, surface_op_of
 from sessionspec.simulate import simulate
 
 HELP: Final = "write a valid synthetic session log of about N events from the model's loop simulator"

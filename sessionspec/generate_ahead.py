@@ -30,8 +30,8 @@ from multiprocessing.pool import AsyncResult, Pool
 from types import TracebackType
 from typing import Final
 
-from model.jsonval import JsonObject
-from model.log import Event
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Event
 
 Block = tuple[Event, ...]
 # (seed, turns, turn offset) -> the block, its turns moved by the offset.

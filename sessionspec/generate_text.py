@@ -31,7 +31,7 @@ import json
 import re
 from typing import Final
 
-from model.jsonval import Json, js_stringify
+from sessionspec.model.jsonval import Json, js_stringify
 
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False, allow_nan=False)
 # A number token with a fraction or an exponent: only floats are written so.

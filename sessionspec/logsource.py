@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.log import Dialect, Event
-from model.migrate import migrate_legacy
-from model.rejected import FailureKind
 from sessionspec.check.checker import DialectSource, FileReport, Verdict, check_log
 from sessionspec.check.logfile import MAX_EVENTS, LineFinding, LogFile, read_path, session_id
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.rejected import FailureKind
 
 # check's exit codes for what stops a read (sessionspec.check.checker.EXIT_CODES).
 UNREADABLE_EXIT: Final = 2

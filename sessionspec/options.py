@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from model.log import Dialect
+from sessionspec.model.log import Dialect
 
 DIALECT_METAVAR: Final = "a55|d08"
 # The one exit-code table (issue 30): `sessionspec --help`, docs/cli.md, docs/guide.md and the
@@ -41,7 +41,7 @@ def version_text() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     from sessionspec.conformance.vectors.format import FORMAT
-    from spec.registry import registry_digest
+    from sessionspec.spec.registry import registry_digest
 
     try:
         number = version("sessionspec")

@@ -310,7 +310,7 @@ class ConformItem(pytest.Item):
             raise Failed(f"conform: adapter: {failed}") from None
         if divergence is None:
             return
-        from spec.registry import registry_digest
+        from sessionspec.spec.registry import registry_digest
 
         vector = divergence.vector().to_json()
         directory = write_replay(state, "conform", {"format": FORMAT, "registry": registry_digest(), "group": "conform",

@@ -17,15 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.codec import SessionHeader, decode_record, parse_session_header, parse_value
-from model.compaction import summary_requests
-from model.header import EpochHeader, config_eq, prefix_messages
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, thaw
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.wire import Request, request_to_json
 from sessionspec.economics import CacheModel, RequestCost, request_costs, shape_of_request, totals
 from sessionspec.fast.request_points import RequestPoint, request_points
+from sessionspec.model.codec import SessionHeader, decode_record, parse_session_header, parse_value
+from sessionspec.model.compaction import summary_requests
+from sessionspec.model.header import EpochHeader, config_eq, prefix_messages
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, thaw
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import Request, request_to_json
 
 DEFAULT_INSTRUCTION: Final = "<COMPACTION_INSTRUCTION: opaque parameter, not logged (RULES Appendix A); pass --instruction-file>"
 

@@ -10,11 +10,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from model.rejected import Rejected
 from sessionspec.check.checker import Verdict
 from sessionspec.check.logfile import MAX_EVENTS
 from sessionspec.economics import PRESETS
 from sessionspec.logsource import ReadFailure, read_log
+from sessionspec.model.rejected import Rejected
 from sessionspec.options import add_dialect, positive_int, write_output
 from sessionspec.replay import DEFAULT_INSTRUCTION, replay, report_to_json, report_to_text
 from sessionspec.replay_html import report_to_html

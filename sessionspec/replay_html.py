@@ -20,10 +20,10 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from model.header import EpochHeader, header_to_json, prefix_messages
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, thaw
 from sessionspec.chart import COLOURS, Bar, bar_of, legend_html, svg_chart
 from sessionspec.economics import PRESETS, request_costs, shape_of_request
+from sessionspec.model.header import EpochHeader, header_to_json, prefix_messages
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, thaw
 from sessionspec.replay import ReplayedRequest, ReplayReport, difference_text, replace_kind, request_of, short
 
 PREVIEW_CHARS: Final = 600  # a longer text shows this much, the rest on demand

@@ -7,8 +7,8 @@ import json
 import sys
 from typing import assert_never
 
-from spec.registry import properties, quirks, registry_digest, rules
-from spec.status import STATUS, Audited, Defined, LogStatus, ModelStatus, NotDefined, NotYet, OutOfScope, Undecidable
+from sessionspec.spec.registry import properties, quirks, registry_digest, rules
+from sessionspec.spec.status import STATUS, Audited, Defined, LogStatus, ModelStatus, NotDefined, NotYet, OutOfScope, Undecidable
 
 HELP = "print the rule registry (ID, normative sentence, implementing functions, what the model and the checker decide)"
 

@@ -25,16 +25,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
-from model.codec import serialize_event
-from model.compaction import (
+from sessionspec.fast.live import open_log, run_turn_live
+from sessionspec.fast.meter import metered_pressure_listener
+from sessionspec.model.codec import serialize_event
+from sessionspec.model.compaction import (
     CONTEXT_WINDOW_EXCEEDED,
     CompactConfig,
     SummarizerOutput,
     SummaryCall,
 )
-from model.jsonval import Json
-from model.log import Event
-from model.loop import (
+from sessionspec.model.jsonval import Json
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
     AgentConfig,
     CompactionPlugin,
     Hooks,
@@ -52,14 +54,12 @@ from model.loop import (
     pressure_listener,
     text_content,
 )
-from model.prefix import Contributor, Idiom, prefix_message
-from model.prune import PruneConfig
-from model.rejected import Rejected
-from sessionspec.fast.live import open_log, run_turn_live
-from sessionspec.fast.meter import metered_pressure_listener
+from sessionspec.model.prefix import Contributor, Idiom, prefix_message
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.simulate_meter import seeded_pressure_listener
-from spec.groundtruth_agent import ECHO_TOOL, PERSONA
+from sessionspec.spec.groundtruth_agent import ECHO_TOOL, PERSONA
 
 __all__ = ["ECHO_TOOL", "PERSONA", "simulate", "simulation_plugin", "to_jsonl"]
 

@@ -21,18 +21,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction import compact_spec, target_policy
-from model.compaction.dialect import rules_of
-from model.compaction.policy import check_compact_config, routed_target
-from model.compaction.records import CompactionRun, Ids
-from model.compaction.run import _Run, compact_under_pressure
-from model.header import EpochHeader, opt_header_eq
-from model.jsonval import ABSENT, Absent, get
-from model.log import Dialect, Event, log_view
-from model.loop import CompactionPlugin, PostStepHook, PostStepResult, StepContext, pressure_listener
-from model.loop.listeners import _as_drafts, _recording, _side_calls
-from model.meter import MeterState, PricedSurface, estimate_header, fold_meter_event
-from model.rejected import Rejected
+from sessionspec.model.compaction import compact_spec, target_policy
+from sessionspec.model.compaction.dialect import rules_of
+from sessionspec.model.compaction.policy import check_compact_config, routed_target
+from sessionspec.model.compaction.records import CompactionRun, Ids
+from sessionspec.model.compaction.run import _Run, compact_under_pressure
+from sessionspec.model.header import EpochHeader, opt_header_eq
+from sessionspec.model.jsonval import ABSENT, Absent, get
+from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.loop import CompactionPlugin, PostStepHook, PostStepResult, StepContext, pressure_listener
+from sessionspec.model.loop.listeners import _as_drafts, _recording, _side_calls
+from sessionspec.model.meter import MeterState, PricedSurface, estimate_header, fold_meter_event
+from sessionspec.model.rejected import Rejected
 
 
 def _copy(state: MeterState) -> MeterState:

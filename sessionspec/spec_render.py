@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, assert_never
 
-from model.rules import IMPLEMENTATIONS
 from sessionspec.check.audits import load_audits
 from sessionspec.coverage import RuleCoverage, coverage, summary
-from spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules
-from spec.status import STATUS, Audited, Defined, LogStatus, NotDefined, NotYet, OutOfScope, Undecidable
+from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules
+from sessionspec.spec.status import STATUS, Audited, Defined, LogStatus, NotDefined, NotYet, OutOfScope, Undecidable
 
 HELP = "render the reviewer's spec (docs/SPEC.md) from the rule registry"
 

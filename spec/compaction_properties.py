@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.compaction import (
+from sessionspec.model.compaction import (
     CompactConfig,
     CompactionRun,
     Range,
@@ -24,12 +24,12 @@ from model.compaction import (
     select_range,
     target_policy,
 )
-from model.jsonval import ABSENT, get
-from model.log import Dialect, Event
-from model.meter import measure
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import fold_surface
+from sessionspec.model.jsonval import ABSENT, get
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.meter import measure
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
 
 # A log audit under test (the checker's compaction audit is one): every finding of a log in a
 # dialect, empty for a valid log.  P-CMP-7 and P-DIA-2 are stated against the audit passed in,

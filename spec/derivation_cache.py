@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from model.jsonval import Json, JsonObject, json_eq
-from model.log import Dialect, Event
-from model.rejected import Rejected
+from sessionspec.model.jsonval import Json, JsonObject, json_eq
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 
 class DerivationCache(Protocol):

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.derive import derive, derive_nodes, project
-from model.jsonval import Absent, Json, JsonObject, get, js_stringify
-from model.log import Dialect, Event, make_event, surface_types
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import fold_surface
-from spec.derivation_cache import CacheFactory, messages_eq
+from sessionspec.model.derive import derive, derive_nodes, project
+from sessionspec.model.jsonval import Absent, Json, JsonObject, get, js_stringify
+from sessionspec.model.log import Dialect, Event, make_event, surface_types
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
+from sessionspec.spec.derivation_cache import CacheFactory, messages_eq
 
 
 @implements("P-DER-1")

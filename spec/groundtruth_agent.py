@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import freeze
+from sessionspec.model.jsonval import freeze
 
 ECHO_TOOL: Final = freeze({"name": "echo", "description": "echo back the text argument",
                            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.header import EpochHeader, canonical, fold_header, header_eq, header_of_event
-from model.jsonval import ABSENT, Absent, Json, js_stringify, json_eq
-from model.log import Event
-from model.rules import implements
+from sessionspec.model.header import EpochHeader, canonical, fold_header, header_eq, header_of_event
+from sessionspec.model.jsonval import ABSENT, Absent, Json, js_stringify, json_eq
+from sessionspec.model.log import Event
+from sessionspec.model.rules import implements
 
 
 def _is_empty(v: Json | Absent) -> bool:

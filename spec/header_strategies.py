@@ -15,10 +15,10 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from model.header import EpochHeader, canonical
-from model.jsonval import ABSENT, Absent, Json, JsonObject, obj
-from model.loop import text_content
-from spec.json_strategies import texts
+from sessionspec.model.header import EpochHeader, canonical
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, obj
+from sessionspec.model.loop import text_content
+from sessionspec.spec.json_strategies import texts
 
 PROVIDERS: Final = ("mock", "deepseek-official")
 MODELS: Final = ("mock-1", "deepseek-v4-flash")

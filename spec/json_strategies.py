@@ -12,7 +12,7 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from model.jsonval import Json, obj
+from sessionspec.model.jsonval import Json, obj
 
 _KEYS: Final = st.sampled_from(["a", "b", "type", "text", "k", "é", "𝄞", ""])
 

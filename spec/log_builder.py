@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from model.header import EpochHeader, canonical, header_to_json
-from model.jsonval import ABSENT, Absent, Json, JsonObject, obj
-from model.log import Event, make_event
-from model.loop import text_content
+from sessionspec.model.header import EpochHeader, canonical, header_to_json
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, obj
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.loop import text_content
 
 
 def replace_op(start: int, end: int) -> JsonObject:

@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.codec import event_to_json, parse_event_line, serialize_event
-from model.derive import derive
-from model.header import EpochHeader, fold_header, header_eq
-from model.jsonval import ABSENT, JsonObject, get, js_stringify, json_eq, parse_json
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.repair import repair_closers, scan_for_repair
-from model.rules import implements
-from model.seed import validate_seed
-from model.surface import fold_surface
-from spec.derivation_cache import CacheFactory, messages_eq
+from sessionspec.model.codec import event_to_json, parse_event_line, serialize_event
+from sessionspec.model.derive import derive
+from sessionspec.model.header import EpochHeader, fold_header, header_eq
+from sessionspec.model.jsonval import ABSENT, JsonObject, get, js_stringify, json_eq, parse_json
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.repair import repair_closers, scan_for_repair
+from sessionspec.model.rules import implements
+from sessionspec.model.seed import validate_seed
+from sessionspec.model.surface import fold_surface
+from sessionspec.spec.derivation_cache import CacheFactory, messages_eq
 
 
 @implements("P-LOG-1")

@@ -25,13 +25,13 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from model.header import EpochHeader, canonical, header_eq
-from model.jsonval import ABSENT, Json, obj
-from model.log import Event
-from model.loop import text_content
-from spec.header_strategies import headers
-from spec.json_strategies import json_values, texts
-from spec.log_builder import USER_SOURCE, LogBuilder, replace_op
+from sessionspec.model.header import EpochHeader, canonical, header_eq
+from sessionspec.model.jsonval import ABSENT, Json, obj
+from sessionspec.model.log import Event
+from sessionspec.model.loop import text_content
+from sessionspec.spec.header_strategies import headers
+from sessionspec.spec.json_strategies import json_values, texts
+from sessionspec.spec.log_builder import USER_SOURCE, LogBuilder, replace_op
 
 
 def surface_ops(max_seq: int = 50) -> st.SearchStrategy[Json]:

@@ -13,16 +13,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, final
 
-from model.compaction import Range, is_checkpoint_source
-from model.derive import derive, derive_nodes, project
-from model.header import latest_header, prefix_messages
-from model.jsonval import Json, JsonObject, get, js_stringify
-from model.log import Event
-from model.loop import SentRequest
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import fold_surface
-from spec.compaction_properties import range_balanced
+from sessionspec.model.compaction import Range, is_checkpoint_source
+from sessionspec.model.derive import derive, derive_nodes, project
+from sessionspec.model.header import latest_header, prefix_messages
+from sessionspec.model.jsonval import Json, JsonObject, get, js_stringify
+from sessionspec.model.log import Event
+from sessionspec.model.loop import SentRequest
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
+from sessionspec.spec.compaction_properties import range_balanced
 
 
 @final

@@ -13,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
-from model.derive import derive
-from model.header import EpochHeader, fold_header, header_eq, header_event_reason, header_of_event
-from model.jsonval import ABSENT, Absent, Json, get, js_stringify
-from model.log import Event
-from model.loop import SentRequest, TurnOutcome
-from model.prefix import NotComposed
-from model.reconstruct import Mismatch, reconstruction_mismatch
-from model.rejected import Rejected
-from model.rules import implements
-from model.wire import Request, request_to_json
+from sessionspec.model.derive import derive
+from sessionspec.model.header import EpochHeader, fold_header, header_eq, header_event_reason, header_of_event
+from sessionspec.model.jsonval import ABSENT, Absent, Json, get, js_stringify
+from sessionspec.model.log import Event
+from sessionspec.model.loop import SentRequest, TurnOutcome
+from sessionspec.model.prefix import NotComposed
+from sessionspec.model.reconstruct import Mismatch, reconstruction_mismatch
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.wire import Request, request_to_json
 
 
 class RequestPoint(Protocol):

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
-from model.loop import CompactionPlugin, PostStepHook, pressure_listener
-from spec.loop_properties import RequestPointFinder
+from sessionspec.model.loop import CompactionPlugin, PostStepHook, pressure_listener
+from sessionspec.spec.loop_properties import RequestPointFinder
 
 
 class Check(Enum):

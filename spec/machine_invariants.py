@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 from hypothesis.stateful import invariant
 
-from model.jsonval import js_stringify
-from model.loop import SentRequest
-from spec.loop_compaction_properties import (
+from sessionspec.model.jsonval import js_stringify
+from sessionspec.model.loop import SentRequest
+from sessionspec.spec.loop_compaction_properties import (
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
     compactions_resummarize_head,
@@ -19,7 +19,7 @@ from spec.loop_compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
-from spec.loop_properties import (
+from sessionspec.spec.loop_properties import (
     checker_finds_the_sent_requests,
     header_reasons_follow_instances,
     other_agents_never_contribute,
@@ -29,8 +29,8 @@ from spec.loop_properties import (
     requests_rebuild_from_log,
     turn_numbers_continue,
 )
-from spec.machine_checks import Check
-from spec.machine_state import MachineState
+from sessionspec.spec.machine_checks import Check
+from sessionspec.spec.machine_state import MachineState
 
 
 class LoopInvariants(MachineState):

@@ -14,9 +14,9 @@ from dataclasses import replace
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from model.compaction import CONTEXT_WINDOW_EXCEEDED, Trigger, compact_if_needed
-from model.jsonval import JsonObject
-from model.loop import (
+from sessionspec.model.compaction import CONTEXT_WINDOW_EXCEEDED, Trigger, compact_if_needed
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.loop import (
     Interrupt,
     InterruptKind,
     Prompt,
@@ -29,10 +29,10 @@ from model.loop import (
     fork_seed,
     text_content,
 )
-from model.prefix import Contributor, Idiom
-from model.rejected import Rejected
-from spec.groundtruth_agent import ECHO_TOOL, PERSONA
-from spec.machine_scripts import (
+from sessionspec.model.prefix import Contributor, Idiom
+from sessionspec.model.rejected import Rejected
+from sessionspec.spec.groundtruth_agent import ECHO_TOOL, PERSONA
+from sessionspec.spec.machine_scripts import (
     KINDS,
     REPLY_KINDS,
     SHOUT_TOOL,
@@ -42,7 +42,7 @@ from spec.machine_scripts import (
     replies_of,
     summarize,
 )
-from spec.machine_state import MachineSession, MachineState
+from sessionspec.spec.machine_state import MachineSession, MachineState
 
 
 class LoopRules(MachineState):

@@ -13,11 +13,11 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from model.compaction import CompactConfig, SummarizerOutput, SummaryCall
-from model.jsonval import JsonObject, freeze
-from model.loop import CompactionPlugin, InterruptKind, Reply, ReplyKind, ToolCallSpec, Window, text_content
-from model.prefix import Contributor, Idiom, prefix_message
-from model.prune import PruneConfig
+from sessionspec.model.compaction import CompactConfig, SummarizerOutput, SummaryCall
+from sessionspec.model.jsonval import JsonObject, freeze
+from sessionspec.model.loop import CompactionPlugin, InterruptKind, Reply, ReplyKind, ToolCallSpec, Window, text_content
+from sessionspec.model.prefix import Contributor, Idiom, prefix_message
+from sessionspec.model.prune import PruneConfig
 
 SHOUT_TOOL: Final = freeze({"name": "shout", "description": "a second tool",
                             "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})

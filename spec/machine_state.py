@@ -18,9 +18,9 @@ from hypothesis import target
 from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine
 
-from model.jsonval import Json, JsonObject
-from model.log import Event
-from model.loop import (
+from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
     AgentConfig,
     CompactionPlugin,
     Hooks,
@@ -34,13 +34,13 @@ from model.loop import (
     overflow_listener,
     run_turn,
 )
-from model.prefix import Contributor
-from model.rejected import Rejected
-from spec.groundtruth_agent import ECHO_TOOL, PERSONA
-from spec.loop_properties import interrupted_composition_discarded, steps_closed_before_turn_end
-from spec.machine_checks import ALL_CHECKS, MODEL_ALONE, Check, UnderTest
-from spec.machine_scripts import ContributorSource
-from spec.probes import HeldObjects
+from sessionspec.model.prefix import Contributor
+from sessionspec.model.rejected import Rejected
+from sessionspec.spec.groundtruth_agent import ECHO_TOOL, PERSONA
+from sessionspec.spec.loop_properties import interrupted_composition_discarded, steps_closed_before_turn_end
+from sessionspec.spec.machine_checks import ALL_CHECKS, MODEL_ALONE, Check, UnderTest
+from sessionspec.spec.machine_scripts import ContributorSource
+from sessionspec.spec.probes import HeldObjects
 
 
 @dataclass(slots=True, kw_only=True)

@@ -51,9 +51,9 @@ from typing import Final
 
 from hypothesis.stateful import RuleBasedStateMachine
 
-from spec.machine_checks import ALL_CHECKS, MODEL_ALONE, Check, UnderTest
-from spec.machine_invariants import LoopInvariants
-from spec.machine_rules import LoopRules
+from sessionspec.spec.machine_checks import ALL_CHECKS, MODEL_ALONE, Check, UnderTest
+from sessionspec.spec.machine_invariants import LoopInvariants
+from sessionspec.spec.machine_rules import LoopRules
 
 
 def loop_machine(under_test: UnderTest = MODEL_ALONE, checks: frozenset[Check] = ALL_CHECKS) -> type[RuleBasedStateMachine]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.header import EpochHeader
-from model.log import Dialect, Event
-from model.meter import estimate_header, measure, node_price
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import fold_surface
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.meter import estimate_header, measure, node_price
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
 
 
 @implements("P-MTR-1")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.prefix import Composition
+from sessionspec.model.prefix import Composition
 
 MUTATION_MARK: Final = "<mutated after composition>"
 

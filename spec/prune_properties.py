@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.derive import derive
-from model.jsonval import Json, JsonObject, get
-from model.log import Dialect, Event
-from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, prune_session
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import fold_surface
+from sessionspec.model.derive import derive
+from sessionspec.model.jsonval import Json, JsonObject, get
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, prune_session
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
 
 
 @implements("P-PRN-1")

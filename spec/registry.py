@@ -18,16 +18,16 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Final, final
 
-from model.rules import IMPLEMENTATIONS
-from spec.status import STATUS, OutOfScope
+from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.spec.status import STATUS, OutOfScope
 
 RULEBOOK: Final = Path(__file__).with_name("rulebook.md")
 
 
 def _property_modules() -> tuple[str, ...]:
-    import spec
+    from sessionspec import spec
 
-    return tuple(sorted(f"spec.{info.name}" for info in pkgutil.iter_modules(spec.__path__) if info.name.endswith("_properties")))
+    return tuple(sorted(f"sessionspec.spec.{info.name}" for info in pkgutil.iter_modules(spec.__path__) if info.name.endswith("_properties")))
 
 
 # The modules whose ``@implements`` links the registry reads: every module of ``model/`` and every
@@ -90,9 +90,9 @@ def load_definitions() -> None:
     Without this the registry would depend on what happened to be imported before, and
     ``rules()`` (and everything rendered from it) would not be a function of the tree.
     """
-    import model
+    from sessionspec import model
 
-    names = sorted(info.name for info in pkgutil.walk_packages(model.__path__, "model."))
+    names = sorted(info.name for info in pkgutil.walk_packages(model.__path__, "sessionspec.model."))
     for name in (*names, *PROPERTY_MODULES):
         importlib.import_module(name)
 

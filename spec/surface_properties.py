@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.jsonval import ABSENT, Json, JsonObject, deep_eq, obj
-from model.log import Dialect, Event, make_event, surface_types
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import SurfaceState, fold_surface, plan_surface_event
-from spec.derivation_cache import CacheFactory
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, deep_eq, obj
+from sessionspec.model.log import Dialect, Event, make_event, surface_types
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import SurfaceState, fold_surface, plan_surface_event
+from sessionspec.spec.derivation_cache import CacheFactory
 
 
 @implements("P-SURF-1")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from model.compaction import is_checkpoint_source
-from model.jsonval import ABSENT, get
-from model.log import Dialect, Event
+from sessionspec.model.compaction import is_checkpoint_source
+from sessionspec.model.jsonval import ABSENT, get
+from sessionspec.model.log import Dialect, Event
 from tests.structural_edits import MOVE_BY, Decision, Edit, Kind
 
 STRUCT: Final = frozenset({"turn/start", "turn/end", "step/start", "step/end"})

@@ -22,10 +22,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Final
 
-from model.jsonval import ABSENT, Json, JsonObject, get
-from model.log import Event
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LogFile, read_path
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get
+from sessionspec.model.log import Event
 
 
 class Kind(Enum):

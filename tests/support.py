@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.codec import parse_event_line
-from model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, compact_region
-from model.jsonval import ABSENT, freeze
-from model.log import Event, make_event
-from model.prune import PruneConfig
-from model.rejected import Rejected
-from model.surface import SurfaceState, fold_surface
 from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import read_stream
 from sessionspec.generate import write_log
+from sessionspec.model.codec import parse_event_line
+from sessionspec.model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, compact_region
+from sessionspec.model.jsonval import ABSENT, freeze
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfaceState, fold_surface
 
 # The bundled data: real logs (tests/data/real, from ../shared/corpus) and the real harness's ground truth.
 DATA = Path(__file__).parent / "data"
@@ -251,7 +251,7 @@ def _map_seq_references(r: Row, f: Callable[[Any], Any]) -> None:
 
 
 def events_to_rows(events: Any) -> list[Row]:
-    from model.codec import serialize_event
+    from sessionspec.model.codec import serialize_event
 
     return [json.loads(serialize_event(e)) for e in events]
 

@@ -9,7 +9,7 @@ from typing import Final
 from sessionspec.fast.meter import metered_pressure_listener
 from sessionspec.fast.request_points import request_points
 from sessionspec.planted.loop import Planted, planted
-from spec.machine_checks import UnderTest
+from sessionspec.spec.machine_checks import UnderTest
 
 # The model with the checker's INV-7 pass and the incremental meter: what the suite's machine runs check.
 WITH_CHECKER: Final = UnderTest(name="checker", find_requests=request_points, pressure=metered_pressure_listener)

@@ -20,8 +20,8 @@ deterministic.  The compaction *audit* of a log lives with the checker
 (``sessionspec.check.compaction_audit``).
 """
 
-from model.compaction.brackets import checkpoint_source, is_checkpoint_source
-from model.compaction.dialect import (
+from sessionspec.model.compaction.brackets import checkpoint_source, is_checkpoint_source
+from sessionspec.model.compaction.dialect import (
     CompactionRules,
     compaction_owner,
     compaction_type,
@@ -29,8 +29,8 @@ from model.compaction.dialect import (
     summarization_input,
     summarizer_request,
 )
-from model.compaction.lock import step_is_open
-from model.compaction.policy import (
+from sessionspec.model.compaction.lock import step_is_open
+from sessionspec.model.compaction.policy import (
     DEFAULT_RETAIN_RATIO,
     CompactConfig,
     CompactSpec,
@@ -41,8 +41,8 @@ from model.compaction.policy import (
     routed_target,
     target_policy,
 )
-from model.compaction.readback import summary_requests
-from model.compaction.records import (
+from sessionspec.model.compaction.readback import summary_requests
+from sessionspec.model.compaction.records import (
     CHECKPOINT_PREAMBLE,
     CONTEXT_WINDOW_EXCEEDED,
     D08_INSTRUCTION_SOURCE,
@@ -61,10 +61,10 @@ from model.compaction.records import (
     SummaryCall,
     Trigger,
 )
-from model.compaction.region import compact_region
-from model.compaction.retention import balanced_cuts, retention_cut, select_range, tool_call_delta
-from model.compaction.run import compact_if_needed, pressure_compaction, recover_overflow
-from model.compaction.summary import check_summary_smaller, frame_summary, summary_text_blocks
+from sessionspec.model.compaction.region import compact_region
+from sessionspec.model.compaction.retention import balanced_cuts, retention_cut, select_range, tool_call_delta
+from sessionspec.model.compaction.run import compact_if_needed, pressure_compaction, recover_overflow
+from sessionspec.model.compaction.summary import check_summary_smaller, frame_summary, summary_text_blocks
 
 __all__ = [
     "CHECKPOINT_PREAMBLE",

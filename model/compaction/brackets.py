@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction.records import Ids, Range, SummarizerOutput
-from model.jsonval import Absent, Json, JsonObject, get
-from model.rules import implements
+from sessionspec.model.compaction.records import Ids, Range, SummarizerOutput
+from sessionspec.model.jsonval import Absent, Json, JsonObject, get
+from sessionspec.model.rules import implements
 
 
 @implements("CMP-1")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction.records import CompactionRun, RegionOutcome
-from model.derive import project
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.surface import fold_surface
+from sessionspec.model.compaction.records import CompactionRun, RegionOutcome
+from sessionspec.model.derive import project
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
 
 
 def _tool_blocks(event: Event, dialect: Dialect) -> tuple[int, int]:

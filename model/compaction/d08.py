@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction import brackets, summary
-from model.compaction.lock import step_is_open
-from model.compaction.records import (
+from sessionspec.model.compaction import brackets, summary
+from sessionspec.model.compaction.lock import step_is_open
+from sessionspec.model.compaction.records import (
     D08_INSTRUCTION_SOURCE,
     CompactionRun,
     Ids,
@@ -22,12 +22,12 @@ from model.compaction.records import (
     SummarizationInput,
     SummarizerOutput,
 )
-from model.derive import derive_nodes
-from model.header import EpochHeader
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.derive import derive_nodes
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 @implements("DIA-1")

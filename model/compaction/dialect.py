@@ -13,12 +13,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, final
 
-from model.compaction import brackets, d08, lock, summary
-from model.compaction.records import CompactionRun, Ids, Owner, Range, SummarizationInput, SummarizerOutput, SummaryCall
-from model.header import EpochHeader
-from model.jsonval import Absent, Json, JsonObject
-from model.log import Dialect, Event
-from model.rejected import Rejected
+from sessionspec.model.compaction import brackets, d08, lock, summary
+from sessionspec.model.compaction.records import (
+    CompactionRun,
+    Ids,
+    Owner,
+    Range,
+    SummarizationInput,
+    SummarizerOutput,
+    SummaryCall,
+)
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import Absent, Json, JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 
 @final

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction.records import CompactionRun, Owner
-from model.jsonval import Absent, get
-from model.log import Event, is_open
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.compaction.records import CompactionRun, Owner
+from sessionspec.model.jsonval import Absent, get
+from sessionspec.model.log import Event, is_open
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 @implements("CMP-14")

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.header import EpochHeader, latest_header
-from model.jsonval import Json, get, is_safe_int
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.header import EpochHeader, latest_header
+from sessionspec.model.jsonval import Json, get, is_safe_int
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 @final

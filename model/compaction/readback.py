@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction.dialect import compaction_type, summarization_input, summarizer_request
-from model.compaction.records import SummaryCall
-from model.header import latest_header
-from model.jsonval import JsonObject, get
-from model.log import Dialect, Event, log_view
-from model.rejected import Rejected
+from sessionspec.model.compaction.dialect import compaction_type, summarization_input, summarizer_request
+from sessionspec.model.compaction.records import SummaryCall
+from sessionspec.model.header import latest_header
+from sessionspec.model.jsonval import JsonObject, get
+from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.rejected import Rejected
 
 
 def _brackets(events: Sequence[Event], dialect: Dialect) -> list[tuple[Event, Event | None]]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject
-from model.log import Event
-from model.rejected import Rejected
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import Rejected
 
 CHECKPOINT_PREAMBLE: Final = (
     "This is an automatically generated checkpoint condensing an earlier span of the conversation to free up "

@@ -5,18 +5,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from model.compaction.contracts import region_holds  # noqa: F401 - the post: line reads it
-from model.compaction.dialect import CompactionRules, rules_of
-from model.compaction.policy import Target, routed_target
-from model.compaction.records import NO_IDS, Ids, Range, RegionOutcome, RegionResult, Summarizer, SummarizerOutput, SummaryCall
-from model.compaction.retention import balanced_cuts
-from model.compaction.summary import check_summary_smaller, frame_summary, summary_text_blocks
-from model.jsonval import ABSENT, Absent, Json, JsonObject
-from model.log import Dialect, Event, make_event
-from model.meter import Measurement, MeterState, measure, measure_state
-from model.rejected import Rejected
-from model.rules import implements
-from model.surface import fold_surface
+from sessionspec.model.compaction.contracts import region_holds  # noqa: F401 - the post: line reads it
+from sessionspec.model.compaction.dialect import CompactionRules, rules_of
+from sessionspec.model.compaction.policy import Target, routed_target
+from sessionspec.model.compaction.records import (
+    NO_IDS,
+    Ids,
+    Range,
+    RegionOutcome,
+    RegionResult,
+    Summarizer,
+    SummarizerOutput,
+    SummaryCall,
+)
+from sessionspec.model.compaction.retention import balanced_cuts
+from sessionspec.model.compaction.summary import check_summary_smaller, frame_summary, summary_text_blocks
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.meter import Measurement, MeterState, measure, measure_state
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
+from sessionspec.model.surface import fold_surface
 
 
 @implements("CMP-19", "CMP-24", "CMP-26")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction.records import Range
-from model.derive import project
-from model.jsonval import get
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.compaction.records import Range
+from sessionspec.model.derive import project
+from sessionspec.model.jsonval import get
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 def tool_call_delta(event: Event, dialect: Dialect) -> int:

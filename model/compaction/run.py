@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import assert_never
 
-from model.compaction.contracts import run_holds  # noqa: F401 - the post: line reads it
-from model.compaction.dialect import rules_of
-from model.compaction.policy import (
+from sessionspec.model.compaction.contracts import run_holds  # noqa: F401 - the post: line reads it
+from sessionspec.model.compaction.dialect import rules_of
+from sessionspec.model.compaction.policy import (
     DEFAULT_COMPACT_CONFIG,
     CompactConfig,
     Target,
@@ -16,7 +16,7 @@ from model.compaction.policy import (
     routed_target,
     target_policy,
 )
-from model.compaction.records import (
+from sessionspec.model.compaction.records import (
     CONTEXT_WINDOW_EXCEEDED,
     CompactionRun,
     Ids,
@@ -26,14 +26,14 @@ from model.compaction.records import (
     Summarizer,
     Trigger,
 )
-from model.compaction.region import compact_region
-from model.compaction.retention import select_range
-from model.jsonval import ABSENT, JsonObject
-from model.log import Dialect, Event
-from model.meter import MeterState, fold_meter_event, measure_state, meter_state
-from model.prune import PruneConfig, prune_pass
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.compaction.region import compact_region
+from sessionspec.model.compaction.retention import select_range
+from sessionspec.model.jsonval import ABSENT, JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.meter import MeterState, fold_meter_event, measure_state, meter_state
+from sessionspec.model.prune import PruneConfig, prune_pass
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 def compact_if_needed(

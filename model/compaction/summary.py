@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction.records import CHECKPOINT_PREAMBLE, SUMMARY_CLOSE, SUMMARY_OPEN, SummarizationInput, SummaryCall
-from model.derive import derive_nodes
-from model.header import EpochHeader, prefix_messages
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
-from model.log import Event
-from model.meter import estimate_message
-from model.rejected import Rejected
-from model.rules import implements
+from sessionspec.model.compaction.records import CHECKPOINT_PREAMBLE, SUMMARY_CLOSE, SUMMARY_OPEN, SummarizationInput, SummaryCall
+from sessionspec.model.derive import derive_nodes
+from sessionspec.model.header import EpochHeader, prefix_messages
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.log import Event
+from sessionspec.model.meter import estimate_message
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.rules import implements
 
 
 @implements("CMP-16")

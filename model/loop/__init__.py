@@ -13,9 +13,9 @@ Read in this order: ``script`` (the data), ``instance`` (LOOP-1/2/8/9),
 ``listeners`` (compact-basic on the loop).
 """
 
-from model.loop.compose import cached_prefix, compose_if_needed, write_cache
-from model.loop.errors import interruption_reason, request_error
-from model.loop.events import (
+from sessionspec.model.loop.compose import cached_prefix, compose_if_needed, write_cache
+from sessionspec.model.loop.errors import interruption_reason, request_error
+from sessionspec.model.loop.events import (
     Draft,
     ErrorAction,
     ErrorDecision,
@@ -29,7 +29,7 @@ from model.loop.events import (
     StepContext,
     TurnOutcome,
 )
-from model.loop.instance import (
+from sessionspec.model.loop.instance import (
     LOSSY_HEADER_MESSAGE,
     LoopInstance,
     apply_request_listener,
@@ -39,8 +39,14 @@ from model.loop.instance import (
     next_turn_number,
     seed_config,
 )
-from model.loop.listeners import CompactionPlugin, compaction_hooks, manual_listener, overflow_listener, pressure_listener
-from model.loop.script import (
+from sessionspec.model.loop.listeners import (
+    CompactionPlugin,
+    compaction_hooks,
+    manual_listener,
+    overflow_listener,
+    pressure_listener,
+)
+from sessionspec.model.loop.script import (
     GOAL_SOURCE,
     REQUEST_DELIMITER,
     USER_SOURCE,
@@ -58,10 +64,10 @@ from model.loop.script import (
     Window,
     text_content,
 )
-from model.loop.state import APPEND, LogWriter, SessionLog, log_writer
-from model.loop.step import dispatch_request, open_step, take_boundary
-from model.loop.streaming import record_assistant, run_tools, stream
-from model.loop.turn import after_step, drain_steering, play_turn, prompt_message_data, run_step_stages, run_turn
+from sessionspec.model.loop.state import APPEND, LogWriter, SessionLog, log_writer
+from sessionspec.model.loop.step import dispatch_request, open_step, take_boundary
+from sessionspec.model.loop.streaming import record_assistant, run_tools, stream
+from sessionspec.model.loop.turn import after_step, drain_steering, play_turn, prompt_message_data, run_step_stages, run_turn
 
 __all__ = [
     "APPEND", "GOAL_SOURCE", "LOSSY_HEADER_MESSAGE", "REQUEST_DELIMITER", "USER_SOURCE",

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.jsonval import Json
-from model.loop.events import Draft
-from model.loop.script import Window, obj
-from model.loop.state import APPEND, Interrupted, Turn, TurnFailed
-from model.prefix import Composition, NotComposed, compose, frozen_copy
-from model.rules import implements
+from sessionspec.model.jsonval import Json
+from sessionspec.model.loop.events import Draft
+from sessionspec.model.loop.script import Window, obj
+from sessionspec.model.loop.state import APPEND, Interrupted, Turn, TurnFailed
+from sessionspec.model.prefix import Composition, NotComposed, compose, frozen_copy
+from sessionspec.model.rules import implements
 
 
 @implements("PFX-2")

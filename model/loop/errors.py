@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from model.jsonval import JsonObject
-from model.loop.events import Draft, ErrorAction, ErrorDecision, RequestErrorContext
-from model.loop.script import InterruptKind, Reply, obj
-from model.loop.state import Interrupted, StepEnd, Turn, TurnFailed
-from model.loop.stream import failure_of
-from model.rules import implements
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.loop.events import Draft, ErrorAction, ErrorDecision, RequestErrorContext
+from sessionspec.model.loop.script import InterruptKind, Reply, obj
+from sessionspec.model.loop.state import Interrupted, StepEnd, Turn, TurnFailed
+from sessionspec.model.loop.stream import failure_of
+from sessionspec.model.rules import implements
 
 
 @implements("LOOP-14")

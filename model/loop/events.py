@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, final
 
-from model.header import EpochHeader
-from model.jsonval import ABSENT, Absent, Json, JsonObject
-from model.log import Event
-from model.loop.instance import LoopInstance
-from model.loop.script import AgentConfig
-from model.prefix import Composition
-from model.rules import implements
-from model.wire import Request
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
+from sessionspec.model.log import Event
+from sessionspec.model.loop.instance import LoopInstance
+from sessionspec.model.loop.script import AgentConfig
+from sessionspec.model.prefix import Composition
+from sessionspec.model.rules import implements
+from sessionspec.model.wire import Request
 
 
 @final

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.header import EpochHeader, HeaderReason, header_eq
-from model.jsonval import Absent, Json, JsonObject, get
-from model.log import Event
-from model.loop.script import AgentConfig
-from model.prefix import NOT_COMPOSED, NotComposed
-from model.rules import implements
+from sessionspec.model.header import EpochHeader, HeaderReason, header_eq
+from sessionspec.model.jsonval import Absent, Json, JsonObject, get
+from sessionspec.model.log import Event
+from sessionspec.model.loop.script import AgentConfig
+from sessionspec.model.prefix import NOT_COMPOSED, NotComposed
+from sessionspec.model.rules import implements
 
 # the message of the header append's rejection of a non-JSON prefix.
 LOSSY_HEADER_MESSAGE: Final = "request/header data is not lossless JSON"

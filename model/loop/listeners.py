@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import final
 
-from model.compaction import (
+from sessionspec.model.compaction import (
     CONTEXT_WINDOW_EXCEEDED,
     CompactConfig,
     Summarizer,
@@ -20,9 +20,9 @@ from model.compaction import (
     recover_overflow,
     summarizer_request,
 )
-from model.jsonval import JsonObject, get
-from model.log import Event
-from model.loop.events import (
+from sessionspec.model.jsonval import JsonObject, get
+from sessionspec.model.log import Event
+from sessionspec.model.loop.events import (
     Draft,
     ErrorAction,
     ErrorDecision,
@@ -34,8 +34,8 @@ from model.loop.events import (
     SideCall,
     StepContext,
 )
-from model.prune import PruneConfig
-from model.rejected import Rejected
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
 
 
 @final

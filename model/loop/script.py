@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject
-from model.prefix import Contributor
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
+from sessionspec.model.prefix import Contributor
 
 USER_SOURCE: Final = JsonObject((("kind", "user"),))
 GOAL_SOURCE: Final = JsonObject((("kind", "plugin"), ("plugin", "goal")))

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, Protocol
 
-from model.derive import derive_nodes, project
-from model.header import EpochHeader, fold_header, header_of_event
-from model.jsonval import ABSENT, Absent, JsonObject
-from model.log import Dialect, Event, log_view, make_event
-from model.loop.events import Draft, Hooks, SentRequest, SideCall
-from model.loop.instance import LoopInstance
-from model.loop.script import AgentConfig, InterruptKind, Steering, TurnScript, Window
-from model.rejected import Rejected
-from model.surface import SurfaceState, fold_surface, step_surface
+from sessionspec.model.derive import derive_nodes, project
+from sessionspec.model.header import EpochHeader, fold_header, header_of_event
+from sessionspec.model.jsonval import ABSENT, Absent, JsonObject
+from sessionspec.model.log import Dialect, Event, log_view, make_event
+from sessionspec.model.loop.events import Draft, Hooks, SentRequest, SideCall
+from sessionspec.model.loop.instance import LoopInstance
+from sessionspec.model.loop.script import AgentConfig, InterruptKind, Steering, TurnScript, Window
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfaceState, fold_surface, step_surface
 
 APPEND: Final = "append"
 

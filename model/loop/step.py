@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.header import EpochHeader, canonical, header_to_json
-from model.jsonval import JsonObject, get
-from model.loop.compose import cached_prefix
-from model.loop.events import Draft, SentRequest
-from model.loop.instance import LOSSY_HEADER_MESSAGE, apply_request_listener, header_record, seed_config
-from model.loop.script import Reply, Window, obj
-from model.loop.state import APPEND, Turn, TurnFailed
-from model.rules import implements
-from model.wire import Request, build_request
+from sessionspec.model.header import EpochHeader, canonical, header_to_json
+from sessionspec.model.jsonval import JsonObject, get
+from sessionspec.model.loop.compose import cached_prefix
+from sessionspec.model.loop.events import Draft, SentRequest
+from sessionspec.model.loop.instance import LOSSY_HEADER_MESSAGE, apply_request_listener, header_record, seed_config
+from sessionspec.model.loop.script import Reply, Window, obj
+from sessionspec.model.loop.state import APPEND, Turn, TurnFailed
+from sessionspec.model.rules import implements
+from sessionspec.model.wire import Request, build_request
 
 
 @implements("LOOP-6")

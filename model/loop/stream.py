@@ -4,8 +4,8 @@ streams (``block-start`` / deltas / ``block-end``, ``usage``, ``finish``)."""
 
 from __future__ import annotations
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject
-from model.loop.script import Reply, ReplyKind, obj
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
+from sessionspec.model.loop.script import Reply, ReplyKind, obj
 
 
 def reply_chunks(reply: Reply) -> tuple[JsonObject, ...]:

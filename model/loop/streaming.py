@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from model.header import EpochHeader
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get
-from model.loop.errors import request_error
-from model.loop.events import Draft
-from model.loop.script import Reply, ReplyKind, Window, obj, text_content
-from model.loop.state import APPEND, Interrupted, StepEnd, Turn, TurnFailed
-from model.loop.stream import reply_chunks, reply_content, usage_json
-from model.rules import implements
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.loop.errors import request_error
+from sessionspec.model.loop.events import Draft
+from sessionspec.model.loop.script import Reply, ReplyKind, Window, obj, text_content
+from sessionspec.model.loop.state import APPEND, Interrupted, StepEnd, Turn, TurnFailed
+from sessionspec.model.loop.stream import reply_chunks, reply_content, usage_json
+from sessionspec.model.rules import implements
 
 
 @implements("LOOP-10")

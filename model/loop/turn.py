@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from model.header import EpochHeader
-from model.jsonval import Json, JsonObject
-from model.log import Dialect, Event
-from model.loop.compose import compose_if_needed
-from model.loop.errors import interruption_reason
-from model.loop.events import NO_HOOKS, Draft, Hooks, StepContext, TurnOutcome
-from model.loop.instance import LoopInstance, next_turn_number
-from model.loop.script import (
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.loop.compose import compose_if_needed
+from sessionspec.model.loop.errors import interruption_reason
+from sessionspec.model.loop.events import NO_HOOKS, Draft, Hooks, StepContext, TurnOutcome
+from sessionspec.model.loop.instance import LoopInstance, next_turn_number
+from sessionspec.model.loop.script import (
     GOAL_SOURCE,
     REQUEST_DELIMITER,
     AgentConfig,
@@ -32,11 +32,11 @@ from model.loop.script import (
     obj,
     text_content,
 )
-from model.loop.state import APPEND, AppendRejected, Interrupted, SessionLog, StepEnd, Turn, TurnFailed, log_writer
-from model.loop.step import dispatch_request, open_step
-from model.loop.streaming import stream
-from model.rejected import FailureKind, Rejected
-from model.rules import implements
+from sessionspec.model.loop.state import APPEND, AppendRejected, Interrupted, SessionLog, StepEnd, Turn, TurnFailed, log_writer
+from sessionspec.model.loop.step import dispatch_request, open_step
+from sessionspec.model.loop.streaming import stream
+from sessionspec.model.rejected import FailureKind, Rejected
+from sessionspec.model.rules import implements
 
 
 def run_turn(log: Sequence[Event], instance: LoopInstance, agent: AgentConfig, script: TurnScript, *,

@@ -18,14 +18,11 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-import model.compaction.region
-import model.compaction.retention
-import model.compaction.run
-import model.prune
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from proofs.compaction_shapes import CompactionShape, compaction_holds, prune_holds
 from proofs.skeletons import Skeleton
+from sessionspec import model
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 _REAL_REGION = model.compaction.region.compact_region
 _REAL_PRUNE = model.prune.prune_pass

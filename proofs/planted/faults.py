@@ -21,16 +21,17 @@ from enum import Enum
 from types import ModuleType
 from typing import Any
 
-import model.derive
-import model.loop
-import model.prefix
-import model.reconstruct
-import model.wire
 import sessionspec.fast.request_points
-from model.header import EpochHeader, prefix_messages
-from model.jsonval import Json, get
-from model.prefix import NOT_COMPOSED, frozen_copy
-from model.wire import Request
+import sessionspec.model.derive
+import sessionspec.model.loop
+import sessionspec.model.prefix
+import sessionspec.model.reconstruct
+import sessionspec.model.wire
+from sessionspec import model
+from sessionspec.model.header import EpochHeader, prefix_messages
+from sessionspec.model.jsonval import Json, get
+from sessionspec.model.prefix import NOT_COMPOSED, frozen_copy
+from sessionspec.model.wire import Request
 from sessionspec.planted.loop import Planted, planted
 
 # Replay only (proofs/planted/hunt.py): planted callees check their own
@@ -86,7 +87,7 @@ CATCHES: dict[LoopFault, str] = {
 def loop_modules() -> list[ModuleType]:
     """``model.loop`` and its submodules (the loop may be a package)."""
     return [m for name, m in sorted(sys.modules.items())
-            if (name == "model.loop" or name.startswith("model.loop.")) and isinstance(m, ModuleType)]
+            if (name == "sessionspec.model.loop" or name.startswith("sessionspec.model.loop.")) and isinstance(m, ModuleType)]
 
 
 def _bindings(modules: Sequence[ModuleType], name: str, original: object) -> list[tuple[ModuleType, str]]:

@@ -76,7 +76,7 @@ PLANTED: tuple[Planted, ...] = (
             "loop: a dispose-interrupted composition is cached and counted (PFX-5)", "full"),
     Planted("proofs.planted.whole_faults.deferred_injects_lost", "proofs.whole.injects_durable",
             "loop: composition-time injects lost on a throw or an interruption (PFX-8)", "full"),
-    Planted("proofs.planted.model_faults.header_eq", "model.header.header_eq",
+    Planted("proofs.planted.model_faults.header_eq", "sessionspec.model.header.header_eq",
             "headerEq compares the whole config (strictly stronger than HDR-3/HDR-4)", "full"),
     Planted("proofs.planted.compaction_faults.cites_short", "proofs.compaction_shapes.compaction_keeps_one_range",
             "compaction: the checkpoint cites one node fewer than it replaces (CMP-22)", "full"),
@@ -168,15 +168,10 @@ def resolve(dotted: str) -> Callable[..., Any]:
 
 def _namespace(fn: Callable[..., Any]) -> dict[str, Any]:
     """Names a CrossHair repr may use: the function's globals plus the model's value types."""
-    import model.compaction.records
-    import model.header
-    import model.jsonval
-    import model.log
-    import model.loop
-    import model.prefix
     import proofs.compaction_shapes
     import proofs.scenarios
     import proofs.skeletons
+    from sessionspec import model
 
     names: dict[str, Any] = {}
     for module in (model.jsonval, model.log, model.prefix, model.loop, model.header, model.compaction.records,

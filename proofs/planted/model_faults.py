@@ -6,15 +6,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 
-import model.header
-import model.prefix
-import model.wire
 import proofs.scenarios as scenarios
-from model.header import EpochHeader, config_eq, hdr4_clauses, prefix_messages  # noqa: F401 - used by the contracts
-from model.jsonval import ABSENT, Json, JsonObject, get, json_eq, thaw  # noqa: F401 - ABSENT: used by the contracts
-from model.log import Dialect
-from model.prefix import Composition, Contributor, ContributorFailure, Idiom
-from model.wire import Request
 
 # Names the contracts' post: lines use (CrossHair evaluates them in this module's globals).
 from proofs.scenarios import (  # noqa: F401
@@ -27,6 +19,12 @@ from proofs.scenarios import (  # noqa: F401
     history_of,
     prefix_of,
 )
+from sessionspec import model
+from sessionspec.model.header import EpochHeader, config_eq, hdr4_clauses, prefix_messages  # noqa: F401 - used by the contracts
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get, json_eq, thaw  # noqa: F401 - ABSENT: used by the contracts
+from sessionspec.model.log import Dialect
+from sessionspec.model.prefix import Composition, Contributor, ContributorFailure, Idiom
+from sessionspec.model.wire import Request
 
 
 def compose(contributors: Sequence[Contributor], agent_id: str | None = None) -> Composition:

@@ -13,14 +13,15 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-import model.reconstruct
-import model.surface
 import sessionspec.fast.request_points
-from model.jsonval import JsonObject
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.surface import SurfaceFold
+import sessionspec.model.reconstruct
+import sessionspec.model.surface
 from proofs.skeletons import Skeleton, agree, build, folds
+from sessionspec import model
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfaceFold
 
 _REAL_POINTS = sessionspec.fast.request_points.request_points
 _REAL_DERIVE = model.reconstruct.derive  # type: ignore[attr-defined]  # the name the rebuild looks up

@@ -13,21 +13,19 @@ from dataclasses import replace
 from enum import Enum
 from typing import Any
 
-import model.loop
-import model.loop.compose
-import model.prefix
-from model.header import EpochHeader, fold_header
-from model.jsonval import ABSENT
-
-# discard_whole, freeze_whole and injects_whole are used by the contracts' post: lines.
-from model.loop import InterruptKind
-from model.loop.events import Draft
-from model.loop.script import Window, obj
-from model.loop.state import APPEND, Interrupted, Turn, TurnFailed
-from model.prefix import NotComposed, frozen_copy
 from proofs.planted.faults import _in_loop, _patched
 from proofs.scenarios import ContributorShape, Played, Scenario, TurnShape, play
 from proofs.whole import discard_whole, freeze_whole, injects_whole, interrupted_in_composition  # noqa: F401
+from sessionspec import model
+from sessionspec.model.header import EpochHeader, fold_header
+from sessionspec.model.jsonval import ABSENT
+
+# discard_whole, freeze_whole and injects_whole are used by the contracts' post: lines.
+from sessionspec.model.loop import InterruptKind
+from sessionspec.model.loop.events import Draft
+from sessionspec.model.loop.script import Window, obj
+from sessionspec.model.loop.state import APPEND, Interrupted, Turn, TurnFailed
+from sessionspec.model.prefix import NotComposed, frozen_copy
 
 
 class WholeFault(Enum):

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from model.log import Event
 from sessionspec.fast.constants import ABSENT
+from sessionspec.model.log import Event
 
 # What ends a step (as the loop writes it, a step/end; a turn boundary closes an unended step).
 STEP_CLOSERS: Final = frozenset({"step/end", "turn/end", "turn/start"})

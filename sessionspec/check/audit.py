@@ -38,11 +38,6 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.codec import serialize_event
-from model.header import check_llm_shape
-from model.jsonval import JsonObject, js_stringify
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit  # noqa: F401  (registers the fold)
@@ -63,6 +58,11 @@ from sessionspec.check.writers import Attribution
 from sessionspec.check.writers_audit import TurnWritersAudit
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
+from sessionspec.model.codec import serialize_event
+from sessionspec.model.header import check_llm_shape
+from sessionspec.model.jsonval import JsonObject, js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 

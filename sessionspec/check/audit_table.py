@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Final, assert_never
 
-from model.rejected import FailureKind
 from sessionspec.check.audits import load_audits
-from spec.status import STATUS, Audited, NotYet, Undecidable
+from sessionspec.model.rejected import FailureKind
+from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable
 
 # Rules the real loader enforces too (LOG-8 seed validation, LOG-17 load, line decoding).
 LOADER_REFUSES: Final = frozenset({
@@ -86,7 +86,7 @@ END_MARK: Final = "<!-- audit-table:end -->"
 
 def registered_ids() -> list[str]:
     """Every rule, then every property, of the rule book, in book order."""
-    from spec.registry import properties, rules
+    from sessionspec.spec.registry import properties, rules
 
     return [r.id for r in rules()] + [p.id for p in properties()]
 

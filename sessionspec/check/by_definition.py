@@ -9,11 +9,12 @@ keeps one answer to "what checks rule X" (``@audits``; docs/check.md and docs/SP
 
 from __future__ import annotations
 
-from model.codec import event_from_json, expand_row, parse_session_header
-from model.header import check_llm_shape
-from model.jsonval import parse_json
-from model.migrate import dialect_evidence
-from model.surface import (
+from sessionspec.check.audits import audits
+from sessionspec.model.codec import event_from_json, expand_row, parse_session_header
+from sessionspec.model.header import check_llm_shape
+from sessionspec.model.jsonval import parse_json
+from sessionspec.model.migrate import dialect_evidence
+from sessionspec.model.surface import (
     check_coverage,
     check_provenance,
     check_seq,
@@ -23,7 +24,6 @@ from model.surface import (
     replacement_range,
     surface_op_of,
 )
-from sessionspec.check.audits import audits
 
 audits("LOG-2", "LOG-3", "LEG-1")(event_from_json)
 audits("CHK-5", "CHK-6", "FMT-5", "P-CHK-1")(expand_row)

@@ -24,9 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from model.log import Dialect, Event
-from model.migrate import DialectEvidence, dialect_evidence
-from model.rejected import FailureKind
 from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.byte_source import open_regular
@@ -55,6 +52,9 @@ from sessionspec.check.summary import SCHEMA_VERSION as SCHEMA_VERSION
 from sessionspec.check.summary import Summary as Summary
 from sessionspec.check.summary import summarize as summarize
 from sessionspec.fast.constants import A55, D08
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.migrate import DialectEvidence, dialect_evidence
+from sessionspec.model.rejected import FailureKind
 
 # Records read before they are folded (see _stream_pass; a packed row is one): memory stays bounded.
 BATCH_EVENTS: Final = 512

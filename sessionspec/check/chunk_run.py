@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import ClassVar, final
 
-from model.jsonval import Json, JsonObject
-from model.log import Event
+from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.log import Event
 
 
 @final

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import Json, JsonObject, js_stringify
-from model.log import Event
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import get, keys_are, keys_in
+from sessionspec.model.jsonval import Json, JsonObject, js_stringify
+from sessionspec.model.log import Event
 
 CHUNK_KEYS: Final[dict[str, Keys]] = {
     "block-start": (("type", True), ("index", True), ("blockType", True)),

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, TextIO, final
 
-from model.log import Dialect
 from sessionspec.check.checker import (
     EXIT_CODES,
     EXIT_PRECEDENCE,
@@ -32,6 +31,7 @@ from sessionspec.check.checker import (
 )
 from sessionspec.check.logfile import MAX_EVENTS, STDIN
 from sessionspec.check.paths import LogPath, Unlistable, escape_text, iter_log_paths
+from sessionspec.model.log import Dialect
 from sessionspec.options import add_dialect
 
 HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"

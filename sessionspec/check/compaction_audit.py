@@ -21,14 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
-from model.header import EpochHeader, header_holds_placeholder
-from model.jsonval import Absent, Json, JsonObject, is_safe_int
-from model.log import Dialect, Event, log_view
-from model.placeholder import mentions_placeholder
-from model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
-from model.rejected import Rejected
-from model.surface import SurfacePlan, plan_surface_event
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
@@ -37,6 +29,14 @@ from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.derivation import header_of
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
+from sessionspec.model.compaction import check_summary_smaller, frame_summary, is_checkpoint_source, rules_of
+from sessionspec.model.header import EpochHeader, header_holds_placeholder
+from sessionspec.model.jsonval import Absent, Json, JsonObject, is_safe_int
+from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.placeholder import mentions_placeholder
+from sessionspec.model.prune import PRUNE_MARKER, PruneConfig, content_chars, prune_content, tool_result_content
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan, plan_surface_event
 
 
 @final

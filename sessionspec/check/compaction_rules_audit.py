@@ -13,16 +13,16 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from model.compaction import compaction_type, is_checkpoint_source
-from model.jsonval import Absent, Json, JsonObject, json_eq, obj
-from model.log import Dialect, Event, surface_types
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.check.shape_keys import key_flaw
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.compaction import compaction_type, is_checkpoint_source
+from sessionspec.model.jsonval import Absent, Json, JsonObject, json_eq, obj
+from sessionspec.model.log import Dialect, Event, surface_types
+from sessionspec.model.rejected import Rejected
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"
 CHECKPOINT_SOURCE: Final = obj((("kind", "plugin"), ("plugin", "compact")))

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import Final
 
-from model.jsonval import Absent, Json, JsonObject, js_stringify
-from model.log import Event
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.check.nesting_audit import is_replace
 from sessionspec.fast.constants import D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.jsonval import Absent, Json, JsonObject, js_stringify
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import Rejected
 
 # --------------------------------------------------------------------------- DIA-10 / DIA-14 (D08 shapes)
 

@@ -7,10 +7,10 @@ returns ``ABSENT`` for a missing field; the audits report shapes elsewhere.
 
 from __future__ import annotations
 
-from model.jsonval import Absent, Json, js_stringify
-from model.log import Dialect, Event
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.jsonval import Absent, Json, js_stringify
+from sessionspec.model.log import Dialect, Event
 
 ToolBlock = tuple[Json | Absent, Json | Absent, Json | Absent]
 

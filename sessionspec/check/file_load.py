@@ -33,12 +33,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, final
 
-from model.codec import SessionHeader
-from model.jsonval import Json, JsonObject
-from model.log import Dialect, Event
-from model.rejected import FailureKind
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.codec import SessionHeader
+from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import FailureKind
 
 # The findings that mark a hole the scan tolerates after the last turn/end.
 HOLE_RULES: Final = frozenset({"FMT-1", "CHK-5", "LOG-1"})

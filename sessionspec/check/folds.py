@@ -29,14 +29,14 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final, cast, final
 
-from model.log import Dialect, Event, surface_types
-from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.audits import AUDITS
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.surface import plan_surface_event, splice
+from sessionspec.model.log import Dialect, Event, surface_types
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
 
 CHUNK: Final = "assistant/chunk"
 

@@ -9,10 +9,6 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from model.header import EpochHeader, HeaderReason, header_of_event, opt_header_eq
-from model.jsonval import Absent, Json, JsonObject, js_stringify
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
@@ -21,6 +17,10 @@ from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get, is_placeholder
 from sessionspec.fast.jsonget import json_int as _int
+from sessionspec.model.header import EpochHeader, HeaderReason, header_of_event, opt_header_eq
+from sessionspec.model.jsonval import Absent, Json, JsonObject, js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 # --------------------------------------------------------------------------- HDR-1 / FMT-6 header types
 

@@ -9,9 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import final
 
-from model.log import Dialect, Event
-from model.migrate import migrate_legacy
-from model.rejected import FailureKind, Rejected
 from sessionspec.check.audit import check_end_seed, check_fork_seed
 from sessionspec.check.audit_table import loader_level
 from sessionspec.check.audited_prefix import AuditedPrefix
@@ -23,6 +20,9 @@ from sessionspec.check.report import Finding
 from sessionspec.check.sidecar import find_parent_file
 from sessionspec.check.writers import Attribution, TurnWriter, writer_note
 from sessionspec.fast.constants import D08
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.rejected import FailureKind, Rejected
 
 
 def finding_of(lines: LineTable, rejected: Rejected, line: int | None = None) -> Finding:

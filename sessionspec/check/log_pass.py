@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.log import Dialect, Event
-from model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event
 from sessionspec.check.audit import Audit, audit_outcome
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.chunk_run import ChunkRun
@@ -32,6 +30,8 @@ from sessionspec.check.folds import FoldLoop, registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.fast.constants import A55, D08
 from sessionspec.fast.surface import with_markers
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event
 
 # The events held while no marker has decided the dialect (a D08 log shows one within its first
 # events: its user messages carry ``role`` and ``id``).

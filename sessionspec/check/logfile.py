@@ -30,10 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, cast, final, get_args
 
-from model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header
-from model.jsonval import Json, JsonObject
-from model.log import Event
-from model.rejected import FailureKind, Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.byte_source import ZstdFrames, open_regular
 from sessionspec.check.chunk_run import ChunkRun
@@ -41,6 +37,10 @@ from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.parse import MAX_DEPTH, TooDeep, parse_event, row_events
+from sessionspec.model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header
+from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import FailureKind, Rejected
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 # Events per file (--max-events).  A file read into memory (fsspec) holds

@@ -18,11 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from model.compaction import is_checkpoint_source
-from model.jsonval import Absent, Json, JsonObject, deep_eq, js_stringify
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
@@ -35,6 +30,11 @@ from sessionspec.check.prompt_prefix import check_prefix_contexts
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get, is_placeholder
+from sessionspec.model.compaction import is_checkpoint_source
+from sessionspec.model.jsonval import Absent, Json, JsonObject, deep_eq, js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
 
 # LOOP-14/LOOP-15: after a failed request the turn ends in one of these, or retries.
 FAILED_TURN_ENDS: Final = frozenset({"error", "aborted", "disposed", "interrupted"})

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from model.jsonval import Absent, Json
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.check.event_fields import ToolBlock
 from sessionspec.fast.constants import ABSENT
+from sessionspec.model.jsonval import Absent, Json
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 # StepState and TurnState are built at every step and turn: plain classes with their own
 # ``__init__``, which mypyc compiles (a dataclass's generated initializer stays interpreted code,

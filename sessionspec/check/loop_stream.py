@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import Absent, Json
-from model.log import Event
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import StepState as _Step
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.jsonval import Absent, Json
+from sessionspec.model.log import Event
 
 FAILED_FINISHES: Final = frozenset({"error", "aborted"})
 

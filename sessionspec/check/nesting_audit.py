@@ -7,15 +7,15 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import Absent, Json, JsonObject, js_stringify
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.jsonget import json_int as _int
+from sessionspec.model.jsonval import Absent, Json, JsonObject, js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
 UNANSWERED: Final = "step/end leaves tool call"

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, run_folds
@@ -16,6 +13,9 @@ from sessionspec.check.opaque import is_opaque
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.jsonget import json_int as _int
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
 
 
 class PreA55DesignAudit(AuditFold):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.jsonval import Absent, Json
 from sessionspec.fast.jsonget import is_placeholder
+from sessionspec.model.jsonval import Absent, Json
 
 HEADER_FIELDS: Final = ("system", "tools", "messagePrefix")
 

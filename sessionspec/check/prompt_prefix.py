@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.log import Event
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import Rejected
 
 DELIMITER_TEXT: Final = "\n\n## My request:\n"
 

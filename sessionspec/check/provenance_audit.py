@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
-from model.jsonval import Absent, Json, js_stringify
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import WalkFold, run_alone
 from sessionspec.fast.constants import ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.jsonval import Absent, Json, js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 
 @dataclass(slots=True)

@@ -14,16 +14,16 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from model.jsonval import Absent, Json, JsonObject, js_stringify, json_eq, obj
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.check.provenance_audit import call_key
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.jsonval import Absent, Json, JsonObject, js_stringify, json_eq, obj
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
 
 SYNTHETIC_CODES: Final = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Final, final
 
-from model.log import Dialect
-from model.rejected import FailureKind
 from sessionspec.check.audit_table import LOADER_LEVELS
 from sessionspec.check.paths import escape_text
 from sessionspec.check.writers import TurnWriter
+from sessionspec.model.log import Dialect
+from sessionspec.model.rejected import FailureKind
 
 # How a finding's loader answer reads in the text format.
 LOADER_TEXT: Final = {"refuses": "loader refuses", "companion-refuses": "loader: only its invariant companion refuses", "accepts": "loader accepts"}

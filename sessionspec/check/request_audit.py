@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.header import EpochHeader
-from model.jsonval import Absent
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, Step
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.request_points import RequestPoint, RequestPointFold, request_points
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import Absent
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
 
 
 def check_request_points(

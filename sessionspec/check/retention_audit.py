@@ -16,15 +16,15 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
-from model.compaction import compaction_type
-from model.jsonval import Absent, Json, JsonObject
-from model.log import Dialect, Event, surface_types
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import CHUNK, WalkFold, run_alone
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.compaction import compaction_type
+from sessionspec.model.jsonval import Absent, Json, JsonObject
+from sessionspec.model.log import Dialect, Event, surface_types
+from sessionspec.model.rejected import Rejected
 
 
 @dataclass(slots=True)

@@ -16,10 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from model.jsonval import Absent, Json, JsonObject, js_length, js_stringify
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.chunk_shape import chunk_flaw, well_formed_chunk
@@ -28,6 +24,10 @@ from sessionspec.check.opaque import is_opaque
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get, keys_in
+from sessionspec.model.jsonval import Absent, Json, JsonObject, js_length, js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
 
 TURN_STEP: Final[Keys] = (("turn", True), ("step", True))
 A55_DATA_KEYS: Final[dict[str, Keys]] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from model.jsonval import Absent, Json, JsonObject
+from sessionspec.model.jsonval import Absent, Json, JsonObject
 
 # key, required?  (the logged order is the order listed)
 Keys = tuple[tuple[str, bool], ...]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import final, overload
 
-from model.log import Event
-from model.surface import SurfacePlan
+from sessionspec.model.log import Event
+from sessionspec.model.surface import SurfacePlan
 
 
 @final

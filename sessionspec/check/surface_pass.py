@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import final
 
-from model.log import Dialect, Event, log_view
-from model.rejected import Rejected
-from model.surface import SurfacePlan, plan_surface_event
 from sessionspec.fast.constants import A55
 from sessionspec.fast.surface import splice
+from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan, plan_surface_event
 
 
 @final

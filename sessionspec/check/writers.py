@@ -29,12 +29,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from model.jsonval import JsonObject
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.check.audits import audits
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 # The loops' own types only: plugins (compaction) and the session (end-seed) are other writers,
 # whose dialect the file's markers decide (FMT-10).

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
@@ -28,6 +25,9 @@ from sessionspec.check.writers import (
     shape_dialect,
     turn_writer,
 )
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
 
 
 class TurnWritersAudit(AuditFold):

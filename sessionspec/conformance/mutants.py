@@ -18,10 +18,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, TextIO, final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.conformance.adapter.session import ModelSession
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 from sessionspec.planted.loop import Planted
 
 HELP: Final = "run the vectors and conform against every mutant adapter and print the kill table"
@@ -46,10 +46,10 @@ def _fault(fault: Planted) -> Callable[[ModelSession], ModelSession]:
 
 def _change_every_step(session: ModelSession) -> ModelSession:
     """LOOP-9 broken: a ``change`` header is written before every request."""
-    import model.loop.step as step
-    from model.header import EpochHeader, HeaderReason
-    from model.loop import LoopInstance
-    from model.loop.instance import header_record as original
+    import sessionspec.model.loop.step as step
+    from sessionspec.model.header import EpochHeader, HeaderReason
+    from sessionspec.model.loop import LoopInstance
+    from sessionspec.model.loop.instance import header_record as original
 
     def header_record(instance: LoopInstance, logged: EpochHeader | Absent, header: EpochHeader) -> HeaderReason | None:
         reason = original(instance, logged, header)
@@ -66,8 +66,8 @@ def _drop_prefix_on_resume(session: ModelSession) -> ModelSession:
 
 def _off_by_one_range(session: ModelSession) -> ModelSession:
     """CMP-11 broken: the replaced range ends one node early (the last shadowed node survives)."""
-    import model.compaction as compaction
-    import model.compaction.run as compaction_run  # where compact_if_needed looks select_range up
+    import sessionspec.model.compaction as compaction
+    import sessionspec.model.compaction.run as compaction_run  # where compact_if_needed looks select_range up
 
     original = compaction.select_range
 
@@ -86,7 +86,7 @@ def _off_by_one_range(session: ModelSession) -> ModelSession:
 
 def _keep_empty_assistant(session: ModelSession) -> ModelSession:
     """DER-5 broken: an assistant message with empty content is kept in the derivation."""
-    import model.derive as derive
+    import sessionspec.model.derive as derive
 
     original = derive.project
 
@@ -102,8 +102,8 @@ def _keep_empty_assistant(session: ModelSession) -> ModelSession:
 
 def _keep_empty_tools(session: ModelSession) -> ModelSession:
     """HDR-2 broken: the canonical header keeps ``tools: []``."""
-    import model.header as header
-    import model.loop.step as step
+    import sessionspec.model.header as header
+    import sessionspec.model.loop.step as step
 
     original = header.canonical
 
@@ -119,7 +119,7 @@ def _keep_empty_tools(session: ModelSession) -> ModelSession:
 
 def _accept_larger_summary(session: ModelSession) -> ModelSession:
     """CMP-21 broken: a summary that is not smaller than what it shadows is accepted."""
-    import model.compaction.region as compaction_region  # where compact_region looks the gate up
+    import sessionspec.model.compaction.region as compaction_region  # where compact_region looks the gate up
 
     def check_summary_smaller(framed: Sequence[Json], shadowed_tokens: int) -> int | Rejected:
         return 0

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from model.jsonval import JsonObject
-from model.log import Dialect, Event
-from model.meter import BLOCK_OVERHEAD, CHARS_PER_TOKEN, ROLE_OVERHEAD, price
-from model.rejected import Rejected
-from model.surface import SurfacePlan
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.derivation import projected
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.surface import splice
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.meter import BLOCK_OVERHEAD, CHARS_PER_TOKEN, ROLE_OVERHEAD, price
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
 
 
 class AuditSurface:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from model.jsonval import Absent
-from model.log import Dialect
+from sessionspec.model.jsonval import Absent
+from sessionspec.model.log import Dialect
 
 A55: Final = Dialect.A55
 D08: Final = Dialect.D08

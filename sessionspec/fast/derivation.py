@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, Generic, TypeVar, final
 
-from model.derive import project
-from model.jsonval import JsonObject
-from model.log import Dialect, Event, log_view
-from model.rejected import Rejected
-from model.surface import SurfacePlan, plan_surface_event
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.header import canonical_header_of
 from sessionspec.fast.surface import splice
+from sessionspec.model.derive import project
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan, plan_surface_event
 
 A = TypeVar("A")
 

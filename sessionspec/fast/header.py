@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.header import EpochHeader, header_of_event
-from model.jsonval import Absent, Json, JsonObject
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
+from sessionspec.model.header import EpochHeader, header_of_event
+from sessionspec.model.jsonval import Absent, Json, JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 _FIELDS: Final = ("config", "system", "tools", "message_prefix", "adapter_defaults")
 assert plain_fields(EpochHeader, _FIELDS)

@@ -12,7 +12,7 @@ texts can differ where the numbers are equal: ``1e21``) is left to the definitio
 
 from __future__ import annotations
 
-from model.jsonval import Absent, Json, JsonObject, json_eq
+from sessionspec.model.jsonval import Absent, Json, JsonObject, json_eq
 
 
 def same_json(a: Json | Absent, b: Json | Absent) -> bool:

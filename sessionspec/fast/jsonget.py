@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from model.jsonval import Absent, Json, JsonObject
-from model.placeholder import is_placeholder as placeholder_by_definition
 from sessionspec.fast.constants import ABSENT
+from sessionspec.model.jsonval import Absent, Json, JsonObject
+from sessionspec.model.placeholder import is_placeholder as placeholder_by_definition
 
 # The class as a constant of this module (compiled, an imported name is a dictionary lookup at each read).
 _OBJECT: Final = JsonObject

@@ -15,16 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import final
 
-import model.loop.turn as turn
-from model.header import EpochHeader, fold_header, header_of_event
-from model.jsonval import Absent, JsonObject
-from model.log import Event
-from model.loop import AgentConfig, Draft, Hooks, LoopInstance, TurnOutcome, TurnScript
-from model.loop.events import NO_HOOKS
-from model.loop.state import AppendRejected, draft_event
-from model.rejected import Rejected
+import sessionspec.model.loop.turn as turn
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import IncrementalDerivation
+from sessionspec.model.header import EpochHeader, fold_header, header_of_event
+from sessionspec.model.jsonval import Absent, JsonObject
+from sessionspec.model.log import Event
+from sessionspec.model.loop import AgentConfig, Draft, Hooks, LoopInstance, TurnOutcome, TurnScript
+from sessionspec.model.loop.events import NO_HOOKS
+from sessionspec.model.loop.state import AppendRejected, draft_event
+from sessionspec.model.rejected import Rejected
 
 
 @final

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.compaction import compact_spec, target_policy
-from model.log import Event, log_view
-from model.loop import CompactionPlugin, PostStepHook, PostStepResult, StepContext, pressure_listener
-from model.meter import MeterState, fold_meter_event, measure_state
-from model.rejected import Rejected
 from sessionspec.fast.jsonget import get
+from sessionspec.model.compaction import compact_spec, target_policy
+from sessionspec.model.log import Event, log_view
+from sessionspec.model.loop import CompactionPlugin, PostStepHook, PostStepResult, StepContext, pressure_listener
+from sessionspec.model.meter import MeterState, fold_meter_event, measure_state
+from sessionspec.model.rejected import Rejected
 
 
 def metered_pressure_listener(plugin: CompactionPlugin) -> PostStepHook:

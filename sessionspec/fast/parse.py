@@ -21,13 +21,13 @@ from typing import Final, final
 
 import msgspec
 
-from model.codec import ROW_TAGS, expand_row, parse_value
-from model.jsonval import MAX_SAFE_INTEGER, Absent, Json, JsonObject, JsonTextError, number_from_float_text
-from model.log import CORE_CLASSES, Event, make_event
-from model.rejected import Rejected
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import keys_are
 from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
+from sessionspec.model.codec import ROW_TAGS, expand_row, parse_value
+from sessionspec.model.jsonval import MAX_SAFE_INTEGER, Absent, Json, JsonObject, JsonTextError, number_from_float_text
+from sessionspec.model.log import CORE_CLASSES, Event, make_event
+from sessionspec.model.rejected import Rejected
 
 # The bound method, not the decoder: compiled, ``_DECODER.decode(...)`` looks the method up at each line.
 _decode: Final = msgspec.json.Decoder(float_hook=number_from_float_text).decode

@@ -9,15 +9,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from model.header import EpochHeader
-from model.jsonval import Absent, JsonObject
-from model.log import Dialect, Event, data_int
-from model.rejected import Rejected
-from model.surface import SurfacePlan
-from model.wire import Request, build_request
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import IncrementalDerivation, header_of, projected
 from sessionspec.fast.jsonget import get
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import Absent, JsonObject
+from sessionspec.model.log import Dialect, Event, data_int
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
+from sessionspec.model.wire import Request, build_request
 
 
 @final

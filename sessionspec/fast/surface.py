@@ -15,17 +15,17 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Final, TypeVar
 
-from model.jsonval import Json, JsonObject
-from model.log import Dialect, Event, surface_types
-from model.migrate import A55_ONLY_TYPES, D08_ONLY_TYPES, DialectEvidence
-from model.migrate import with_markers as markers_by_definition
-from model.rejected import Rejected
-from model.surface import APPEND, SurfacePlan
-from model.surface import plan_surface_event as plan_by_definition
-from model.surface import splice as splice_by_definition
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
+from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.log import Dialect, Event, surface_types
+from sessionspec.model.migrate import A55_ONLY_TYPES, D08_ONLY_TYPES, DialectEvidence
+from sessionspec.model.migrate import with_markers as markers_by_definition
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import APPEND, SurfacePlan
+from sessionspec.model.surface import plan_surface_event as plan_by_definition
+from sessionspec.model.surface import splice as splice_by_definition
 
 T = TypeVar("T")
 

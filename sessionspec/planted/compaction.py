@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from model.compaction import balanced_cuts
-from model.header import EpochHeader, HeaderReason, header_to_json, latest_header
-from model.jsonval import ABSENT, Absent, Json, JsonObject, get, with_values
-from model.log import Event, make_event
-from model.loop.script import obj
-from model.meter import node_price
-from model.rejected import Rejected
-from model.surface import fold_surface
+from sessionspec.model.compaction import balanced_cuts
+from sessionspec.model.header import EpochHeader, HeaderReason, header_to_json, latest_header
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, with_values
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.loop.script import obj
+from sessionspec.model.meter import node_price
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
 
 
 def _with(data: Json | Absent, **changes: Json) -> JsonObject:

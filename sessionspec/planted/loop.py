@@ -14,22 +14,22 @@ from enum import Enum
 from types import ModuleType
 from typing import Any, Final, assert_never
 
-import model.loop.compose as compose_module
-import model.loop.listeners as listeners_module
-import model.loop.step as step_module
-import model.loop.streaming as streaming_module
-import model.loop.turn as turn_module
-from model.compaction import CompactionRun, OverflowDecision
-from model.compaction import compact_if_needed as compact_if_needed_
-from model.compaction import pressure_compaction as pressure_compaction_
-from model.compaction import recover_overflow as recover_overflow_
-from model.header import EpochHeader, canonical, header_to_json
-from model.jsonval import Json, JsonObject, get
-from model.log import Event
-from model.loop.compose import cached_prefix
-from model.loop.events import Draft, Hooks, SentRequest, StepContext, TurnOutcome
-from model.loop.instance import LOSSY_HEADER_MESSAGE, LoopInstance, apply_request_listener, header_record, seed_config
-from model.loop.script import (
+import sessionspec.model.loop.compose as compose_module
+import sessionspec.model.loop.listeners as listeners_module
+import sessionspec.model.loop.step as step_module
+import sessionspec.model.loop.streaming as streaming_module
+import sessionspec.model.loop.turn as turn_module
+from sessionspec.model.compaction import CompactionRun, OverflowDecision
+from sessionspec.model.compaction import compact_if_needed as compact_if_needed_
+from sessionspec.model.compaction import pressure_compaction as pressure_compaction_
+from sessionspec.model.compaction import recover_overflow as recover_overflow_
+from sessionspec.model.header import EpochHeader, canonical, header_to_json
+from sessionspec.model.jsonval import Json, JsonObject, get
+from sessionspec.model.log import Event
+from sessionspec.model.loop.compose import cached_prefix
+from sessionspec.model.loop.events import Draft, Hooks, SentRequest, StepContext, TurnOutcome
+from sessionspec.model.loop.instance import LOSSY_HEADER_MESSAGE, LoopInstance, apply_request_listener, header_record, seed_config
+from sessionspec.model.loop.script import (
     GOAL_SOURCE,
     USER_SOURCE,
     AgentConfig,
@@ -41,14 +41,14 @@ from model.loop.script import (
     obj,
     text_content,
 )
-from model.loop.state import APPEND, Interrupted, SessionLog, Turn, TurnFailed
-from model.loop.step import mutation_attempt
-from model.loop.stream import reply_content
-from model.loop.streaming import record_assistant
-from model.loop.turn import drain_steering
-from model.prefix import NOT_COMPOSED, Composition, Contributor, NotComposed, compose, frozen_copy
-from model.rejected import Rejected
-from model.wire import Request, build_request
+from sessionspec.model.loop.state import APPEND, Interrupted, SessionLog, Turn, TurnFailed
+from sessionspec.model.loop.step import mutation_attempt
+from sessionspec.model.loop.stream import reply_content
+from sessionspec.model.loop.streaming import record_assistant
+from sessionspec.model.loop.turn import drain_steering
+from sessionspec.model.prefix import NOT_COMPOSED, Composition, Contributor, NotComposed, compose, frozen_copy
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import Request, build_request
 from sessionspec.planted import compaction as broken_compaction
 
 

@@ -12,10 +12,10 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import ABSENT
-from model.log import Event, make_event
 from sessionspec.check.api_steps import ApiStepJudge, api_built_steps
-from spec.log_strategies import well_formed_logs
+from sessionspec.model.jsonval import ABSENT
+from sessionspec.model.log import Event, make_event
+from sessionspec.spec.log_strategies import well_formed_logs
 
 
 def _definition(events: Sequence[Event]) -> frozenset[int]:

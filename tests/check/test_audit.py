@@ -5,16 +5,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from model.codec import event_from_json
-from model.header import EpochHeader, opt_header_eq
-from model.jsonval import freeze
-from model.log import Dialect, Event, with_seq
-from model.migrate import migrate_legacy
-from model.rejected import Rejected
 from sessionspec.check.audit import audit_events, audit_log, check_fork_seed, pre_a55_designs, quirk_observations
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_retry_attempts
 from sessionspec.check.header_audit import check_header_reasons, check_header_types
 from sessionspec.check.nesting_audit import check_nesting
+from sessionspec.model.codec import event_from_json
+from sessionspec.model.header import EpochHeader, opt_header_eq
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Dialect, Event, with_seq
+from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.rejected import Rejected
 
 USER = {"kind": "user"}
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "opener"}]}]

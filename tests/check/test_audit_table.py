@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from model.rejected import FailureKind
 from sessionspec.check.audit_table import END_MARK, LOADER_REFUSES, START_MARK, loader_answer, registered_ids, render, with_table
-from spec.status import STATUS, Audited, NotYet, Undecidable
+from sessionspec.model.rejected import FailureKind
+from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "check.md"
 

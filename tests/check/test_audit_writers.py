@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from model.loop import Placement, Prompt, PromptContext, prompt_message_data
-from model.repair import repair_closers
 from sessionspec.check.checker import Verdict
+from sessionspec.model.loop import Placement, Prompt, PromptContext, prompt_message_data
+from sessionspec.model.repair import repair_closers
 from tests.support import (
     A55_SNAPSHOTS,
     D08_HEADLESS,
@@ -193,7 +193,7 @@ def test_allowed_variant_stays_valid(case: str, base: Callable[[], list[Row]], e
 
 def _baked(rows: list[Row]) -> None:
     """The first prompt of B written as the loop writes it with one prompt-prefix context (LOOP-4)."""
-    from model.jsonval import freeze, thaw
+    from sessionspec.model.jsonval import freeze, thaw
 
     content, context = freeze(rows[1]["data"]["content"]), freeze([{"type": "text", "text": "<ctx>"}])
     assert isinstance(content, tuple) and isinstance(context, tuple)
@@ -554,8 +554,8 @@ def test_prune_corruption_names_its_rule(rule: str, change: Callable[[Row], None
 
 def _d08_pruned(with_record: bool) -> list[Row]:
     """D08 tool-call-turn with a long tool result pruned before step 2 (DIA-6 pre-step), as DIA-18 writes it."""
-    from model.jsonval import JsonObject, freeze, thaw
-    from model.prune import prune_content, resolve_prune_config
+    from sessionspec.model.jsonval import JsonObject, freeze, thaw
+    from sessionspec.model.prune import prune_content, resolve_prune_config
 
     rows = load(D08_SNAPSHOTS / "tool-call-turn" / "session.jsonl")
     at = index(rows, "tool/result")

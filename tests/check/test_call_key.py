@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import Json, freeze, js_stringify
 from sessionspec.check.provenance_audit import call_key
+from sessionspec.model.jsonval import Json, freeze, js_stringify
 
 # Ids that collide or nearly: a string spelling a number or a JS text, lone surrogates, escapes.
 _TRICKY = ["1", '"1"', "null", "true", "[]", "\ud800", "\\ud800", '"\\ud800"', "1.0", ""]

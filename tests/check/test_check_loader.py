@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from model.rejected import FailureKind
 from sessionspec.check.audit_table import loader_level
 from sessionspec.check.checker import FileReport, check_log
 from sessionspec.check.logfile import read_stream
+from sessionspec.model.rejected import FailureKind
 from tests.support import Row, check, gt, index, renumber_insert
 
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "check.v3.schema.json"

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from model.log import Dialect
 from sessionspec.check.checker import FileReport, Verdict, check_log, check_path
 from sessionspec.check.logfile import read_stream
+from sessionspec.model.log import Dialect
 from tests.support import A55_SNAPSHOTS, D08_SNAPSHOTS, GROUNDTRUTH, REAL, Row, gt, load, text
 
 

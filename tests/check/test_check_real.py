@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from model.log import Dialect
 from sessionspec.check.checker import DialectSource, Verdict, check_path
+from sessionspec.model.log import Dialect
 from tests.support import GROUNDTRUTH, REAL
 
 _REPLAY = "a replay script: bare assistant/chunk events (a scripted model reply), no turns or steps"

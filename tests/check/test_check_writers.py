@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from model.log import Dialect
 from sessionspec.check.checker import Verdict, check_log
 from sessionspec.check.logfile import read_path
+from sessionspec.model.log import Dialect
 from tests.support import A55_SNAPSHOTS, D08_SNAPSHOTS, Row, check, gt, index, load, permute, renumber_insert, rules
 
 
@@ -229,7 +229,7 @@ def test_a55_cancelled_stream_without_a_message_read_as_d08_stays_valid() -> Non
 def test_the_writers_note_names_seed_and_crash_repair() -> None:
     """FMT-7 Writers: a fork child's seed (LOG-8: judged where it was written) and a turn the
     crash repair closed (LOG-14) are named in the report."""
-    from model.repair import repair_closers
+    from sessionspec.model.repair import repair_closers
     from tests.support import GROUNDTRUTH, events_to_rows, rows_to_events
     child = check_log(read_path(str(GROUNDTRUTH / "k-fork-seeded-child" / "session.jsonl")))
     assert child.verdict is Verdict.VALID and any(n.startswith("writers (FMT-7): seed (copied; judged where it was written): turn 1;") for n in child.notes)

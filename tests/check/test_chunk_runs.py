@@ -18,11 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.codec import parse_event_line, serialize_event
-from model.jsonval import JsonObject
-from model.log import Dialect, Event
-from model.rejected import Rejected
-from model.repair import repair_closers
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.checker import check_log, check_path
 from sessionspec.check.chunk_run import ChunkRun
@@ -30,6 +25,11 @@ from sessionspec.check.folds import AuditFold, FoldLoop, registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LineReader, read_stream
 from sessionspec.check.surface_events import SurfaceEvents
+from sessionspec.model.codec import parse_event_line, serialize_event
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.repair import repair_closers
 from tests.support import DATA, generated_log
 
 _ROWS = (b'"type":"text-chunks"', b'"type":"reasoning-chunks"', b'"type":"tool-call-chunks"')

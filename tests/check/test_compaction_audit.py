@@ -6,9 +6,9 @@ disagree; PRN-4: a prune's provenance is ``[originalSeq]``.
 
 from __future__ import annotations
 
-from model.jsonval import JsonObject, freeze
-from model.log import Dialect, make_event
 from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.jsonval import JsonObject, freeze
+from sessionspec.model.log import Dialect, make_event
 from sessionspec.replay import LoadedLog, load_log_text
 from tests.support import GROUNDTRUTH, busy_log, compacted_head
 

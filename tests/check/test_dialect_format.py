@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.codec import parse_event_line, serialize_event
-from model.derive import derive, project
-from model.jsonval import freeze, get, js_stringify
-from model.log import D08_SURFACE_TYPES, Dialect, Event, make_event
-from model.migrate import detect_dialect, dialect_evidence, migrate_legacy
-from model.rejected import Rejected
-from model.surface import fold_surface
+from sessionspec.model.codec import parse_event_line, serialize_event
+from sessionspec.model.derive import derive, project
+from sessionspec.model.jsonval import freeze, get, js_stringify
+from sessionspec.model.log import D08_SURFACE_TYPES, Dialect, Event, make_event
+from sessionspec.model.migrate import detect_dialect, dialect_evidence, migrate_legacy
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
 
 USER_D08 = {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}, "role": "user", "id": "u1"}
 
@@ -178,7 +178,7 @@ def test_FMT_4_a55_compaction_lines_have_the_rule_books_shape() -> None:
     words (one shadowed node, a summariser that reports maxTokens)."""
     import json
 
-    from model.compaction import compact_region
+    from sessionspec.model.compaction import compact_region
     from tests.support import Log, summarizer_of
 
     log = Log()

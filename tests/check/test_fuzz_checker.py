@@ -30,10 +30,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.rejected import FailureKind
 from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import MAX_DEPTH, read_stream
 from sessionspec.cli import main
+from sessionspec.model.rejected import FailureKind
 from tests.support import GROUNDTRUTH, REAL
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"

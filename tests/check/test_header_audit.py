@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from model.jsonval import freeze
-from model.log import Dialect, Event, make_event
 from sessionspec.check.header_audit import check_header_types
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Dialect, Event, make_event
 
 
 def _header(header: dict[str, object]) -> Event:

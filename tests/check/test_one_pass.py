@@ -15,10 +15,6 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import freeze
-from model.log import Dialect, Event, make_event, surface_types
-from model.rejected import Rejected
-from model.surface import fold_surface, plan_surface_event
 from sessionspec.check import audit  # noqa: F401  (imports every fold module)
 from sessionspec.check.audit import LoadShapeAudit
 from sessionspec.check.audits import AUDITS
@@ -39,7 +35,11 @@ from sessionspec.check.shape_audit import ShapeAudit, check_core_shape
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
 from sessionspec.fast.request_points import RequestPointFold, request_points
-from spec.log_strategies import surface_ops, well_formed_logs
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Dialect, Event, make_event, surface_types
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface, plan_surface_event
+from sessionspec.spec.log_strategies import surface_ops, well_formed_logs
 
 
 @st.composite

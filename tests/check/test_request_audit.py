@@ -12,11 +12,11 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.log import Dialect, Event
-from model.rejected import Rejected
 from sessionspec.check.folds import run_alone, run_folds
 from sessionspec.check.logfile import LineReader
 from sessionspec.check.request_audit import RequestPointAudit, check_request_points
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 from tests.support import generated_log
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from model.jsonval import freeze
-from model.log import Dialect, make_event
 from sessionspec.check.shape_audit import check_core_shape
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Dialect, make_event
 
 WRONG = [
     ("step/end", {"turn": "1", "step": True}, ["turn is not an integer", "step is not an integer"]),

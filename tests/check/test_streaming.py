@@ -12,8 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.log import Dialect
-from model.migrate import dialect_evidence
 from sessionspec.check import log_pass
 from sessionspec.check.checker import check_handle, check_log, check_path
 from sessionspec.check.folds import FoldLoop, registered_folds
@@ -21,6 +19,8 @@ from sessionspec.check.line_table import LineTable
 from sessionspec.check.log_pass import LogPass
 from sessionspec.check.logfile import read_path, read_stream
 from sessionspec.generate import write_log
+from sessionspec.model.log import Dialect
+from sessionspec.model.migrate import dialect_evidence
 from tests.support import DATA
 
 LOGS = sorted(p for p in DATA.rglob("*.jsonl") if p.is_file())

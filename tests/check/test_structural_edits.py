@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from model.jsonval import ABSENT
-from model.log import Dialect
 from sessionspec.check.checker import Verdict, check_log
 from sessionspec.check.logfile import LogFile
 from sessionspec.check.sidecar import find_parent_file
+from sessionspec.model.jsonval import ABSENT
+from sessionspec.model.log import Dialect
 from tests.structural_decisions import decide
 from tests.structural_edits import Edit, Kind, apply, edited_log, edits, load
 from tests.support import GROUNDTRUTH, REAL

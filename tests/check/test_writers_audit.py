@@ -7,13 +7,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import Json, freeze
-from model.log import Dialect, Event, EventKind, make_event
-from model.migrate import migrate_legacy
 from sessionspec.check.audit import audit_events
 from sessionspec.check.writers import SHAPED_TYPES, shape_dialect
 from sessionspec.check.writers_audit import attribute
-from spec.json_strategies import json_values
+from sessionspec.model.jsonval import Json, freeze
+from sessionspec.model.log import Dialect, Event, EventKind, make_event
+from sessionspec.model.migrate import migrate_legacy
+from sessionspec.spec.json_strategies import json_values
 
 
 def _legacy_turn() -> tuple[Event, ...]:

@@ -12,7 +12,7 @@ from sessionspec.cli import main
 from sessionspec.conformance.conform.search import run_conform
 from sessionspec.conformance.mutants import MUTANTS, adapter_command, kill_table, table_text
 from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir, run_vectors
-from spec.registry import rule_ids
+from sessionspec.spec.registry import rule_ids
 
 # Enough generated traces for every mutant under the derandomized search (each
 # kill takes a few hundred milliseconds; a survivor would cost the whole budget).

@@ -17,7 +17,7 @@ from sessionspec.cli import main
 from sessionspec.conformance.vectors.command import VECTORS_DIR, load_dir
 from sessionspec.conformance.vectors.format import FORMAT
 from sessionspec.conformance.vectors.pack import PACK_FORMAT, PackError, build_pack, package_version
-from spec.registry import registry_digest
+from sessionspec.spec.registry import registry_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 

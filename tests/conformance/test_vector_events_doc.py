@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from model.log import CORE_CLASSES
 from sessionspec.conformance.vectors.events_doc import EVENTS_DOC, render, survey
+from sessionspec.model.log import CORE_CLASSES
 
 
 def test_the_committed_event_reference_is_fresh() -> None:

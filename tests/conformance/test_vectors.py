@@ -30,7 +30,7 @@ from sessionspec.conformance.vectors.format import (
     to_plain,
 )
 from sessionspec.conformance.vectors.schema import SCHEMA, validate
-from spec.registry import registry_digest, rule_ids, rules
+from sessionspec.spec.registry import registry_digest, rule_ids, rules
 from tests.support import GROUNDTRUTH
 
 
@@ -266,7 +266,7 @@ def test_cli_vectors_run_against_serve_model(tmp_path: Path, capsys: pytest.Capt
 
 def test_every_registered_rule_outside_the_scope_list_has_a_vector() -> None:
     """Every registered rule not declared outside the model (spec/status.py, OutOfScope) is named by some vector."""
-    from spec.registry import out_of_scope
+    from sessionspec.spec.registry import out_of_scope
 
     missing = sorted(rule_ids() - set(out_of_scope()) - rules_with_vectors())
     assert missing == []

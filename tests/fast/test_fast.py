@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sessionspec.simulate as simulate_module
-from model.loop import AgentConfig, Hooks, LoopInstance, TurnOutcome, TurnScript, pressure_listener, run_turn
-from model.rejected import Rejected
 from sessionspec.fast.live import LiveLog
+from sessionspec.model.loop import AgentConfig, Hooks, LoopInstance, TurnOutcome, TurnScript, pressure_listener, run_turn
+from sessionspec.model.rejected import Rejected
 from sessionspec.simulate import simulate
 
 

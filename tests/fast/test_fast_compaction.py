@@ -12,20 +12,20 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.compaction.retention import balanced_cuts, tool_call_delta
-from model.derive import project
-from model.header import header_of_event
-from model.jsonval import Json, JsonObject, obj
-from model.log import Dialect, Event, log_view, make_event
-from model.meter import PricedSurface, estimate_message
-from model.rejected import Rejected
-from model.surface import plan_surface_event
 from sessionspec.check.logfile import LineReader, read_path
 from sessionspec.fast.compaction import AuditSurface, message_price
 from sessionspec.fast.derivation import header_of, project_node, projected
 from sessionspec.generate import write_log
-from spec.json_strategies import json_values
-from spec.log_strategies import well_formed_logs
+from sessionspec.model.compaction.retention import balanced_cuts, tool_call_delta
+from sessionspec.model.derive import project
+from sessionspec.model.header import header_of_event
+from sessionspec.model.jsonval import Json, JsonObject, obj
+from sessionspec.model.log import Dialect, Event, log_view, make_event
+from sessionspec.model.meter import PricedSurface, estimate_message
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import plan_surface_event
+from sessionspec.spec.json_strategies import json_values
+from sessionspec.spec.log_strategies import well_formed_logs
 
 
 @cache

@@ -9,12 +9,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.header import header_of_event
-from model.jsonval import ABSENT, freeze
-from model.log import Dialect, make_event
 from sessionspec.check.logfile import read_path
 from sessionspec.fast.header import canonical_header_of
-from spec.json_strategies import json_values
+from sessionspec.model.header import header_of_event
+from sessionspec.model.jsonval import ABSENT, freeze
+from sessionspec.model.log import Dialect, make_event
+from sessionspec.spec.json_strategies import json_values
 
 DATA = Path(__file__).parents[1] / "data"
 

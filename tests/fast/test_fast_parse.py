@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.codec import ROW_TAGS, decode_record, expand_row, parse_value
-from model.jsonval import MAX_SAFE_INTEGER, Json, JsonObject
-from model.log import CORE_CLASSES, Event, OpaqueEvent
-from model.rejected import Rejected
 from sessionspec.fast.parse import MAX_DEPTH, TOO_DEEP, nesting_depth, parse_event, parse_line, row_events
 from sessionspec.generate import write_log
+from sessionspec.model.codec import ROW_TAGS, decode_record, expand_row, parse_value
+from sessionspec.model.jsonval import MAX_SAFE_INTEGER, Json, JsonObject
+from sessionspec.model.log import CORE_CLASSES, Event, OpaqueEvent
+from sessionspec.model.rejected import Rejected
 
 DATA = Path(__file__).parents[1] / "data"
 

@@ -14,17 +14,17 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import ABSENT, MAX_SAFE_INTEGER, Json, JsonObject, freeze
-from model.log import Dialect, Event, make_event
-from model.migrate import NO_EVIDENCE, DialectEvidence
-from model.migrate import with_markers as markers_by_definition
-from model.rejected import Rejected
-from model.surface import SurfacePlan, splice
-from model.surface import plan_surface_event as plan_by_definition
 from sessionspec.check.logfile import read_path, read_stream
 from sessionspec.fast.surface import plan_surface_event, with_markers
 from sessionspec.generate import write_log
-from spec.log_strategies import well_formed_logs
+from sessionspec.model.jsonval import ABSENT, MAX_SAFE_INTEGER, Json, JsonObject, freeze
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.migrate import NO_EVIDENCE, DialectEvidence
+from sessionspec.model.migrate import with_markers as markers_by_definition
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan, splice
+from sessionspec.model.surface import plan_surface_event as plan_by_definition
+from sessionspec.spec.log_strategies import well_formed_logs
 
 DATA = Path(__file__).parents[1] / "data"
 REAL = sorted(DATA.rglob("*.jsonl"))

@@ -17,17 +17,17 @@ from collections.abc import Sequence
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.codec import parse_event_line
-from model.derive import derive
-from model.jsonval import JsonObject, js_stringify
-from model.log import Event
-from model.reconstruct import rebuild_request_at
-from model.rejected import Rejected
-from model.wire import request_to_json
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.fast.request_points import RequestPoint, request_points
 from sessionspec.generate import generate_lines, simulated_log
-from spec.log_strategies import well_formed_logs
+from sessionspec.model.codec import parse_event_line
+from sessionspec.model.derive import derive
+from sessionspec.model.jsonval import JsonObject, js_stringify
+from sessionspec.model.log import Event
+from sessionspec.model.reconstruct import rebuild_request_at
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import request_to_json
+from sessionspec.spec.log_strategies import well_formed_logs
 
 
 def _step_end_seq(events: Sequence[Event], step_start: int) -> int:

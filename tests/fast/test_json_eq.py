@@ -7,9 +7,9 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, json_eq, obj
 from sessionspec.fast.json_eq import same_json
-from spec.json_strategies import json_values
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, json_eq, obj
+from sessionspec.spec.json_strategies import json_values
 
 NUMBERS: list[Json] = [0, 1, -1, 0.0, -0.0, 1.0, 1.5, 1e21, 10**21, 2**53, float(2**53), 5e-324, True, False, None, "1", "true"]
 numbers = st.integers(-3, 3) | st.sampled_from(NUMBERS)

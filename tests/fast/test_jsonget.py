@@ -8,9 +8,9 @@ from enum import IntEnum
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import jsonval, log, placeholder
-from model.jsonval import ABSENT, Json, freeze
 from sessionspec.fast.jsonget import get, is_placeholder, json_int, keys_are, keys_in
+from sessionspec.model import jsonval, log, placeholder
+from sessionspec.model.jsonval import ABSENT, Json, freeze
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-2, 2) | st.text(max_size=2),

@@ -3,8 +3,8 @@ assistant message by.  Expected values are read off the rule."""
 
 from __future__ import annotations
 
-from model.assemble import BlockAssembler
-from model.jsonval import JsonObject, freeze
+from sessionspec.model.assemble import BlockAssembler
+from sessionspec.model.jsonval import JsonObject, freeze
 
 
 def assembled(*chunks: dict[str, object]) -> object:

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.codec import (
+from sessionspec.model.codec import (
     event_to_json,
     expand_row,
     pack_chunk_runs,
@@ -16,9 +16,9 @@ from model.codec import (
     parse_value,
     serialize_event,
 )
-from model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify, obj
-from model.log import AssistantChunk, Event, OpaqueEvent, ToolResult, make_event
-from model.rejected import Rejected
+from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify, obj
+from sessionspec.model.log import AssistantChunk, Event, OpaqueEvent, ToolResult, make_event
+from sessionspec.model.rejected import Rejected
 from tests.support import DATA
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")

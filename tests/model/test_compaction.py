@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from model.compaction import (
+from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.compaction import (
     CHECKPOINT_PREAMBLE,
     CompactConfig,
     Ids,
@@ -29,16 +30,15 @@ from model.compaction import (
     summary_text_blocks,
     target_policy,
 )
-from model.compaction.region import check_region, price_region
-from model.derive import derive
-from model.header import EpochHeader
-from model.jsonval import ABSENT, JsonObject, freeze, get
-from model.log import Dialect, Event, make_event
-from model.meter import Baseline, BaselineKind, Measurement, PricedNode, measure
-from model.prune import PruneConfig
-from model.rejected import Rejected
-from model.surface import fold_surface
-from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.compaction.region import check_region, price_region
+from sessionspec.model.derive import derive
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, get
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.meter import Baseline, BaselineKind, Measurement, PricedNode, measure
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
 from tests.support import Log, busy_log, compacted_head, d08_log, events_of_lines, short, summarizer_of
 
 # ---------------------------------------------------------------- events and sources

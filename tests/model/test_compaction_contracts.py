@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.compaction import CompactionRun, Trigger, compact_if_needed, compact_region
-from model.compaction.contracts import appended_in_order, checkpoint_is_one_range, region_holds, replace_ops, run_holds
-from model.jsonval import freeze, get
-from model.log import Dialect, Event, make_event
-from model.rejected import Rejected
+from sessionspec.model.compaction import CompactionRun, Trigger, compact_if_needed, compact_region
+from sessionspec.model.compaction.contracts import (
+    appended_in_order,
+    checkpoint_is_one_range,
+    region_holds,
+    replace_ops,
+    run_holds,
+)
+from sessionspec.model.jsonval import freeze, get
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.rejected import Rejected
 from tests.support import BUSY_LOG_PRUNE, Log, busy_log, short
 
 

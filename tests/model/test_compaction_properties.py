@@ -5,23 +5,23 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.compaction import (
+from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.compaction import (
     CompactConfig,
     Trigger,
     compact_if_needed,
     compact_region,
     select_range,
 )
-from model.header import EpochHeader
-from model.jsonval import freeze
-from model.log import Dialect
-from model.meter import measure
-from model.prune import PruneConfig
-from model.rejected import Rejected
-from model.surface import fold_surface
-from sessionspec.check.compaction_audit import audit_compactions
-from spec import compaction_properties, loop_compaction_properties, meter_properties, prune_properties
-from spec.compaction_properties import (
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Dialect
+from sessionspec.model.meter import measure
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
+from sessionspec.spec import compaction_properties, loop_compaction_properties, meter_properties, prune_properties
+from sessionspec.spec.compaction_properties import (
     audit_clean,
     bounded_transactions,
     d08_bracket_adjacent,
@@ -32,8 +32,8 @@ from spec.compaction_properties import (
     success_bracket_well_formed,
     surface_shrinks,
 )
-from spec.meter_properties import meter_nodes_are_surface, override_keeps_nodes, total_is_header_plus_nodes
-from spec.prune_properties import prune_content_bounds, prune_idempotent
+from sessionspec.spec.meter_properties import meter_nodes_are_surface, override_keeps_nodes, total_is_header_plus_nodes
+from sessionspec.spec.prune_properties import prune_content_bounds, prune_idempotent
 from tests.support import Log, short
 
 # A step: a user message of some size, or an assistant message with 0..2 tool

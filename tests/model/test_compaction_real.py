@@ -6,8 +6,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from model.codec import event_to_json, parse_event_line
-from model.compaction import (
+from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.codec import event_to_json, parse_event_line
+from sessionspec.model.compaction import (
     CompactConfig,
     Ids,
     SummarizerOutput,
@@ -17,13 +18,12 @@ from model.compaction import (
     recover_overflow,
     summary_requests,
 )
-from model.derive import derive
-from model.jsonval import Json, JsonObject, freeze, get, js_stringify
-from model.log import Dialect, Event, make_event
-from model.meter import measure
-from model.prune import PruneConfig, prune_session
-from model.rejected import Rejected
-from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.derive import derive
+from sessionspec.model.jsonval import Json, JsonObject, freeze, get, js_stringify
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.meter import measure
+from sessionspec.model.prune import PruneConfig, prune_session
+from sessionspec.model.rejected import Rejected
 from tests.support import GROUNDTRUTH, REAL
 
 RECOVERY = REAL / "611615650f/examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"

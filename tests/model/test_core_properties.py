@@ -13,21 +13,21 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.codec import pack_chunk_runs, parse_event_line, serialize_event
-from model.header import EpochHeader
-from model.jsonval import ABSENT, Json, JsonObject, js_stringify, obj
-from model.log import Event, make_event
-from model.reconstruct import rebuild_request_at
-from model.rejected import Rejected
-from model.surface import fold_surface
-from model.wire import request_to_json
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.fast.request_points import request_points
-from spec import derivation_properties, header_properties, log_properties, surface_properties
-from spec.header_strategies import canonical_headers, headers
-from spec.json_strategies import json_values
-from spec.log_builder import replace_op
-from spec.log_strategies import log_only_events, well_formed_logs
+from sessionspec.model.codec import pack_chunk_runs, parse_event_line, serialize_event
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, js_stringify, obj
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.reconstruct import rebuild_request_at
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
+from sessionspec.model.wire import request_to_json
+from sessionspec.spec import derivation_properties, header_properties, log_properties, surface_properties
+from sessionspec.spec.header_strategies import canonical_headers, headers
+from sessionspec.spec.json_strategies import json_values
+from sessionspec.spec.log_builder import replace_op
+from sessionspec.spec.log_strategies import log_only_events, well_formed_logs
 
 LOGS = well_formed_logs()
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from model.derive import derive, message_of, project
-from model.jsonval import Json, JsonObject, freeze, js_stringify, obj
-from model.log import Dialect, Event, make_event
-from model.rejected import Rejected
 from sessionspec.fast.derivation import IncrementalDerivation
-from spec.log_builder import LogBuilder, replace_op
-from spec.log_strategies import well_formed_logs
+from sessionspec.model.derive import derive, message_of, project
+from sessionspec.model.jsonval import Json, JsonObject, freeze, js_stringify, obj
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.rejected import Rejected
+from sessionspec.spec.log_builder import LogBuilder, replace_op
+from sessionspec.spec.log_strategies import well_formed_logs
 
 TEXT = (obj((("type", "text"), ("text", "hi"))),)
 PROVENANCE = obj((("provider", "mock"), ("model", "m"), ("replayState", obj((("k", 1),)))))
@@ -291,7 +291,7 @@ def test_DIA_11_derive_folds_the_surface_in_the_given_dialect() -> None:
     """A D08 tool/result prune (only ``message.content[0].content`` changes)
     is a valid replace in D08 and a SURF-7 rejection under A55 rules: derive
     must fold in the dialect it is given."""
-    from model.derive import derive
+    from sessionspec.model.derive import derive
 
     message = {"role": "user", "content": [{"type": "tool-result", "toolCallId": "c", "content": "long", "isError": False}]}
     pruned = {"role": "user", "content": [{"type": "tool-result", "toolCallId": "c", "content": "[pruned]", "isError": False}]}

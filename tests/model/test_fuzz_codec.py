@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.codec import parse_event_line, serialize_event
-from model.rejected import FailureKind, Rejected
+from sessionspec.model.codec import parse_event_line, serialize_event
+from sessionspec.model.rejected import FailureKind, Rejected
 from tests.support import GROUNDTRUTH, REAL
 
 

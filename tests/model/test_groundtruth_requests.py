@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from model.header import prefix_messages
-from model.jsonval import freeze, js_stringify
-from model.log import Dialect
-from model.wire import request_to_json
 from sessionspec.fast.request_points import request_points
+from sessionspec.model.header import prefix_messages
+from sessionspec.model.jsonval import freeze, js_stringify
+from sessionspec.model.log import Dialect
+from sessionspec.model.wire import request_to_json
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay
 from tests.support import GROUNDTRUTH
 
@@ -127,15 +127,6 @@ def test_INV_5_replay_json_matches_groundtruth(scenario: str) -> None:
             assert js_stringify(freeze(p)) == _expected(r)
 
 
-def _compaction_available() -> bool:
-    try:
-        import model.compaction  # noqa: F401
-    except ModuleNotFoundError:
-        return False
-    return hasattr(model.compaction, "summary_requests")
-
-
-@pytest.mark.skipif(not _compaction_available(), reason="model.compaction.summary_requests is not written yet (another helper)")
 @pytest.mark.parametrize("scenario", ["j1-pressure-compaction", "j3-overflow-compaction-retry"])
 def test_CMP_16_summariser_requests_equal_groundtruth(scenario: str) -> None:
     folder = GROUNDTRUTH / scenario

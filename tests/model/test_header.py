@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from model.header import (
+from sessionspec.fast.request_points import request_points
+from sessionspec.model.header import (
     EpochHeader,
     canonical,
     check_llm_shape,
@@ -18,14 +19,13 @@ from model.header import (
     header_to_json,
     opt_header_eq,
 )
-from model.jsonval import ABSENT, Json, JsonObject, freeze, js_stringify, obj
-from model.log import Dialect, Event, make_event
-from model.rejected import Rejected
-from model.surface import fold_surface
-from sessionspec.fast.request_points import request_points
-from spec.header_properties import canonical_idempotent, header_eq_laws
-from spec.header_strategies import canonical_headers, headers
-from spec.log_builder import LogBuilder
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, freeze, js_stringify, obj
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
+from sessionspec.spec.header_properties import canonical_idempotent, header_eq_laws
+from sessionspec.spec.header_strategies import canonical_headers, headers
+from sessionspec.spec.log_builder import LogBuilder
 
 CONFIG = obj((("provider", "mock"), ("model", "m")))
 TOOL_A = obj((("name", "a"), ("description", "A"), ("parameters", obj())))
@@ -357,7 +357,7 @@ def test_MTR_11_opt_header_eq_is_header_eq_in_the_given_dialect() -> None:
 def test_DIA_8_fold_header_canonicalizes_in_the_given_dialect() -> None:
     """D08 drops messagePrefix and keeps adapterDefaults (DIA-8, DIA-9); A55
     keeps a non-empty messagePrefix and drops adapterDefaults (HDR-2)."""
-    from model.header import fold_header
+    from sessionspec.model.header import fold_header
 
     header = {"config": {"provider": "p", "model": "m"}, "adapterDefaults": {"temperature": 1}, "messagePrefix": [{"role": "user", "content": "p"}]}
     events = [make_event("request/header", seq=0, time=0, data=freeze({"header": header, "reason": "initial"}))]

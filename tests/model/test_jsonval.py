@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import (
+from sessionspec.model.jsonval import (
     ABSENT,
     Json,
     JsonObject,
@@ -26,7 +26,7 @@ from model.jsonval import (
     thaw,
     u16,
 )
-from spec.json_strategies import json_values
+from sessionspec.spec.json_strategies import json_values
 
 
 @pytest.mark.parametrize(

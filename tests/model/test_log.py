@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.codec import serialize_event
-from model.jsonval import ABSENT, freeze
-from model.log import Event, data_field, data_int, log_view, make_event, with_seq
+from sessionspec.model.codec import serialize_event
+from sessionspec.model.jsonval import ABSENT, freeze
+from sessionspec.model.log import Event, data_field, data_int, log_view, make_event, with_seq
 from tests.support import timed_event
 
 

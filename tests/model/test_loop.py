@@ -6,12 +6,13 @@ from dataclasses import replace
 
 import pytest
 
-from model.codec import parse_event_line
-from model.derive import derive
-from model.header import EpochHeader
-from model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify
-from model.log import Event
-from model.loop import (
+from sessionspec.fast.request_points import reconstruct_requests, request_points
+from sessionspec.model.codec import parse_event_line
+from sessionspec.model.derive import derive
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
     AgentConfig,
     Draft,
     ErrorAction,
@@ -40,12 +41,11 @@ from model.loop import (
     seed_config,
     text_content,
 )
-from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
-from model.reconstruct import Mismatch, reconstruction_mismatch
-from model.rejected import Rejected
-from sessionspec.fast.request_points import reconstruct_requests, request_points
+from sessionspec.model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
+from sessionspec.model.reconstruct import Mismatch, reconstruction_mismatch
+from sessionspec.model.rejected import Rejected
 from sessionspec.simulate import ECHO_TOOL, PERSONA, simulate, to_jsonl
-from spec.loop_properties import (
+from sessionspec.spec.loop_properties import (
     PROPERTY_PREDICATES,
     empty_prefix_leaves_requests_bare,
     interrupted_composition_discarded,
@@ -424,7 +424,7 @@ def test_property_predicates_are_registered_by_id() -> None:
 
 
 def test_INV_7_the_one_pass_checker_agrees_with_the_loop_and_sees_tampering() -> None:
-    from spec.loop_properties import checker_finds_the_sent_requests
+    from sessionspec.spec.loop_properties import checker_finds_the_sent_requests
 
     first = _turn(replies=(Reply(kind=ReplyKind.ERROR_THROWN, retry=True), Reply()))
     assert checker_finds_the_sent_requests(first.log, first.requests, find=request_points) is None
@@ -506,7 +506,7 @@ def test_WIRE_3_requests_are_deeply_immutable_values() -> None:
 
 def test_PFX_4_another_agents_scoped_listener_never_contributes() -> None:
     from sessionspec.planted.loop import Planted, planted
-    from spec.loop_properties import other_agents_never_contribute
+    from sessionspec.spec.loop_properties import other_agents_never_contribute
 
     theirs = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<theirs>"),), scope="other")
     mine = Contributor(idiom=Idiom.PREPEND, content=(prefix_message("<mine>"),), scope="me")

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from model.codec import parse_event_line
-from model.compaction import CONTEXT_WINDOW_EXCEEDED, SummarizerOutput, SummaryCall
-from model.jsonval import JsonObject, get
-from model.log import Event, make_event
-from model.loop import (
+from sessionspec.fast.meter import metered_pressure_listener
+from sessionspec.model.codec import parse_event_line
+from sessionspec.model.compaction import CONTEXT_WINDOW_EXCEEDED, SummarizerOutput, SummaryCall
+from sessionspec.model.jsonval import JsonObject, get
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.loop import (
     AgentConfig,
     CompactionPlugin,
     ErrorAction,
@@ -37,14 +38,13 @@ from model.loop import (
     run_turn,
     text_content,
 )
-from model.prefix import Contributor, Idiom, prefix_message
-from model.prune import PruneConfig, prune_session
-from model.rejected import Rejected
-from model.surface import fold_surface
-from sessionspec.fast.meter import metered_pressure_listener
+from sessionspec.model.prefix import Contributor, Idiom, prefix_message
+from sessionspec.model.prune import PruneConfig, prune_session
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.simulate import ECHO_TOOL, PERSONA
-from spec.loop_compaction_properties import (
+from sessionspec.spec.loop_compaction_properties import (
     brackets,
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
@@ -53,8 +53,8 @@ from spec.loop_compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
-from spec.loop_properties import requests_rebuild_from_log
-from spec.machine_scripts import compaction_plugin, summarize
+from sessionspec.spec.loop_properties import requests_rebuild_from_log
+from sessionspec.spec.machine_scripts import compaction_plugin, summarize
 from tests.support import BUSY_LOG_PRUNE, GROUNDTRUTH, busy_log, short
 
 AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,),

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model.codec import parse_event_line, serialize_event
-from model.compaction import CompactConfig, Summarizer, SummarizerOutput, SummaryCall
-from model.jsonval import Json, JsonObject, freeze, get, thaw
-from model.log import Event
-from model.loop import (
+from sessionspec.model.codec import parse_event_line, serialize_event
+from sessionspec.model.compaction import CompactConfig, Summarizer, SummarizerOutput, SummaryCall
+from sessionspec.model.jsonval import Json, JsonObject, freeze, get, thaw
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
     AgentConfig,
     CompactionPlugin,
     Interrupt,
@@ -38,10 +38,10 @@ from model.loop import (
     run_turn,
     text_content,
 )
-from model.prefix import Contributor, Idiom, prefix_message
-from model.prune import PruneConfig
-from model.rejected import Rejected
-from model.wire import request_to_json
+from sessionspec.model.prefix import Contributor, Idiom, prefix_message
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import request_to_json
 from sessionspec.simulate import ECHO_TOOL, PERSONA
 from tests.support import GROUNDTRUTH
 

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify
-from model.log import Event
-from model.loop import (
+from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, get, js_stringify
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
     LOSSY_HEADER_MESSAGE,
     AgentConfig,
     Interrupt,
@@ -29,8 +29,8 @@ from model.loop import (
     run_turn,
     text_content,
 )
-from model.prefix import Contributor, Idiom, prefix_message
-from model.rejected import Rejected
+from sessionspec.model.prefix import Contributor, Idiom, prefix_message
+from sessionspec.model.rejected import Rejected
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.simulate import PERSONA
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.header import header_to_json
-from model.jsonval import JsonObject, freeze, get, js_stringify
-from model.log import Dialect, Event, make_event
-from model.loop import (
+from sessionspec.model.header import header_to_json
+from sessionspec.model.jsonval import JsonObject, freeze, get, js_stringify
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.loop import (
     AgentConfig,
     Interrupt,
     LoopInstance,
@@ -31,12 +31,12 @@ from model.loop import (
     run_turn,
     text_content,
 )
-from model.loop.errors import interruption_reason
-from model.loop.events import Draft
-from model.loop.script import InterruptKind
-from model.loop.state import APPEND, log_writer
-from model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
-from model.rejected import Rejected
+from sessionspec.model.loop.errors import interruption_reason
+from sessionspec.model.loop.events import Draft
+from sessionspec.model.loop.script import InterruptKind
+from sessionspec.model.loop.state import APPEND, log_writer
+from sessionspec.model.prefix import NOT_COMPOSED, Contributor, Idiom, prefix_message
+from sessionspec.model.rejected import Rejected
 from sessionspec.simulate import ECHO_TOOL, PERSONA
 
 INJECT = JsonObject((("content", text_content("from composition")), ("source", freeze({"kind": "plugin", "plugin": "c"}))))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from model.header import EpochHeader
-from model.jsonval import ABSENT, freeze
-from model.log import Dialect, make_event
-from model.meter import (
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, freeze
+from sessionspec.model.log import Dialect, make_event
+from sessionspec.model.meter import (
     BaselineKind,
     ceil4,
     estimate_header,
@@ -18,7 +18,7 @@ from model.meter import (
     price,
     provider_output_price,
 )
-from model.rejected import Rejected
+from sessionspec.model.rejected import Rejected
 from tests.support import Log, events_of_lines
 
 

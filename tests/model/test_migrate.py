@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.codec import event_from_json
-from model.derive import derive
-from model.jsonval import freeze, js_stringify, thaw
-from model.log import Dialect, Event
-from model.migrate import detect_dialect, dialect_evidence, migrate_legacy, migrate_turn_end_reason
-from model.rejected import Rejected
+from sessionspec.model.codec import event_from_json
+from sessionspec.model.derive import derive
+from sessionspec.model.jsonval import freeze, js_stringify, thaw
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.migrate import detect_dialect, dialect_evidence, migrate_legacy, migrate_turn_end_reason
+from sessionspec.model.rejected import Rejected
 
 
 def _event(seq: int, type_name: str, data: Any, **meta: Any) -> Event:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import JsonObject, js_stringify
-from model.prefix import (
+from sessionspec.model.jsonval import JsonObject, js_stringify
+from sessionspec.model.prefix import (
     Contributor,
     Idiom,
     compose,
     frozen_copy,
     prefix_message,
 )
-from spec.probes import MUTATION_MARK, HeldObjects
+from sessionspec.spec.probes import MUTATION_MARK, HeldObjects
 
 
 def _c(text: str, idiom: Idiom = Idiom.PREPEND, *, inject: JsonObject | None = None, throws: str | None = None,
@@ -101,7 +101,7 @@ def test_PFX_4_dispatch_reaches_global_and_own_agent_listeners_only() -> None:
 
 
 def test_PFX_3_the_seed_is_frozen_and_the_fallback_returns_it_empty() -> None:
-    from model.prefix import EMPTY_SEED
+    from sessionspec.model.prefix import EMPTY_SEED
 
     assert EMPTY_SEED == () and isinstance(EMPTY_SEED, tuple)  # no in-place mutation is possible
     # Only returned contributions reach the result: a contributor of nothing adds nothing.

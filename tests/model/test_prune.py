@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from model.compaction import compact_if_needed
-from model.derive import derive
-from model.jsonval import JsonObject, freeze, get
-from model.log import Dialect, make_event
-from model.meter import estimate_message, measure
-from model.prune import (
+from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.compaction import compact_if_needed
+from sessionspec.model.derive import derive
+from sessionspec.model.jsonval import JsonObject, freeze, get
+from sessionspec.model.log import Dialect, make_event
+from sessionspec.model.meter import estimate_message, measure
+from sessionspec.model.prune import (
     PRUNE_MARKER,
     PruneConfig,
     PruneOutcome,
@@ -21,9 +22,8 @@ from model.prune import (
     resolve_prune_config,
     tool_result_content,
 )
-from model.rejected import Rejected
-from model.surface import fold_surface
-from sessionspec.check.compaction_audit import audit_compactions
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import fold_surface
 from tests.support import BUSY_LOG_PRUNE, Log, busy_log, d08_tool_result_log, short
 
 SMALL = PruneConfig(threshold_chars=60, head_chars=10, tail_chars=5)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from model.jsonval import freeze
-from model.log import Event, make_event
-from model.reconstruct import rebuild_request_at
-from model.rejected import Rejected
 from sessionspec.fast.request_points import request_points
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Event, make_event
+from sessionspec.model.reconstruct import rebuild_request_at
+from sessionspec.model.rejected import Rejected
 
 HEADER = {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from model.rejected import FailureKind, Rejected
+from sessionspec.model.rejected import FailureKind, Rejected
 
 
 def test_rejections_compare_by_rule_and_kind_and_print_their_seq() -> None:

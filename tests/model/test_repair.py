@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from model.codec import serialize_event
-from model.jsonval import get, obj
-from model.log import Event
-from model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN, repair_closers, scan_for_repair
-from model.seed import validate_seed
-from spec.log_builder import LogBuilder
+from sessionspec.model.codec import serialize_event
+from sessionspec.model.jsonval import get, obj
+from sessionspec.model.log import Event
+from sessionspec.model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN, repair_closers, scan_for_repair
+from sessionspec.model.seed import validate_seed
+from sessionspec.spec.log_builder import LogBuilder
 from tests.support import timed_event
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from model.codec import parse_event_line
-from model.jsonval import JsonObject, obj
-from model.log import Dialect, Event, make_event
-from model.rejected import Rejected
-from model.seed import check_not_header_delta, validate_load, validate_seed
 from sessionspec.fast.derivation import IncrementalDerivation
-from spec.log_strategies import well_formed_logs
+from sessionspec.model.codec import parse_event_line
+from sessionspec.model.jsonval import JsonObject, obj
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.seed import check_not_header_delta, validate_load, validate_seed
+from sessionspec.spec.log_strategies import well_formed_logs
 from tests.support import GROUNDTRUTH, timed_event
 
 

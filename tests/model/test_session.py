@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from model.codec import serialize_event
-from model.jsonval import freeze
-from model.rejected import Rejected
-from model.session import out_of_band_events, turn_is_open
-from model.surface import fold_surface
+from sessionspec.model.codec import serialize_event
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.session import out_of_band_events, turn_is_open
+from sessionspec.model.surface import fold_surface
 from tests.support import events_of_lines
 
 TRIGGER = freeze({"kind": "plugin", "plugin": "title"})

@@ -17,17 +17,17 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from model.compaction import is_checkpoint_source
-from model.jsonval import JsonObject, get
-from model.log import Event, log_view
-from model.meter import MeterState, fold_meter_event, measure_state
-from model.rejected import Rejected
 from sessionspec.check.checker import FileReport, Verdict, check_path
 from sessionspec.fast.request_points import reconstruct_requests
+from sessionspec.model.compaction import is_checkpoint_source
+from sessionspec.model.jsonval import JsonObject, get
+from sessionspec.model.log import Event, log_view
+from sessionspec.model.meter import MeterState, fold_meter_event, measure_state
+from sessionspec.model.rejected import Rejected
 from sessionspec.planted.loop import Planted
 from sessionspec.simulate import simulate, to_jsonl
 from sessionspec.simulate_meter import _Total
-from spec.loop_compaction_properties import (
+from sessionspec.spec.loop_compaction_properties import (
     brackets,
     compaction_leaves_envelope,
     compactions_keep_tool_pairs,
@@ -36,8 +36,8 @@ from spec.loop_compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
-from spec.machine_checks import Check
-from spec.machines import loop_machine
+from sessionspec.spec.machine_checks import Check
+from sessionspec.spec.machines import loop_machine
 from tests.under_test import with_planted
 
 

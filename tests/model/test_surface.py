@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, obj
-from model.log import Dialect, Event, make_event
-from model.rejected import Rejected
-from model.surface import (
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, freeze, obj
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import (
     Replacement,
     SurfaceFold,
     SurfaceState,
@@ -21,8 +21,8 @@ from model.surface import (
     step_surface,
     surface_of,
 )
-from spec.log_builder import LogBuilder, replace_op
-from spec.log_strategies import well_formed_logs
+from sessionspec.spec.log_builder import LogBuilder, replace_op
+from sessionspec.spec.log_strategies import well_formed_logs
 
 USER = obj((("kind", "user"),))
 

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.codec import parse_event_line
-from model.header import EpochHeader
-from model.jsonval import ABSENT, JsonObject, freeze, js_stringify, obj
-from model.log import Event
-from model.rejected import Rejected
-from model.wire import Request, build_request, request_to_json
 from sessionspec.fast.request_points import reconstruct_requests
-from spec.header_strategies import canonical_headers
+from sessionspec.model.codec import parse_event_line
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, js_stringify, obj
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import Request, build_request, request_to_json
+from sessionspec.spec.header_strategies import canonical_headers
 from tests.support import GROUNDTRUTH
 
 USER = obj((("role", "user"), ("content", "hi")))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from model.derive import project as real_project
-from model.jsonval import JsonObject
-from model.log import Dialect, Event
-from model.rejected import Rejected
+from sessionspec.model.derive import project as real_project
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.rejected import Rejected
 
 
 def project(event: Event, dialect: Dialect = Dialect.A55) -> JsonObject | None | Rejected:

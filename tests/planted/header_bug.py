@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from model.header import EpochHeader
-from model.jsonval import ABSENT, js_length
-from model.log import Dialect
+from sessionspec.model.header import EpochHeader
+from sessionspec.model.jsonval import ABSENT, js_length
+from sessionspec.model.log import Dialect
 
 
 def canonical(h: EpochHeader, dialect: Dialect = Dialect.A55) -> EpochHeader:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from model.jsonval import MAX_SAFE_INTEGER, Absent, Json
+from sessionspec.model.jsonval import MAX_SAFE_INTEGER, Absent, Json
 
 
 def is_safe_int(v: Json | Absent) -> bool:

@@ -3,8 +3,8 @@ counted in the PRN-1 bound, so head + marker + tail may exceed the threshold."""
 
 from __future__ import annotations
 
-from model.prune import PRUNE_MARKER, PruneConfig  # noqa: F401  (PRUNE_MARKER is read by the contract)
-from model.rejected import Rejected
+from sessionspec.model.prune import PRUNE_MARKER, PruneConfig  # noqa: F401  (PRUNE_MARKER is read by the contract)
+from sessionspec.model.rejected import Rejected
 
 
 def check_prune_config(config: PruneConfig) -> PruneConfig | Rejected:

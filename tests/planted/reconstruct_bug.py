@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.log import Event
-from model.rejected import Rejected
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import Rejected
 
 
 def boundary_type(events: Sequence[Event], step_start_seq: int) -> str | Rejected:

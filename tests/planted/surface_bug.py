@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.rejected import Rejected
-from model.surface import SurfaceOp
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfaceOp
 
 
 def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[int, int] | Rejected:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.header import EpochHeader, prefix_messages
-from model.jsonval import Json, get
-from model.wire import Request
+from sessionspec.model.header import EpochHeader, prefix_messages
+from sessionspec.model.jsonval import Json, get
+from sessionspec.model.wire import Request
 
 
 def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:

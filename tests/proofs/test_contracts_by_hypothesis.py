@@ -15,14 +15,14 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from model.compaction import check_summary_smaller, frame_summary
-from model.jsonval import freeze
-from model.meter import price
-from model.prefix import Contributor, Idiom, compose
-from model.prune import PruneConfig, prune_content
+from sessionspec.model.compaction import check_summary_smaller, frame_summary
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.meter import price
+from sessionspec.model.prefix import Contributor, Idiom, compose
+from sessionspec.model.prune import PruneConfig, prune_content
+from sessionspec.spec.header_strategies import prefix_messages
+from sessionspec.spec.json_strategies import json_values, texts
 from sessionspec.spec_render import contracts_of
-from spec.header_strategies import prefix_messages
-from spec.json_strategies import json_values, texts
 
 
 def _holds(function: Callable[..., Any], **arguments: Any) -> None:

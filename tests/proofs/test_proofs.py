@@ -95,9 +95,9 @@ def test_proofs_run_reports_refuted_quiet_and_skipped(tmp_path: Path) -> None:
     """proofs/run classifies outcomes honestly: refuted, no counterexample within N s, skipped module."""
     targets = tmp_path / "targets.txt"
     targets.write_text(
-        "model.jsonval.is_safe_int ci\n"
+        "sessionspec.model.jsonval.is_safe_int ci\n"
         "tests.planted.surface_bug.replacement_range ci  # planted: must be refuted\n"
-        "model.not_there_yet full\n",
+        "sessionspec.model.not_there_yet full\n",
         encoding="utf-8",
     )
     out = tmp_path / "proofs.md"
@@ -105,16 +105,16 @@ def test_proofs_run_reports_refuted_quiet_and_skipped(tmp_path: Path) -> None:
                    "--out", str(out)])
     assert result.returncode == 1, result.stderr  # a refutation fails the run
     table = out.read_text(encoding="utf-8")
-    assert re.search(r"\| `model\.jsonval\.is_safe_int` \| `post: .*` \| no counterexample "
+    assert re.search(r"\| `sessionspec\.model\.jsonval\.is_safe_int` \| `post: .*` \| no counterexample "
                      rf"(within {CLASSIFY_ITERATIONS} iterations|; all paths explored) \|", table), table
     assert re.search(r"\| `tests\.planted\.surface_bug\.replacement_range` \| `post: .*` \| refuted: false when calling", table)
-    assert "| `model.not_there_yet` | module model.not_there_yet does not exist yet |" in table
+    assert "| `sessionspec.model.not_there_yet` | module sessionspec.model.not_there_yet does not exist yet |" in table
     assert "proved" not in table.lower().replace("not a proof", "")
 
 
 def test_proofs_run_rejects_a_malformed_target_list(tmp_path: Path) -> None:
     targets = tmp_path / "targets.txt"
-    targets.write_text("model.jsonval.u16 sometimes\n", encoding="utf-8")
+    targets.write_text("sessionspec.model.jsonval.u16 sometimes\n", encoding="utf-8")
     result = _run(["--targets", str(targets), "--out", str(tmp_path / "x.md")])
     assert result.returncode != 0
     assert "targets.txt:1: expected '<target> ci|full' (optionally 'full-timeout=N')" in result.stderr
@@ -151,10 +151,10 @@ def test_every_contracted_function_is_a_target() -> None:
     targets = {line.split()[0] for line in _target_lines()}
     missing = []
     for path in sorted((ROOT / "model").rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+        parts = ("sessionspec", *path.relative_to(ROOT).with_suffix("").parts)
         module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        # A function of model/compaction/cut.py may be listed as model.compaction.<name> (re-exported).
-        modules = {module, ".".join(module.split(".")[:2])}
+        # A function of model/compaction/cut.py may be listed as sessionspec.model.compaction.<name> (re-exported).
+        modules = {module, ".".join(module.split(".")[:3])}
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
                 doc = ast.get_docstring(node) or ""
@@ -207,7 +207,7 @@ if _BACKEND_OPT_IN:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from model.jsonval import MAX_SAFE_INTEGER, is_safe_int, u16
+    from sessionspec.model.jsonval import MAX_SAFE_INTEGER, is_safe_int, u16
 
     @_backend
     @_crosshair_settings()  # type: ignore[misc]
@@ -261,19 +261,14 @@ def test_strict_callee_hook_turns_a_callee_postcondition_into_a_refutation() -> 
 
 def test_plugin_refuses_to_load_after_the_model() -> None:
     """The alias must be rebound before any model module binds it: loading late is an error, not a silent no-op."""
-    code = "import model.wire, proofs.json_plugin as p\ntry:\n    p.install()\nexcept RuntimeError as e:\n    print('refused', e)\n"
+    code = "import sessionspec.model.wire, proofs.json_plugin as p\ntry:\n    p.install()\nexcept RuntimeError as e:\n    print('refused', e)\n"
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert "refused" in result.stdout and "model.wire" in result.stdout, result.stdout + result.stderr
+    assert "refused" in result.stdout and "sessionspec.model.wire" in result.stdout, result.stdout + result.stderr
 
 
 def test_scenario_contracts_hold_and_every_fault_breaks_them_concretely() -> None:
     """Without CrossHair: each planted loop fault, installed by patching, breaks its
     contract on a hand-built scenario, the real loop keeps all three, and the patches are undone."""
-    import model.prefix
-    import model.reconstruct
-    import model.wire
-    from model.loop import InterruptKind, Window
-    from model.prefix import Idiom
     from proofs.planted import faults
     from proofs.scenarios import (
         ContributorShape,
@@ -288,6 +283,9 @@ def test_scenario_contracts_hold_and_every_fault_breaks_them_concretely() -> Non
         pfx_1,
         play,
     )
+    from sessionspec import model
+    from sessionspec.model.loop import InterruptKind, Window
+    from sessionspec.model.prefix import Idiom
 
     mine = ContributorShape(Idiom.PREPEND, Text.ALPHA, True, True, False, Scope.GLOBAL)
     theirs = ContributorShape(Idiom.APPEND, Text.BETA, False, False, False, Scope.OTHER)

@@ -18,12 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # proofs/ is repository tooling, not part of the installed package
 
-from model.compaction.records import Trigger  # noqa: E402
-from model.header import EpochHeader, hdr4_clauses, header_eq  # noqa: E402
-from model.jsonval import JsonObject  # noqa: E402
-from model.log import Dialect  # noqa: E402
-from model.loop import InterruptKind, Window  # noqa: E402
-from model.prefix import Idiom, prefix_message  # noqa: E402
 from proofs.compaction_shapes import CompactionShape, compaction_keeps_one_range, prune_keeps_surface  # noqa: E402
 from proofs.limits import ENV, Budget, install_from_env  # noqa: E402
 from proofs.planted import compaction_faults  # noqa: E402
@@ -45,7 +39,13 @@ from proofs.scenarios import (  # noqa: E402
 )
 from proofs.skeletons import HeaderChoice, Skeleton, StepEnd, StepSkel  # noqa: E402
 from proofs.whole import discard_whole, freeze_whole, injects_whole  # noqa: E402
-from spec.header_strategies import canonical_headers  # noqa: E402
+from sessionspec.model.compaction.records import Trigger  # noqa: E402
+from sessionspec.model.header import EpochHeader, hdr4_clauses, header_eq  # noqa: E402
+from sessionspec.model.jsonval import JsonObject  # noqa: E402
+from sessionspec.model.log import Dialect  # noqa: E402
+from sessionspec.model.loop import InterruptKind, Window  # noqa: E402
+from sessionspec.model.prefix import Idiom, prefix_message  # noqa: E402
+from sessionspec.spec.header_strategies import canonical_headers  # noqa: E402
 
 TEXT = ReplyShape(ReplyChoice.TEXT, False, False)
 PLAIN = TurnShape(TEXT, None, None, InterruptKind.CANCEL, False, False)

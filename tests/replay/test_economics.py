@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import JsonObject, freeze
 from sessionspec.designs import Design, Workload, compare_designs, design_requests, evaluate_design, generate_scenario
 from sessionspec.economics import (
     ANTHROPIC,
@@ -27,7 +26,8 @@ from sessionspec.economics import (
     request_costs,
     shape_of,
 )
-from spec.json_strategies import json_values, texts
+from sessionspec.model.jsonval import JsonObject, freeze
+from sessionspec.spec.json_strategies import json_values, texts
 from tests.support import GROUNDTRUTH
 
 
@@ -43,7 +43,7 @@ def _shape(*texts_: str, system: str = "sys", route: str = "r") -> RequestShape:
 
 
 def test_MTR_3_estimate_agrees_with_model_meter_on_groundtruth_messages() -> None:
-    from model import meter
+    from sessionspec.model import meter
 
     count = 0
     for path in sorted(GROUNDTRUTH.glob("*/requests.json")):
@@ -61,7 +61,7 @@ def test_MTR_3_estimate_agrees_with_model_meter_on_groundtruth_messages() -> Non
     json_values(4),
 ), max_size=5))
 def test_MTR_2_estimate_agrees_with_model_meter_on_generated_content(blocks: list[object]) -> None:
-    from model import meter
+    from sessionspec.model import meter
 
     message = freeze({"role": "user", "content": blocks})
     assert estimate_message(message) == meter.estimate_message(message)

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from model.codec import serialize_event
-from model.jsonval import js_stringify
-from model.log import Dialect, Event
-from model.reconstruct import rebuild_request_at
-from model.wire import Request, request_to_json
 from sessionspec.economics import ANTHROPIC, NEUTRAL, request_costs, shape_of_request
+from sessionspec.model.codec import serialize_event
+from sessionspec.model.jsonval import js_stringify
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.reconstruct import rebuild_request_at
+from sessionspec.model.wire import Request, request_to_json
 from sessionspec.replay import LoadedLog, ReplayReport, load_log_text, replay, report_to_json, report_to_text
 from sessionspec.replay_html import report_to_html
-from spec.log_strategies import well_formed_logs
+from sessionspec.spec.log_strategies import well_formed_logs
 from tests.support import GROUNDTRUTH, REAL
 
 A55_LOGS = sorted((REAL / "a55f148516").rglob("*.jsonl"))

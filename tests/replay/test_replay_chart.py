@@ -162,8 +162,8 @@ def test_design_bars_count_only_prefix_blocks_as_prefix() -> None:
 def test_prefix_segment_is_the_message_prefix() -> None:
     """Scenario a has no session prefix (its bars have none); b has one, and it is the
     messagePrefix's messages: no more than the request's prefix messages' tokens."""
-    from model.jsonval import get
     from sessionspec.economics import estimate_message
+    from sessionspec.model.jsonval import get
 
     report, _ = _report("a-single-turn-no-prefix")
     assert all(b["data-prefix"] == "0" for b in _bars(_svgs(report_to_html(report))[0]))

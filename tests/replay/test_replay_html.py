@@ -110,7 +110,7 @@ def test_one_legend_names_both_the_bars_and_the_messages() -> None:
 
 
 def test_long_text_shows_its_start_and_the_rest_on_demand() -> None:
-    from model.jsonval import JsonObject
+    from sessionspec.model.jsonval import JsonObject
 
     text = "\n".join(f"line {i}" for i in range(50))
     shown = block_html(JsonObject((("type", "text"), ("text", text))))

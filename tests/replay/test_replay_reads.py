@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from model.log import Dialect
 from sessionspec.check.checker import DialectSource, Verdict, check_path
 from sessionspec.logsource import ReadFailure, ReadLog, read_log
+from sessionspec.model.log import Dialect
 from sessionspec.replay import ReplayReport, replay
 from tests.support import GROUNDTRUTH, REAL
 

@@ -1,6 +1,7 @@
-"""Layers point one way: model <- spec <- sessionspec (issue 28).
+"""Layers point one way: model <- spec <- sessionspec (issue 28), all under one import name (issue 42).
 
-model/ is the normative definition: it imports only itself and the standard
+model/ and spec/ are the packages ``sessionspec.model`` and ``sessionspec.spec``; a layer below is
+named by its package (``sessionspec.model.x`` is in the layer ``model``).  model/ is the normative definition: it imports only itself and the standard
 library (plus typing_extensions).  spec/ states the rules' properties, machines
 and strategies over the model: it imports the model, itself, the standard
 library and Hypothesis, never the tool built on it (sessionspec/), whose
@@ -16,6 +17,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -26,19 +28,34 @@ ALLOWED = {
     "model": frozenset({"model", "typing_extensions"}),
     "spec": frozenset({"model", "spec", "typing_extensions", "hypothesis"}),
 }
+# The layers that live under the tool's import name (sessionspec/model -> ../model, sessionspec/spec -> ../spec).
+NAMESPACED: Final = ("model", "spec")
+
+
+def layer_of(module: str) -> str:
+    """The layer of an imported module: ``sessionspec.model.x`` -> ``model``; another ``sessionspec.*`` ->
+    ``sessionspec``; a top-level ``model`` or ``spec`` (someone else's package, once installed) -> ``top-level model``."""
+    parts = module.split(".")
+    if parts[0] == "sessionspec" and len(parts) > 1 and parts[1] in NAMESPACED:
+        return parts[1]
+    if parts[0] in NAMESPACED:
+        return f"top-level {parts[0]}"
+    return parts[0]
 
 
 def imported_roots(path: Path) -> set[tuple[int, str]]:
-    """(line, top-level package) of every absolute import in ``path``."""
+    """(line, layer) of every absolute import in ``path``."""
     found: set[tuple[int, str]] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
-            found.update((node.lineno, alias.name.split(".")[0]) for alias in node.names)
+            found.update((node.lineno, layer_of(alias.name)) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
-            found.add((node.lineno, node.module.split(".")[0]))
+            # ``from sessionspec import model`` imports the layer it names, not the tool.
+            names = [f"{node.module}.{alias.name}" for alias in node.names] if node.module == "sessionspec" else [node.module]
+            found.update((node.lineno, layer_of(name)) for name in names)
         elif _imports_by_name(node):
             assert isinstance(node, ast.Call)
-            found.update((node.lineno, arg.value.split(".")[0]) for arg in node.args[:1]
+            found.update((node.lineno, layer_of(arg.value)) for arg in node.args[:1]
                          if isinstance(arg, ast.Constant) and isinstance(arg.value, str))
     return found
 
@@ -61,6 +78,36 @@ def upward_edges(layer: str) -> list[str]:
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_layer_imports_only_what_is_below_it(layer: str) -> None:
     assert upward_edges(layer) == []
+
+
+def _python_sources() -> list[Path]:
+    """Every Python file of the repository (scripts without a suffix too), the virtualenv, the data and the links aside."""
+    skip = {".venv", ".git", "mutants", "build", "dist"}
+    found = []
+    for path in sorted(ROOT.rglob("*")):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] in skip or rel.parts[:2] == ("tests", "data") or rel.parts[:2] in {("sessionspec", n) for n in NAMESPACED}:
+            continue
+        if path.is_file() and (path.suffix == ".py" or (not path.suffix and path.read_bytes()[:40].startswith(b"#!") and b"python" in path.read_bytes()[:80])):
+            found.append(path)
+    return found
+
+
+def test_nothing_imports_model_or_spec_by_their_top_level_names() -> None:
+    """Issue 42: a downstream project's own ``model`` or ``spec`` package must stay its own.  Inside the checkout
+    ``import model`` would still work (the repository root is on the path), and would load a second copy of every
+    definition beside ``sessionspec.model``'s; so no file of the repository may use those names."""
+    found = sorted(f"{path.relative_to(ROOT)}:{line} imports {layer}"
+                   for path in _python_sources() for line, layer in imported_roots(path) if layer.startswith("top-level"))
+    assert found == []
+
+
+def test_the_scan_sees_a_top_level_model_import(tmp_path: Path) -> None:
+    """Control: the name a downstream project owns is seen in both import forms."""
+    module = tmp_path / "probe.py"
+    module.write_text("import model.surface\nfrom spec import registry\nfrom sessionspec.model import log\nfrom sessionspec import spec\n",
+                      encoding="utf-8")
+    assert imported_roots(module) == {(1, "top-level model"), (2, "top-level spec"), (3, "model"), (4, "spec")}
 
 
 def test_the_scan_sees_an_upward_import_inside_a_function(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from sessionspec.planted.loop import Planted
-from spec.machine_checks import Check
-from spec.machines import loop_machine
+from sessionspec.spec.machine_checks import Check
+from sessionspec.spec.machines import loop_machine
 from tests.under_test import with_planted
 
 FIND = settings(max_examples=300, stateful_step_count=20, deadline=None, derandomize=True, database=None,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine
 
-from model.loop import InterruptKind
-from model.prefix import Idiom
-from spec.machines import loop_machine
+from sessionspec.model.loop import InterruptKind
+from sessionspec.model.prefix import Idiom
+from sessionspec.spec.machines import loop_machine
 from tests.under_test import WITH_CHECKER
 
 LoopMachine = loop_machine(WITH_CHECKER)
@@ -85,7 +85,7 @@ def test_P_CMP_5_P_CMP_3_P_CMP_4_P_CMP_10_P_CMP_11_P_PRN_3_compaction_rules_in_o
     """A hand-picked sequence through the compaction rules (pressure with
     prunes, overflow recovery, a second overflow failing, manual compaction,
     the refused idle compaction) and the LOOP-11/12 rules keeps every invariant."""
-    from spec.loop_compaction_properties import brackets
+    from sessionspec.spec.loop_compaction_properties import brackets
 
     machine = LoopMachine()
     machine.mount_compaction(window=700, prune=True)

@@ -18,21 +18,20 @@ from pathlib import Path
 
 import pytest
 
-import model.placeholder
-import model.surface
-from model.compaction import compact_region
-from model.derive import derive, derive_nodes
-from model.header import EpochHeader, header_eq
-from model.jsonval import JsonObject, freeze, with_values
-from model.log import Dialect, Event, log_view, make_event
-from model.meter import PricedSurface, measure
-from model.rejected import Rejected
-from model.surface import SurfacePlan, SurfaceState, fold_surface, step_surface
+from sessionspec import model
 from sessionspec.check.audit import placeholder_notes
 from sessionspec.check.compaction_audit import CompactionAudit, audit_compactions
 from sessionspec.check.header_audit import check_header_types
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.generate import WrittenSurface
+from sessionspec.model.compaction import compact_region
+from sessionspec.model.derive import derive, derive_nodes
+from sessionspec.model.header import EpochHeader, header_eq
+from sessionspec.model.jsonval import JsonObject, freeze, with_values
+from sessionspec.model.log import Dialect, Event, log_view, make_event
+from sessionspec.model.meter import PricedSurface, measure
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan, SurfaceState, fold_surface, step_surface
 from tests.support import Log, busy_log, short
 
 ROOT = Path(__file__).resolve().parents[2]

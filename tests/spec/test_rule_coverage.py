@@ -21,7 +21,7 @@ from sessionspec.coverage import (
     unchecked,
     unknown_property_ids,
 )
-from spec.registry import rules
+from sessionspec.spec.registry import rules
 
 # Every area of the book: each rule the model decides is checked by a test or property.
 ENFORCED_AREAS: Final = tuple(sorted({r.area for r in rules()}))
@@ -53,7 +53,7 @@ def test_property_tables_use_known_property_ids() -> None:
 
 def test_vectors_per_rule() -> None:
     """Every rule the model decides (all but those spec/status.py puts out of scope) has a conformance vector."""
-    from spec.registry import out_of_scope
+    from sessionspec.spec.registry import out_of_scope
 
     report = coverage()
     without = [c.rule.id for c in report if not c.vectors and c.rule.id not in out_of_scope()]
@@ -97,7 +97,7 @@ def test_a_property_counts_only_when_some_test_runs_it() -> None:
 
 def test_rules_outside_the_model_are_known_and_give_a_reason() -> None:
     """spec/status.py puts out of scope only rules of the book, each with its reason."""
-    from spec.registry import out_of_scope, rule_ids
+    from sessionspec.spec.registry import out_of_scope, rule_ids
 
     outside = out_of_scope()
     assert set(outside) <= rule_ids()

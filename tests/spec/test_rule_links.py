@@ -8,12 +8,12 @@ audited by the checker, or says why not in spec/status.py (tests/spec/test_rule_
 
 from __future__ import annotations
 
-from model.rules import IMPLEMENTATIONS
-from spec.registry import load_definitions, rules
+from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.spec.registry import load_definitions, rules
 
 
 def _model_definitions(rule_id: str) -> list[str]:
-    return sorted({f"{f.__module__}.{f.__qualname__}" for f in IMPLEMENTATIONS.get(rule_id, []) if f.__module__.startswith("model.")})
+    return sorted({f"{f.__module__}.{f.__qualname__}" for f in IMPLEMENTATIONS.get(rule_id, []) if f.__module__.startswith("sessionspec.model.")})
 
 
 def test_no_rule_has_two_implementing_definitions() -> None:
@@ -27,7 +27,7 @@ def test_only_model_functions_implement_rules() -> None:
     load_definitions()
     ids = {r.id for r in rules()}
     outside = sorted(f"{rule_id}: {f.__module__}.{f.__qualname__}" for rule_id, fs in IMPLEMENTATIONS.items()
-                     for f in fs if rule_id in ids and not f.__module__.startswith("model."))
+                     for f in fs if rule_id in ids and not f.__module__.startswith("sessionspec.model."))
     assert outside == []
 
 

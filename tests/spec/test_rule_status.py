@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from model.rules import IMPLEMENTATIONS
 from sessionspec.check.audits import load_audits
-from spec.registry import load_definitions, properties, rules
-from spec.status import STATUS, Audited, Defined, NotDefined, OutOfScope
+from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.spec.registry import load_definitions, properties, rules
+from sessionspec.spec.status import STATUS, Audited, Defined, NotDefined, OutOfScope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +41,7 @@ def test_defined_exactly_when_a_function_implements_it() -> None:
 
 def test_rules_are_defined_in_model_and_properties_in_spec() -> None:
     misplaced = {rid: sorted(names) for rid in STATUS if (names := _definitions(rid))
-                 and not all(n.startswith("spec." if rid.startswith("P-") else "model.") for n in names)}
+                 and not all(n.startswith("sessionspec.spec." if rid.startswith("P-") else "sessionspec.model.") for n in names)}
     assert misplaced == {}
 
 
@@ -57,7 +57,7 @@ def test_audited_exactly_when_a_checker_function_audits_it() -> None:
 
 
 def test_every_audit_link_names_a_registered_rule_property_or_quirk() -> None:
-    from spec.registry import quirks
+    from sessionspec.spec.registry import quirks
 
     known = set(STATUS) | {q.id for q in quirks()}
     assert sorted(set(load_audits()) - known) == []
@@ -82,7 +82,7 @@ def test_every_function_a_reason_names_exists() -> None:
     import importlib.util
     import re
 
-    from spec.status import NotYet, Undecidable
+    from sessionspec.spec.status import NotYet, Undecidable
 
     texts = []
     for status in STATUS.values():

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sessionspec.spec.registry import rule, rule_ids, rules, unclaimed_lines
 from sessionspec.spec_render import REGENERATE, SEED_CLAIMS, contracts_of, render
-from spec.registry import rule, rule_ids, rules, unclaimed_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "SPEC.md"
@@ -92,7 +92,7 @@ def test_seed_claims_link_to_registered_rules() -> None:
 
 
 def test_contracts_are_rendered_from_docstrings() -> None:
-    from model.surface import replacement_range
+    from sessionspec.model.surface import replacement_range
 
     contracts = contracts_of(replacement_range)
     assert contracts and all(c.startswith("post: ") for c in contracts)

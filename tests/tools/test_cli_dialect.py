@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from model.log import Dialect
 from sessionspec.cli import main
+from sessionspec.model.log import Dialect
 from sessionspec.options import dialect_value
-from spec.registry import registry_digest
+from sessionspec.spec.registry import registry_digest
 from tests.support import GROUNDTRUTH
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"

@@ -16,7 +16,7 @@ import pytest
 
 from sessionspec.cli import COMMANDS, main
 from sessionspec.rules_cmd import areas
-from spec.registry import rules
+from sessionspec.spec.registry import rules
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from model.codec import parse_event_line
-from model.log import Event
-from model.rejected import Rejected
 from sessionspec.check.checker import Verdict, check_path
 from sessionspec.cli import main
 from sessionspec.generate import generate_lines
+from sessionspec.model.codec import parse_event_line
+from sessionspec.model.log import Event
+from sessionspec.model.rejected import Rejected
 
 
 def _events(lines: list[str]) -> list[Event]:

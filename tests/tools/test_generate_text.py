@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model.jsonval import Json, JsonObject, freeze, js_stringify
 from sessionspec.generate import generate_lines
 from sessionspec.generate_text import js_text
+from sessionspec.model.jsonval import Json, JsonObject, freeze, js_stringify
 
 _CHARS = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr))
 _STRINGS = st.text(alphabet=_CHARS, max_size=6) | st.sampled_from(["1.5", ":1.", "e+", ",2e-3", "call-1"])

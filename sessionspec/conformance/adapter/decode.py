@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Final, final
 
-from model.compaction import (
+from sessionspec.conformance.adapter.protocol import OperationError
+from sessionspec.conformance.vectors.format import to_model
+from sessionspec.model.compaction import (
     CompactConfig,
 )
-from model.jsonval import ABSENT, Absent, Json, JsonObject
-from model.loop import (
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
+from sessionspec.model.loop import (
     AgentConfig,
     Interrupt,
     InterruptKind,
@@ -25,11 +27,9 @@ from model.loop import (
     TurnScript,
     Window,
 )
-from model.prefix import Contributor, Idiom
-from model.prune import PruneConfig, resolve_prune_config
-from model.rejected import Rejected
-from sessionspec.conformance.adapter.protocol import OperationError
-from sessionspec.conformance.vectors.format import to_model
+from sessionspec.model.prefix import Contributor, Idiom
+from sessionspec.model.prune import PruneConfig, resolve_prune_config
+from sessionspec.model.rejected import Rejected
 from sessionspec.replay import DEFAULT_INSTRUCTION
 
 # --------------------------------------------------------------------------- decoding the operation language

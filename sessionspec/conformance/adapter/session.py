@@ -25,19 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from model.log import Event
-from model.loop import (
-    AgentConfig,
-    CompactionPlugin,
-    Hooks,
-    LoopInstance,
-    compaction_hooks,
-    fork_seed,
-    new_instance,
-    run_turn,
-)
-from model.rejected import Rejected
-from model.wire import request_to_json
 from sessionspec.conformance.adapter.decode import (
     CompactionSetup,
     as_object,
@@ -60,9 +47,22 @@ from sessionspec.conformance.adapter.stateless_ops import (
     replay_op,
 )
 from sessionspec.conformance.vectors.format import to_plain
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
+    AgentConfig,
+    CompactionPlugin,
+    Hooks,
+    LoopInstance,
+    compaction_hooks,
+    fork_seed,
+    new_instance,
+    run_turn,
+)
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.wire import request_to_json
 from sessionspec.planted.loop import Planted, planted
 from sessionspec.replay import LoadError, load_log_text
-from spec.probes import HeldObjects
+from sessionspec.spec.probes import HeldObjects
 
 
 @dataclass(slots=True, kw_only=True)

@@ -8,26 +8,6 @@ import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from model.codec import event_to_json, pack_chunk_runs
-from model.compaction import (
-    CompactionRun,
-    Ids,
-    RegionOutcome,
-    SummarizerOutput,
-    SummaryCall,
-    Trigger,
-    compact_if_needed,
-    compact_region,
-    pressure_compaction,
-    summarizer_request,
-)
-from model.header import header_from_json
-from model.jsonval import ABSENT, Absent, Json
-from model.log import Dialect, Event
-from model.meter import measure
-from model.rejected import FailureKind, Rejected
-from model.repair import repair_closers
-from model.session import out_of_band_events
 from sessionspec.check.checker import Verdict, check_log
 from sessionspec.check.logfile import read_stream
 from sessionspec.conformance.adapter.decode import (
@@ -42,6 +22,26 @@ from sessionspec.conformance.adapter.decode import (
 )
 from sessionspec.conformance.adapter.protocol import OperationError, Response
 from sessionspec.conformance.vectors.format import PlainJson, to_model, to_plain
+from sessionspec.model.codec import event_to_json, pack_chunk_runs
+from sessionspec.model.compaction import (
+    CompactionRun,
+    Ids,
+    RegionOutcome,
+    SummarizerOutput,
+    SummaryCall,
+    Trigger,
+    compact_if_needed,
+    compact_region,
+    pressure_compaction,
+    summarizer_request,
+)
+from sessionspec.model.header import header_from_json
+from sessionspec.model.jsonval import ABSENT, Absent, Json
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.meter import measure
+from sessionspec.model.rejected import FailureKind, Rejected
+from sessionspec.model.repair import repair_closers
+from sessionspec.model.session import out_of_band_events
 from sessionspec.replay import LoadError, load_log_text, replay
 
 # --------------------------------------------------------------------------- the model's side

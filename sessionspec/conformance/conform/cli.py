@@ -162,6 +162,6 @@ def _write_divergence(divergence: Divergence, out: str, adapter: str) -> str:
 
 
 def _digest() -> str:
-    from spec.registry import registry_digest
+    from sessionspec.spec.registry import registry_digest
 
     return registry_digest()

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from model.jsonval import ABSENT, Absent
 from sessionspec.conformance.vectors.format import canonical_text, match
+from sessionspec.model.jsonval import ABSENT, Absent
 
 _SHIFTED: Final = (".seq", ".sourceEventSeqs")
 

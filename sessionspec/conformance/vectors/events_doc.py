@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from model.log import CORE_CLASSES
 from sessionspec.conformance.vectors.build import VECTORS_DIR
 from sessionspec.conformance.vectors.diff import expected_value
 from sessionspec.conformance.vectors.files import load_dir
 from sessionspec.conformance.vectors.format import canonical_text
-from spec.registry import Rule, rules
+from sessionspec.model.log import CORE_CLASSES
+from sessionspec.spec.registry import Rule, rules
 
 EVENTS_DOC: Final = Path(__file__).resolve().parents[3] / "docs" / "events.md"
 ENVELOPE: Final = (("type", "the event type"), ("seq", "its position in the log, from 0, contiguous (LOG-1)"),

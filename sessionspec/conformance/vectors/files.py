@@ -22,7 +22,7 @@ from sessionspec.conformance.vectors.groups.groundtruth import compaction_ground
 from sessionspec.conformance.vectors.groups.recorded import loop_vectors, random_vectors, shrunk_vectors
 from sessionspec.conformance.vectors.groups.rules import rule_check_vectors
 from sessionspec.conformance.vectors.schema import SCHEMA, validate
-from spec.registry import registry_digest, rule_ids
+from sessionspec.spec.registry import registry_digest, rule_ids
 
 # --------------------------------------------------------------------------- files
 

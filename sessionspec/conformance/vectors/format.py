@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from model.jsonval import ABSENT, Absent, Json, JsonObject, js_number
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, js_number
 
 FORMAT: Final = "sessionspec-vectors/1"
 NUMBER_ESCAPE: Final = "$number"

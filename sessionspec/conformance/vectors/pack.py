@@ -136,7 +136,7 @@ def build_pack(vectors_dir: Path, *, pack_version: str | None = None, protocol_d
                registry: str | None = None) -> bytes:
     """The archive bytes.  ``registry``: the digest the vectors must carry
     (default: this registry's; stale vectors are refused)."""
-    from spec.registry import registry_digest
+    from sessionspec.spec.registry import registry_digest
 
     files = pack_files(vectors_dir, protocol_doc)
     carried = vector_registry(files)

@@ -107,7 +107,7 @@ SCHEMA: Final[dict[str, object]] = {
     "properties": {
         "format": {"const": FORMAT},
         "registry": {"type": "string", "pattern": "^[0-9a-f]{16}$",
-                     "description": "spec.registry.registry_digest() of the rule registry the vectors were generated from"},
+                     "description": "sessionspec.spec.registry.registry_digest() of the rule registry the vectors were generated from"},
         "group": {"type": "string", "minLength": 1},
         "vectors": {"type": "array", "items": {"$ref": "#/$defs/vector"}},
     },

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from model.codec import serialize_event
 from sessionspec.conformance.adapter.driver import InProcessAdapter
 from sessionspec.conformance.vectors.build import Op, Step, Vector, events_pattern, message, record, text
 from sessionspec.conformance.vectors.format import (
@@ -20,6 +19,7 @@ from sessionspec.conformance.vectors.format import (
 )
 from sessionspec.conformance.vectors.groups.data import SNAPSHOTS, Row, first_index, gt_lines, gt_rows, real_lines, row_lines
 from sessionspec.conformance.vectors.groups.rules import d08_compaction_rows
+from sessionspec.model.codec import serialize_event
 from sessionspec.replay import LoadError, load_log_text
 
 # --------------------------------------------------------------------------- codec and session operations

@@ -47,7 +47,22 @@ def version_text() -> str:
         number = version("sessionspec")
     except PackageNotFoundError:
         number = "0+unknown"
-    return f"sessionspec {number} (rule registry {registry_digest()}, {FORMAT}, dialects a55 d08)"
+    return f"sessionspec {number} ({build_kind()}; rule registry {registry_digest()}, {FORMAT}, dialects a55 d08)"
+
+
+def build_kind() -> str:
+    """Which build is running: the checker's fast layer compiled by mypyc (hatch_build.py), or pure Python.
+
+    Read from where the import system finds a module of the fast layer, not from a note the build wrote (a
+    ``.so`` shadows its ``.py`` only where it was installed beside it, and that is what runs), and without
+    importing it: ``--version`` and ``rules`` run without the checker's C parser.
+    """
+    from importlib.machinery import EXTENSION_SUFFIXES
+    from importlib.util import find_spec
+
+    found = find_spec("sessionspec.fast.parse")
+    origin = found.origin if found is not None else None
+    return "compiled (mypyc)" if origin is not None and origin.endswith(tuple(EXTENSION_SUFFIXES)) else "pure Python"
 
 
 def dialect_value(text: str) -> Dialect:

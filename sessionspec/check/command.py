@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final, TextIO, final
+from typing import Any, Final, TextIO, final
 
 from sessionspec.check.checker import (
     EXIT_CODES,
@@ -31,6 +31,7 @@ from sessionspec.check.checker import (
 )
 from sessionspec.check.logfile import MAX_EVENTS, STDIN
 from sessionspec.check.paths import LogPath, Unlistable, escape_text, iter_log_paths
+from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.model.log import Dialect
 from sessionspec.options import add_dialect
 
@@ -171,6 +172,9 @@ class Task:
     forced: Dialect | None = None
     strict_quirks: bool = False
     max_events: int = MAX_EVENTS
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return reduce_by_fields(self)  # it crosses processes: sessionspec/check/pickling.py
 
 
 def check_task(task: Task) -> FileReport:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Final, final
+from typing import Any, Final, final
 
 from sessionspec.check.audit_table import LOADER_LEVELS
 from sessionspec.check.paths import escape_text
+from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.check.writers import TurnWriter
 from sessionspec.model.log import Dialect
 from sessionspec.model.rejected import FailureKind
@@ -60,6 +61,9 @@ class Finding:
             "line": self.line, "rule": self.rule, "seq": self.seq, "kind": self.kind.value, "reason": self.reason, "loader": self.loader,
             "onlyIf": None if self.only_if is None else self.only_if.value,
         }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return reduce_by_fields(self)  # it crosses processes: sessionspec/check/pickling.py
 
 
 @final
@@ -124,3 +128,6 @@ class FileReport:
             return None
         answers = {f.loader for f in self.findings} | ({"refuses"} if self.header_refused else set())
         return next(level for level in LOADER_LEVELS if level in answers or level == "accepts")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return reduce_by_fields(self)  # it crosses processes: sessionspec/check/pickling.py

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final, final
+from typing import Any, Final, final
 
+from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.check.report import FileReport, Verdict
 
 SCHEMA_VERSION: Final = 3
@@ -60,6 +61,9 @@ class Summary:
 
     def to_json(self) -> dict[str, object]:
         return {"kind": "summary", "schema": SCHEMA_VERSION, "files": self.files, **{v.value: self.count(v) for v in Verdict}, "exit": self.exit_code()}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return reduce_by_fields(self)  # it crosses processes: sessionspec/check/pickling.py
 
 
 def summarize(reports: Iterable[FileReport]) -> Summary:

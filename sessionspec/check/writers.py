@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Final, final
+from typing import Any, Final, final
 
 from sessionspec.check.audits import audits
+from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.model.jsonval import JsonObject
@@ -102,6 +103,9 @@ class TurnWriter:
     def to_json(self) -> dict[str, object]:
         return {"turn": self.turn, "firstSeq": self.first_seq, "lastSeq": self.last_seq, "kind": self.kind,
                 "repaired": self.repaired, "apiSteps": list(self.api_steps)}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return reduce_by_fields(self)  # it crosses processes: sessionspec/check/pickling.py
 
 
 @final

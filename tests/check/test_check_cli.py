@@ -157,6 +157,7 @@ def test_bad_input_is_a_finding_never_a_traceback(name: str, tmp_path: Path, cap
     assert code == {"invalid": 1, "unknown": 4}.get(verdict, 0)
 
 
+@pytest.mark.interpreted_only("patches MAX_LINE_BYTES, a constant or function the compiled checker binds natively")
 def test_over_long_line_is_a_limit_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sessionspec.check.logfile, "MAX_LINE_BYTES", 1000)
     lines = GOOD.read_bytes().splitlines(keepends=True)

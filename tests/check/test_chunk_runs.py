@@ -224,6 +224,7 @@ def test_every_fold_finds_on_runs_what_it_finds_on_their_chunks(path: Path) -> N
             assert _outcome(raw, dialect, [fold], True) == _outcome(raw, dialect, [fold], False), fold.__name__
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(events=st.integers(30, 600), seed=st.integers(0, 2**16), mutation=st.integers(0, 2**32), mutate=st.booleans(),
        first_live=st.sampled_from([0, 0, 1, 7, 40, 150]))

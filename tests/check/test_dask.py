@@ -16,6 +16,7 @@ from sessionspec.cli import main
 from sessionspec.generate import write_log
 from tests.support import GROUNDTRUTH, REAL
 
+pytestmark = pytest.mark.slow  # a local Dask cluster: the quick loop leaves it out
 pytest.importorskip("dask.bag", reason="the optional extra is not installed: pip install -e '.[dask]'")
 pytest.importorskip("distributed", reason="the optional extra is not installed: pip install -e '.[dask]'")
 pytest.importorskip("fsspec", reason="the optional extra is not installed: pip install -e '.[dask]'")

@@ -241,6 +241,7 @@ def test_any_cut_or_flipped_zstd_stream_is_read_totally(cut: int, flips: list[tu
 # --------------------------------------------------------------------------- limits and damage
 
 
+@pytest.mark.interpreted_only("patches MAX_LINE_BYTES, a constant or function the compiled checker binds natively")
 def test_an_over_long_line_is_unknown_with_the_limit_and_no_cascade(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sessionspec.check.logfile, "MAX_LINE_BYTES", 1000)
     lines = GOOD.read_bytes().splitlines(keepends=True)
@@ -405,6 +406,7 @@ def test_a_file_name_that_is_not_utf8_is_printed_escaped(tmp_path: Path, capsys:
     assert code == 0 and docs[0]["path"] == str(tmp_path / name)
 
 
+@pytest.mark.interpreted_only("patches available_cpus, a constant or function the compiled checker binds natively")
 def test_jobs_are_capped_at_the_cpus_and_it_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     used: list[int] = []
     real_reports = sessionspec.check.command._reports

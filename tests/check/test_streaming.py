@@ -112,6 +112,7 @@ def _late_d08(path: Path) -> bool:
     return not evidence.mixed and evidence.d08_seq is not None and evidence.d08_seq > 0 and log.events[0].seq == 0
 
 
+@pytest.mark.interpreted_only("patches HOLD_EVENTS, a constant or function the compiled checker binds natively")
 def test_a_first_guess_the_markers_refute_is_not_the_judgement(monkeypatch: pytest.MonkeyPatch) -> None:
     """A D08 log whose first event shows no marker, with one event held: the first pass guesses A55
     (FMT-10's default) and its audit is not used; the report is D08's."""

@@ -77,6 +77,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_adapter_through_vectors_run(case: str, small_vectors: Path, capsys: pytest.CaptureFixture[str]) -> None:
     behaviours, message = CASES[case]
@@ -88,6 +89,7 @@ def test_hostile_adapter_through_vectors_run(case: str, small_vectors: Path, cap
     assert elapsed < 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_adapter_through_conform(case: str, capsys: pytest.CaptureFixture[str]) -> None:
     behaviours, message = CASES[case]
@@ -204,6 +206,7 @@ BEHAVIOURS = ["model", "model", "model", "hang", "half", "huge", "badutf8", "die
               "garbage", "norule"]
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.nested_given])
 @given(st.lists(st.sampled_from(BEHAVIOURS), min_size=1, max_size=5), st.sampled_from(["vectors", "conform"]))
 def test_fuzz_adapter_behaviours_never_hang_or_exit_3(behaviours: list[str], command: str) -> None:

@@ -47,6 +47,7 @@ def test_every_mutant_is_killed_by_its_shrunk_vector(vectors: list[dict[str, Any
     assert not result.passed and result.rules == (mutant.rule,)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_every_mutant_is_killed_by_conform(mutant: Any) -> None:
     divergence = run_conform(adapter_command(mutant.name), examples=CONFORM_EXAMPLES)

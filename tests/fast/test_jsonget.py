@@ -48,7 +48,10 @@ class _Small(IntEnum):
 
 @given(values | st.just(ABSENT) | st.just(_Small.ONE) | st.floats(allow_nan=False) | st.booleans() | st.integers())
 def test_json_int_is_the_models(value: object) -> None:
-    assert repr(json_int(value)) == repr(log.json_int(value))
+    fast, model = json_int(value), log.json_int(value)
+    # The same value of the same type (so True is not 1); compiled, an int subclass comes back as a plain int
+    # (mypyc's int return), which parsed JSON never holds.
+    assert fast == model and (type(fast) is type(model) or (isinstance(model, IntEnum) and type(fast) is int))
 
 
 # Strings near a token: braces anywhere, doubled or not, and text between them.

@@ -66,6 +66,7 @@ def _crosshair(target: str, iterations: int) -> subprocess.CompletedProcess[str]
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", sorted(PLANTED_BUGS))
 def test_planted_bug_is_refuted(module: str) -> None:
     """Each contracted module's contract catches a planted bug (a contract that cannot fail proves nothing)."""
@@ -121,6 +122,7 @@ def test_proofs_run_rejects_a_malformed_target_list(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_ci_subset_finds_no_counterexample(tmp_path: Path) -> None:
     """The bounded CI subset of proofs/targets.txt: no contract of the real model is refuted."""
     out = tmp_path / "proofs.md"
@@ -351,6 +353,7 @@ def _ci_planted() -> list[str]:
     return [p.target for p in PLANTED if p.tier == "ci"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", _ci_planted())
 def test_planted_fault_is_found_and_replayed(target: str) -> None:
     """The short tier of issue 18: CrossHair (with the plugin) finds each ci-tier planted fault

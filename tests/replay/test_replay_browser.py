@@ -25,7 +25,9 @@ from sessionspec.replay_html import report_to_html
 from tests.support import GROUNDTRUTH
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH (run .ci/install-browser.sh; it needs root and apt)")
+# Slow (a browser: minutes; the quick loop leaves it out), and skipped with the reason where there is no browser.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH (run .ci/install-browser.sh; it needs root and apt)")]
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--virtual-time-budget=3000")

@@ -52,5 +52,5 @@ def test_help_shows_one_metavar_for_dialect(capsys: pytest.CaptureFixture[str]) 
 def test_version() -> None:
     done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    assert re.fullmatch(r"sessionspec \S+ \(rule registry [0-9a-f]{16}, sessionspec-vectors/1, dialects a55 d08\)\n", done.stdout)
+    assert re.fullmatch(r"sessionspec \S+ \((pure Python|compiled \(mypyc\)); rule registry [0-9a-f]{16}, sessionspec-vectors/1, dialects a55 d08\)\n", done.stdout)
     assert registry_digest() in done.stdout

@@ -291,27 +291,30 @@ class _Search:
                     hypothesis_seed(seed)(trace_agrees)()
                 else:
                     trace_agrees()
-                return None  # the count ran
-            except _Failing:
-                if self.divergences:
-                    return min(self.divergences, key=lambda d: len(d.trace))
-            except _Halt:
-                if self.tally.stopped is not None or self.crash is None:
-                    return min(self.divergences, key=lambda d: len(d.trace)) if self.divergences else None
+                return self._shortest()  # the count ran
+            except _Failing:  # shrunk: a divergence ends the search, a crash is recorded below
+                pass
+            except _Halt:  # the count reached, the search stopped, or a crash's shrink budget spent
+                pass
             except Flaky:
                 # Replayed, the failure did not happen again (the adapter is not deterministic, or a crash came
                 # from its state): the shortest one seen stands.
-                if self.divergences:
-                    return min(self.divergences, key=lambda d: len(d.trace))
-                if self.crash is None:
+                if not self.divergences and self.crash is None:
                     raise AdapterError("the adapter is not deterministic: a trace that failed passed when replayed") from None
             except Unsatisfiable:
                 self.tally.stopped = self.tally.stopped or "every generated trace was refused: nothing could run"
+            if self.divergences:
+                return self._shortest()
+            if self.crash is not None:
+                self._crash_shrunk()  # as it stands; generation resumes in a new round
+            if self.tally.stopped is not None or self.tally.run >= self.examples:
                 return None
-            self._crash_shrunk()
             if round_ == SEARCH_ROUNDS - 1:
                 self.tally.stopped = f"the adapter crashed in {SEARCH_ROUNDS} ways; the search stopped there"
         return None
+
+    def _shortest(self) -> Divergence | None:
+        return min(self.divergences, key=lambda d: len(d.trace)) if self.divergences else None
 
     def _crash_shrunk(self) -> None:
         """The crash being shrunk is recorded as it now stands; generation resumes."""

@@ -42,7 +42,8 @@ from sessionspec.check.audits import audits
 from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit, check_d08_turn_end  # noqa: F401  (registers the folds)
-from sessionspec.check.folds import FoldOutcome, WalkFold, registered_folds, run_alone, run_folds
+from sessionspec.check.fold_loop import run_alone, run_folds
+from sessionspec.check.folds import FoldOutcome, WalkFold, registered_folds
 from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
 from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.nesting_audit import NestingAudit  # noqa: F401  (registers the fold)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import WalkFold
 from sessionspec.fast.constants import ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.model.jsonval import Absent, Json, js_stringify

@@ -22,7 +22,8 @@ from sessionspec.check.chunk_shape import well_formed_chunk
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
-from sessionspec.check.folds import FoldLoop, registered_folds, run_alone, run_folds
+from sessionspec.check.fold_loop import FoldLoop, run_alone, run_folds
+from sessionspec.check.folds import registered_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
 from sessionspec.check.loop_audit import LoopAudit
 from sessionspec.check.nesting_audit import NestingAudit

@@ -7,8 +7,20 @@ import json
 import sys
 from typing import assert_never
 
-from sessionspec.spec.registry import properties, quirks, registry_digest, rules
-from sessionspec.spec.status import STATUS, Audited, Defined, LogStatus, ModelStatus, NotDefined, NotYet, OutOfScope, Undecidable
+from sessionspec.model.rules import DECIDERS
+from sessionspec.spec.registry import load_definitions, properties, quirks, registry_digest, rules
+from sessionspec.spec.status import (
+    DECIDED_BY_CHECKER_CODE,
+    STATUS,
+    Audited,
+    Defined,
+    LogStatus,
+    ModelStatus,
+    NotDefined,
+    NotYet,
+    OutOfScope,
+    Undecidable,
+)
 
 HELP = "print the rule registry (ID, normative sentence, implementing functions, what the model and the checker decide)"
 
@@ -36,14 +48,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({
             "registry": registry_digest(),
             "rules": [{"id": r.id, "area": r.area, "sentence": r.sentence, "implementedBy": list(r.implemented_by),
-                       "model": _facet(STATUS[r.id].model), "log": _facet(STATUS[r.id].log)} for r in selected],
+                       "model": _facet(STATUS[r.id].model), "log": {**_facet(STATUS[r.id].log), **_deciders(r.id)}} for r in selected],
             "quirks": [{"id": q.id, "title": q.title} for q in quirks()],
         }, indent=2, sort_keys=True))
         return 0
     for r in selected:
         impl = ", ".join(r.implemented_by) or "(not implemented)"
         print(f"{r.id:8} {r.sentence}\n         implemented by: {impl}")
-        print(f"         model: {_facet_text(STATUS[r.id].model)}; log: {_facet_text(STATUS[r.id].log)}")
+        print(f"         model: {_facet_text(STATUS[r.id].model)}; log: {_facet_text(STATUS[r.id].log)}{_deciders_text(r.id)}")
     print(f"{len(selected)} rules; registry digest {registry_digest()}")
     return 0
 
@@ -65,6 +77,26 @@ def _facet(status: ModelStatus | LogStatus) -> dict[str, str]:
             return {"status": "not-yet", "reason": reason}
         case unreachable:
             assert_never(unreachable)
+
+
+def _deciders(rule_id: str) -> dict[str, object]:
+    """Issue 44: for an audited rule, the model functions ``check`` runs to decide it (``@decides``), and whether
+    checker code of its own still decides it too (spec/status.py, DECIDED_BY_CHECKER_CODE: its area has not
+    moved into the model yet).  Read without importing the checker."""
+    if not isinstance(STATUS[rule_id].log, Audited):
+        return {}
+    load_definitions()
+    names = sorted(f"{f.__module__}.{f.__qualname__}" for f in DECIDERS.get(rule_id, []))
+    return {"decidedBy": names, "checkerCode": rule_id in DECIDED_BY_CHECKER_CODE}
+
+
+def _deciders_text(rule_id: str) -> str:
+    found = _deciders(rule_id)
+    if not found:
+        return ""
+    names = ", ".join(str(name) for name in found["decidedBy"])  # type: ignore[attr-defined]
+    shown = f", decided by {names}" if names else ""
+    return shown + (" and by checker code of its own (sessionspec/check, until its area moves into model/)" if found["checkerCode"] else "")
 
 
 def _facet_text(status: ModelStatus | LogStatus) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, assert_never
 
-from sessionspec.check.audits import load_audits
+from sessionspec.check.audits import deciders
 from sessionspec.coverage import RuleCoverage, coverage, summary
 from sessionspec.model.rules import IMPLEMENTATIONS
 from sessionspec.spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules
@@ -79,7 +79,7 @@ def _log_line(rule_id: str, status: LogStatus) -> str:
     """What ``sessionspec check`` decides of the rule from a log (docs/check.md says the same)."""
     match status:
         case Audited(part=part):
-            audited = sorted({_qualname(f) for f in load_audits().get(rule_id, [])})
+            audited = sorted({_qualname(f) for f in deciders().get(rule_id, [])})
             scope = f" ({part})" if part else ""
             return f"*Audited in logs by* {', '.join(f'`{name}`' for name in audited)}{scope} (docs/check.md, audit table)."
         case Undecidable(reason=reason):

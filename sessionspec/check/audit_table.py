@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final, assert_never
 
-from sessionspec.check.audits import load_audits
+from sessionspec.check.audits import deciders
 from sessionspec.model.rejected import FailureKind
 from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable
 
@@ -56,7 +56,7 @@ def _cell(text: str) -> str:
 
 
 def _auditors(rule_id: str) -> str:
-    return ", ".join(f"`{name}`" for name in sorted({f"{f.__module__}.{f.__qualname__}" for f in load_audits().get(rule_id, [])}))
+    return ", ".join(f"`{name}`" for name in sorted({f"{f.__module__}.{f.__qualname__}" for f in deciders().get(rule_id, [])}))
 
 
 def render(ids: list[str]) -> str:

@@ -24,7 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.byte_source import open_regular
 from sessionspec.check.chunk_run import ChunkRun

@@ -7,15 +7,12 @@ its findings.  :func:`sessionspec.check.fold_loop.run_folds` is the one loop: it
 nodes so far, then the one ``splice``) and hands the plan to every fold, so no audit
 walks the event list again and none plans the surface again.
 
-A fold is registered where it is defined, with the rule IDs it audits, by the same
-``audits`` link the per-event checks carry (:mod:`sessionspec.check.audits`), called on the
-class right after its body rather than written as a class decorator (mypyc compiles a
-decorated class as a plain Python class, whose attribute reads and method calls go through
-dictionaries: the compiled build is 9 % slower with decorators).  That link is the one place
-saying which audit checks which rule (docs/check.md's table and
-docs/SPEC.md read it, ``spec/status.py`` must agree), and the loop runs every registered
-fold class (:func:`registered_folds`), so a fold cannot run unlisted, nor be listed and
-not run.
+The folds ``check`` runs are one list, :data:`sessionspec.check.fold_set.FOLDS`.  A fold drives the model's
+definitions of its rules (``@decides`` in ``model/``, issue 44); a fold of an area not yet moved into the
+model audits its rules itself and carries the ``audits`` link (:mod:`sessionspec.check.audits`), called on
+the class right after its body rather than written as a class decorator (mypyc compiles a decorated class
+as a plain Python class, whose attribute reads and method calls go through dictionaries: the compiled build
+is 9 % slower with decorators).
 
 A fold that needs a valid surface (``NEEDS_SURFACE``: it reads the plans, or judges what
 only a foldable surface makes meaningful) stops at the surface's rejection and its
@@ -29,7 +26,6 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final, final
 
-from sessionspec.check.audits import AUDITS
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
@@ -140,15 +136,3 @@ class WalkFold(AuditFold):
             found: list[Rejected] = done.value
             return found
         raise AssertionError(f"{type(self).__name__}.walk did not end at the end of the log")
-
-
-def registered_folds() -> list[type[AuditFold]]:
-    """Every fold class carrying an ``audits`` link, in a fixed order (by module and name)."""
-    folds = {f for linked in AUDITS.values() for f in linked if isinstance(f, type) and issubclass(f, AuditFold)}
-    return sorted(folds, key=_declared_name)
-
-
-def _declared_name(fold: type) -> tuple[str, str]:
-    # A function on ``type``, not a lambda on ``type[AuditFold]``: mypyc reads ``__module__``
-    # only through the metaclass.
-    return fold.__module__, fold.__qualname__

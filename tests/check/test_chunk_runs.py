@@ -22,7 +22,8 @@ from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.checker import check_log, check_path
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import FoldLoop
-from sessionspec.check.folds import AuditFold, registered_folds
+from sessionspec.check.fold_set import registered_folds
+from sessionspec.check.folds import AuditFold
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LineReader, read_stream
 from sessionspec.check.surface_events import SurfaceEvents

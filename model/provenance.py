@@ -14,7 +14,7 @@ StepStream per open step); the loop writes the provenance they accept (``model/l
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sessionspec.model.jsonval import ABSENT, Absent, Json, get, js_stringify
@@ -43,20 +43,20 @@ class StepStream:
     attempt: list[int] = field(default_factory=list)
     calls: dict[CallKey, int] = field(default_factory=dict)
 
-    def chunk_at(self, seq: int) -> Event | None:
-        return self.chunks.get(seq)
 
-
-def take_chunk(stream: StepStream, chunk: Event, dialect: Dialect) -> None:
-    """A chunk of the step: the step's next one, and the attempt's.  DIA-7: in D08 a finish chunk with an
-    error ends the attempt; the retry's message cites only the retry's chunks."""
-    stream.positions[chunk.seq] = len(stream.chunks)
-    stream.chunks[chunk.seq] = chunk
-    stream.attempt.append(chunk.seq)
-    if dialect is Dialect.D08:  # DIA-7
-        delta = get(chunk.data, "chunk")
-        if get(delta, "type") == "finish" and get(get(delta, "reason"), "kind") == "error":
-            stream.attempt = []
+def take_chunks(stream: StepStream, chunks: Sequence[Event], dialect: Dialect) -> None:
+    """The step's next chunks, in order (one, or a packed row's): each the step's next one, and the attempt's.
+    DIA-7: in D08 a finish chunk with an error ends the attempt; the retry's message cites only the retry's chunks."""
+    positions, by_seq, attempt = stream.positions, stream.chunks, stream.attempt
+    for chunk in chunks:
+        seq = chunk.seq
+        positions[seq] = len(by_seq)
+        by_seq[seq] = chunk
+        attempt.append(seq)
+        if dialect is Dialect.D08:  # DIA-7
+            delta = get(chunk.data, "chunk")
+            if get(delta, "type") == "finish" and get(get(delta, "reason"), "kind") == "error":
+                attempt = stream.attempt = []
 
 
 def take_call(stream: StepStream, call: Event) -> None:
@@ -105,7 +105,7 @@ def check_message_stream(message: Event, stream: StepStream) -> list[Rejected]:
     cited = message.source_event_seqs
     if not isinstance(cited, tuple):
         return []
-    chunks = cited_stream(message, stream.chunk_at)
+    chunks = cited_stream(message, stream.chunks.get)
     if isinstance(chunks, Rejected):
         return [chunks]
     seqs = [chunk.seq for chunk in chunks]

@@ -2,7 +2,8 @@
 
 The definitions are :mod:`sessionspec.model.provenance`'s: a :class:`~sessionspec.model.provenance.StepStream`
 per open step, fed its chunks and calls, against which each live ``assistant/message`` and ``tool/result``
-append is judged.  This fold only drives them: it opens and closes the step's stream at its boundaries,
+append is judged; the fold runs them through :mod:`sessionspec.fast.provenance`, their compiled twins (the same
+findings: ``tests/fast/test_fast_provenance.py``).  This fold only drives them: it opens and closes the step's stream at its boundaries,
 hands a packed row's chunks over at once, and leaves out the steps the session API wrote (FMT-7 Writers,
 :class:`~sessionspec.check.api_steps.ApiStepJudge`).  Replaces are the compaction audit's (checkpoint and
 prune provenance).
@@ -16,8 +17,10 @@ from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
+
+# The model's definitions (sessionspec.model.provenance), through their compiled twins (tied by tests/fast).
+from sessionspec.fast.provenance import StepStream, check_stream_provenance, take_call, take_chunks
 from sessionspec.model.log import Dialect, Event
-from sessionspec.model.provenance import StepStream, check_stream_provenance, take_call, take_chunk
 from sessionspec.model.rejected import Rejected
 
 
@@ -51,7 +54,7 @@ class ProvenanceAudit(WalkFold):
                 # The cases by how often they come (chunks first); one event matches one type.
                 match event.type:
                     case "assistant/chunk" if stream is not None:
-                        take_chunk(stream, event, dialect)
+                        take_chunks(stream, (event,), dialect)
                     case "step/start" if judge.api:
                         stream = None  # FMT-7 Writers: not written by the loop, which alone cites its stream
                     case "step/start":
@@ -66,9 +69,8 @@ class ProvenanceAudit(WalkFold):
                         pass
             if came is None:
                 return found
-            if stream is not None:
-                for chunk in rest:
-                    take_chunk(stream, chunk, dialect)
+            if stream is not None and rest:
+                take_chunks(stream, rest, dialect)
 
 
 def audit_provenance(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sessionspec.generate import generate_events
 from sessionspec.model.jsonval import ABSENT, freeze
 from sessionspec.model.log import Dialect, Event
-from sessionspec.model.provenance import StepStream, check_stream_provenance, cited_stream, take_call, take_chunk
+from sessionspec.model.provenance import StepStream, check_stream_provenance, cited_stream, take_call, take_chunks
 from sessionspec.model.rejected import Rejected
 
 
@@ -32,7 +32,7 @@ def judged(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> list[Reje
             case "step/end" | "turn/end" | "turn/start":
                 stream = None
             case "assistant/chunk" if stream is not None:
-                take_chunk(stream, event, dialect)
+                take_chunks(stream, (event,), dialect)
             case "tool/call" if stream is not None:
                 take_call(stream, event)
             case "assistant/message" | "tool/result" if stream is not None and event.surface_op == "append":

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, assert_never
 
-from sessionspec.check.audits import deciders
+from sessionspec.check.deciders import deciders
 from sessionspec.coverage import RuleCoverage, coverage, summary
 from sessionspec.model.rules import IMPLEMENTATIONS
 from sessionspec.spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules

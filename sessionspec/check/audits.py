@@ -6,7 +6,7 @@ into the model are still decided by a checker function carrying ``@audits`` here
 linked by a call after its body, ``audits(ID, ...)(TheFold)``, not by a class decorator (see
 :mod:`sessionspec.check.folds`: mypyc would compile it as a plain Python class).
 ``tests/spec/test_rule_status.py`` holds the list of those rules, which only shrinks.  The audit table
-(``audit_table.py``, docs/check.md), docs/SPEC.md and ``sessionspec rules`` read :func:`deciders`.
+(``audit_table.py``, docs/check.md) and docs/SPEC.md read :func:`sessionspec.check.deciders.deciders`.
 """
 
 from __future__ import annotations
@@ -26,18 +26,3 @@ def audits(*rule_ids: str) -> Callable[[F], F]:
         return function
 
     return register
-
-
-def deciders() -> dict[str, list[Callable[..., object]]]:
-    """Every function that decides a rule in a log: the model's ``@decides`` definitions (every module of
-    ``model/`` loaded, as for the registry) and the checker's remaining ``@audits`` functions (the checker's
-    modules loaded: importing the pipeline imports every audit module)."""
-    import sessionspec.check.checker  # noqa: F401
-    from sessionspec.model.rules import DECIDERS
-    from sessionspec.spec.registry import load_definitions
-
-    load_definitions()
-    merged: dict[str, list[Callable[..., object]]] = {rule_id: list(functions) for rule_id, functions in DECIDERS.items()}
-    for rule_id, functions in AUDITS.items():
-        merged.setdefault(rule_id, []).extend(functions)
-    return merged

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import final
 
 from sessionspec.check.audit import check_end_seed, check_fork_seed
-from sessionspec.check.audit_table import loader_level
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.cascades import collapse_cascades
 from sessionspec.check.line_table import LineTable
+from sessionspec.check.loader_levels import loader_level
 from sessionspec.check.log_pass import Guess, LogPass
 from sessionspec.check.logfile import LogFile, read_path, session_id
 from sessionspec.check.report import Finding

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Final, final
 
-from sessionspec.check.audit_table import LOADER_LEVELS
+from sessionspec.check.loader_levels import LOADER_LEVELS
 from sessionspec.check.paths import escape_text
 from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.check.writers import TurnWriter

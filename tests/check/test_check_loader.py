@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from sessionspec.check.audit_table import loader_level
 from sessionspec.check.checker import FileReport, check_log
+from sessionspec.check.loader_levels import loader_level
 from sessionspec.check.logfile import read_stream
 from sessionspec.model.rejected import FailureKind
 from tests.support import Row, check, gt, index, renumber_insert

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from sessionspec.check.audits import deciders
+from sessionspec.check.deciders import deciders
 from sessionspec.model.rules import IMPLEMENTATIONS
 from sessionspec.spec.registry import load_definitions, properties, rules
 from sessionspec.spec.status import DECIDED_BY_CHECKER_CODE, STATUS, Audited, Defined, NotDefined, OutOfScope

@@ -127,8 +127,9 @@ def test_the_page_loads_nothing() -> None:
 
 def test_replay_cli_context_window_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = str(GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl")
-    assert main(["replay", log, "--format", "html", "--context-window", "0"]) == 2
-    assert "--context-window" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["replay", log, "--format", "html", "--context-window", "0"])
+    assert exited.value.code == 2 and "--context-window" in capsys.readouterr().err
     out = tmp_path / "page.html"
     assert main(["replay", log, "--format", "html", "--context-window", "9000", "--out", str(out)]) == 0
     assert 'class="context-window"' in out.read_text(encoding="utf-8")

@@ -64,7 +64,7 @@ def describe(parser: argparse.ArgumentParser, *, exit_codes: Sequence[tuple[int,
     codes (the meanings of sessionspec.options.EXIT_CODES for that command, then 3 and 130), what else to
     know, and the document to read."""
     parser.formatter_class = HelpFormatter
-    rows = [*exit_codes, *(row for row in COMMON_CODES if row[0] not in {code for code, _ in exit_codes})]
+    rows = sorted([*exit_codes, *(row for row in COMMON_CODES if row[0] not in {code for code, _ in exit_codes})])
     parser.epilog = exit_codes_text(rows) + (f"\n{extra}" if extra else "") + f"\n\nsee {see}"
 
 

@@ -64,7 +64,7 @@ def turn_end_sentence(e: Event) -> str:
         if isinstance(message, str):
             extra.append(f"“{message}”")
     detail = f" ({', '.join(extra)})" if extra else ""
-    code = f" ({kind})" if isinstance(kind, str) and said != kind else ""
+    code = f" ({kind})" if isinstance(kind, str) and kind not in said else ""
     return f"Turn {_word(get(e.data, 'turn'))} ends: {said}{code}{detail}."
 
 

@@ -11,7 +11,6 @@ sessionspec/check/junit.py, built from the ``json`` records.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Sequence
@@ -154,18 +153,18 @@ class Document(Protocol):
     def finish(self, summary: dict[str, object]) -> str: ...
 
 
-class RecordSink(io.TextIOBase):
-    """A text stream that takes ``json`` lines (``--dask`` writes them as partitions arrive) into a
-    :class:`Document`, keeping the summary record for its end."""
+class RecordSink:
+    """What ``--dask`` writes its ``json`` lines to (it calls ``write`` and ``flush`` only): each record into a
+    :class:`Document`, the summary record kept for its end.  A plain class, not an ``io`` subclass: this
+    package is compiled by mypyc, whose classes do not derive from ``io``'s."""
 
     def __init__(self, document: Document) -> None:
-        super().__init__()
         self._document = document
         self._pending = ""
         self.summary: dict[str, object] | None = None
 
-    def writable(self) -> bool:
-        return True
+    def flush(self) -> None:
+        pass
 
     def write(self, text: str) -> int:
         lines = (self._pending + text).split("\n")
@@ -181,4 +180,4 @@ class RecordSink(io.TextIOBase):
 
 
 def summary_line(summary: Summary, fmt: str) -> str:
-    return json_line(summary.to_json()) if fmt in ("json", *DOCUMENTS) else summary.text() + "\n"
+    return json_line(summary.to_json()) if fmt == "json" or fmt in DOCUMENTS else summary.text() + "\n"

@@ -259,6 +259,7 @@ class _Terminal:
         return True
 
 
+@pytest.mark.interpreted_only("patches BYTES_BAR_MIN, a constant the compiled checker binds natively")
 def test_one_large_file_gets_a_bar_of_the_bytes_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     import sessionspec.check.command as command
@@ -274,3 +275,25 @@ def test_one_large_file_gets_a_bar_of_the_bytes_read(tmp_path: Path, monkeypatch
     assert capsys.readouterr().out.startswith(f"{SAMPLE}: valid")
     terminal.text = ""
     assert main(["check", "-q", str(SAMPLE)]) == 0 and terminal.text == ""
+
+
+# --------------------------------------------------------------------------- the same documents with --dask
+
+
+@pytest.mark.slow  # Dask's local scheduler: the quick loop leaves it out
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "github"])
+def test_dask_gives_the_same_ci_documents(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The documents are built from the json records, so a run on Dask (its 'synchronous' scheduler) writes what
+    a local run writes, the selection and the exclusion applied alike."""
+    pytest.importorskip("dask.bag", reason="the optional extra is not installed: pip install -e '.[dask]'")
+    path, _ = _bad_prompt(tmp_path)
+    (tmp_path / "skip").mkdir()
+    (tmp_path / "skip" / "session.1.jsonl").write_bytes((RALPH / "session.1.jsonl").read_bytes())
+    (tmp_path / "good.jsonl").write_bytes(GOOD.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    argv = ("--format", fmt, "--ignore", "LOOP-3", "--exclude", "skip", ".")
+    local = _run(capsys, *argv)
+    on_dask = _run(capsys, "--dask", "synchronous", *argv)
+    assert local[0] == on_dask[0] == 1 and on_dask[1] == local[1] and "session.1.jsonl" not in local[1]
+    assert "prompt.jsonl" in local[1] and "LOOP-3" not in local[1]

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from sessionspec.generate import write_log
-from tests.replay.test_replay_browser import BROWSER, NEW_FILL, _browser, _png_pixels
+from tests.replay.browser import BROWSER, browser, png_pixels
 from tests.support import GROUNDTRUTH
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH (run .ci/install-browser.sh; it needs root and apt)")]
 
-CACHE_READ_FILL = (0x55, 0xAA, 0x55)
+CACHE_READ_FILL, NEW_FILL = (0x55, 0xAA, 0x55), (0x33, 0x66, 0xCC)
 THREE = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
 
 MEASURE = """<script>
@@ -65,7 +65,7 @@ def _page(log: Path, tmp: Path, *, measure: bool = True) -> Path:
 
 
 def _measure(page: Path, size: tuple[int, int] = (1280, 900)) -> dict[str, Any]:
-    done = _browser(f"--window-size={size[0]},{size[1]}", "--dump-dom", page.as_uri())
+    done = browser(f"--window-size={size[0]},{size[1]}", "--dump-dom", page.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.search(r'<pre id="measure">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stdout[-2000:]
@@ -127,9 +127,9 @@ def test_the_screenshot_shows_the_chart_at_the_top(requests: int, tmp_path: Path
     page = _page(log, tmp_path, measure=False)
     shot = tmp_path / "top.png"
     # The top 700 px of the window: the summary and the chart (the messages below use other colours).
-    done = _browser(f"--screenshot={shot}", "--window-size=1280,700", page.as_uri())
+    done = browser(f"--screenshot={shot}", "--window-size=1280,700", page.as_uri())
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
-    colours = _png_pixels(shot.read_bytes())
+    colours = png_pixels(shot.read_bytes())
     assert CACHE_READ_FILL in colours and NEW_FILL in colours
 
 
@@ -143,5 +143,5 @@ def test_an_invalid_log_marks_where_it_stops(tmp_path: Path) -> None:
     assert done.returncode == 1
     page = tmp_path / "broken.html"
     page.write_text(done.stdout, encoding="utf-8")
-    dom = _browser("--window-size=1280,900", "--dump-dom", page.as_uri()).stdout
+    dom = browser("--window-size=1280,900", "--dump-dom", page.as_uri()).stdout
     assert dom.count('<section class="request"') == 2 and 'class="stop-banner"' in dom and 'id="stop"' in dom

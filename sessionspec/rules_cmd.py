@@ -8,6 +8,7 @@ import sys
 from typing import assert_never
 
 from sessionspec.model.rules import DECIDERS
+from sessionspec.options import add_verbosity, describe
 from sessionspec.spec.registry import load_definitions, properties, quirks, registry_digest, rules
 from sessionspec.spec.status import (
     DECIDED_BY_CHECKER_CODE,
@@ -25,10 +26,20 @@ from sessionspec.spec.status import (
 HELP = "print the rule registry (ID, normative sentence, implementing functions, what the model and the checker decide)"
 
 
+EXIT_CODES = ((0, "the registry is printed"), (2, "a usage error: an unknown --area (the areas are listed)"))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--area", metavar="AREA", help="only rules of this area, in any case (e.g. SURF; an unknown area lists the areas)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    describe(parser, exit_codes=EXIT_CODES, see="docs/SPEC.md")
+    parser.add_argument("--area", metavar="AREA",
+                        help="only rules of this area, in any case (e.g. SURF; an unknown area lists the areas; default: every area)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text: per rule its ID and normative sentence, the functions that implement it, and what the model "
+                             "and the checker decide of it, then the registry digest; json: the registry, rules and quirks "
+                             "(docs/schemas/rules.v1.schema.json)")
     parser.add_argument("--properties", action="store_true", help="list the properties instead")
+    add_verbosity(parser, quiet="text: one line per rule, its ID and normative sentence",
+                  verbose="text: each rule's whole normative text, not its first sentence")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,8 +64,12 @@ def run(args: argparse.Namespace) -> int:
         }, indent=2, sort_keys=True))
         return 0
     for r in selected:
+        if args.quiet:
+            print(f"{r.id:8} {r.sentence}")
+            continue
         impl = ", ".join(r.implemented_by) or "(not implemented)"
-        print(f"{r.id:8} {r.sentence}\n         implemented by: {impl}")
+        text = "\n         ".join(r.text.strip().splitlines()) if args.verbose else r.sentence
+        print(f"{r.id:8} {text}\n         implemented by: {impl}")
         print(f"         model: {_facet_text(STATUS[r.id].model)}; log: {_facet_text(STATUS[r.id].log)}{_deciders_text(r.id)}")
     print(f"{len(selected)} rules; registry digest {registry_digest()}")
     return 0

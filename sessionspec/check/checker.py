@@ -24,7 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.byte_source import open_regular
 from sessionspec.check.chunk_run import ChunkRun
@@ -45,6 +44,7 @@ from sessionspec.check.report import DialectSource as DialectSource
 from sessionspec.check.report import FileReport as FileReport
 from sessionspec.check.report import Finding as Finding
 from sessionspec.check.report import Verdict as Verdict
+from sessionspec.check.report import decide
 from sessionspec.check.spool import Spooled
 from sessionspec.check.summary import EXIT_CODES as EXIT_CODES
 from sessionspec.check.summary import EXIT_PRECEDENCE as EXIT_PRECEDENCE
@@ -162,10 +162,7 @@ def _file_load_answers(read: ReadLog, dialect: Dialect, findings: list[Finding])
 
 
 def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:
-    return FileReport(
-        path=report.path, verdict=report.verdict, dialect=report.dialect, dialect_source=report.dialect_source, events=report.events,
-        first_live_seq=report.first_live_seq, findings=report.findings, reason=report.reason, notes=report.notes + notes,
-    )
+    return replace(report, notes=report.notes + notes)
 
 
 def _verdict(
@@ -178,19 +175,7 @@ def _verdict(
     unknown: str | None = None,
 ) -> FileReport:
     ordered = tuple(sorted(findings, key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule, f.reason)))
-    invalid = [f for f in ordered if f.kind is FailureKind.INVALID and f.only_if is None]
-    limited = [f for f in ordered if f.kind is not FailureKind.INVALID and f.only_if is None]
-    reason: str | None = None
-    if invalid:
-        verdict = Verdict.INVALID
-    elif limited:
-        verdict = Verdict.UNKNOWN
-        first = limited[0]
-        reason = f"{first.kind.value}: {first.rule}: {first.reason}"
-    elif unknown is not None:
-        verdict, reason = Verdict.UNKNOWN, unknown
-    else:
-        verdict = Verdict.VALID
+    verdict, reason = decide(ordered, unknown)  # the one definition of the verdict (sessionspec/check/report.py)
     if unknown is not None and reason != unknown:
         # A finding decided the verdict; why the log is outside the model stays visible as a note.
         notes = (*notes, unknown)
@@ -204,6 +189,7 @@ def _verdict(
         findings=ordered,
         reason=reason,
         notes=tuple(notes),
+        outside=unknown,
     )
 
 
@@ -225,16 +211,23 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS,
+               watch: Callable[[BinaryIO], BinaryIO] | None = None) -> FileReport:
     """Read and check one file (or ``-``): the per-file function of the
     command line, of ``sessionspec.api`` and of its fleet recipes.  The file
     is checked as it is read, its events not kept (issue 26: memory is bounded by the
     surface and the open turn and step); a wrong guess of the dialect or first live
     seq (:mod:`sessionspec.check.log_pass`) reads it once more (standard input from
-    the copy :class:`Spooled` kept on disk)."""
+    the copy :class:`Spooled` kept on disk).  ``watch`` wraps each opened file (``check``'s progress bar
+    counts the bytes read through it)."""
+
+    def opener() -> BinaryIO | str:
+        handle = open_regular(path)
+        return handle if watch is None or isinstance(handle, str) else watch(handle)
+
     with _gc_paused():
         if path != STDIN:
-            return _check_stream(path, Path(path), lambda: open_regular(path), forced, strict_quirks, max_events)
+            return _check_stream(path, Path(path), opener, forced, strict_quirks, max_events)
         return _check_spooled(sys.stdin.buffer, "<stdin>", None, forced, strict_quirks, max_events)
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import final
 
 from sessionspec.check.audit import check_end_seed, check_fork_seed
-from sessionspec.check.audit_table import loader_level
 from sessionspec.check.audited_prefix import AuditedPrefix
-from sessionspec.check.cascades import collapse_cascades
+from sessionspec.check.cascades import knock_ons
 from sessionspec.check.line_table import LineTable
+from sessionspec.check.loader_levels import loader_level
 from sessionspec.check.log_pass import Guess, LogPass
 from sessionspec.check.logfile import LogFile, read_path, session_id
 from sessionspec.check.report import Finding
@@ -109,7 +109,7 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     attribution = audit.writers
     notes_of_writers = writer_notes(attribution)
     found = list(audit.findings)
-    findings, cascade_notes = collapse_cascades([audit_finding(lines, r, prefix) for r in found])
+    findings = knock_ons([audit_finding(lines, r, prefix) for r in found], attribution.turns)
     complete = prefix.count == read.total and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = check_fork(log, events, dialect, complete)
     findings += [finding_of(lines, r) for r in fork_findings]
@@ -121,7 +121,7 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     )
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
     outside = "; ".join(audit.outside) or None
-    notes = notes_of_writers + audit.notes + fork_notes + cascade_notes
+    notes = notes_of_writers + audit.notes + fork_notes
     if strict_quirks:
         return Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside, writers=attribution.turns)
     return Judged(live=live, findings=tuple(findings), notes=notes + quirk_notes(quirks), outside=outside, writers=attribution.turns)

@@ -26,7 +26,8 @@ from sessionspec.check.audit import Audit, audit_outcome
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.file_load import TurnEndLines, repair_walk_throws_on
-from sessionspec.check.folds import FoldLoop, registered_folds
+from sessionspec.check.fold_loop import FoldLoop
+from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.fast.constants import A55, D08
 from sessionspec.fast.surface import with_markers

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import AuditFold, run_folds
+from sessionspec.check.fold_loop import run_folds
+from sessionspec.check.folds import AuditFold
 from sessionspec.check.opaque import is_opaque
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get

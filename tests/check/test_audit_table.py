@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sessionspec.check.audit_table import END_MARK, LOADER_REFUSES, START_MARK, loader_answer, registered_ids, render, with_table
+from sessionspec.check.audit_table import END_MARK, START_MARK, registered_ids, render, with_table
+from sessionspec.check.loader_levels import LOADER_REFUSES, loader_answer
 from sessionspec.model.rejected import FailureKind
 from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable
 

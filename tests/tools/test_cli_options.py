@@ -49,7 +49,7 @@ def _help(command: str, capsys: pytest.CaptureFixture[str]) -> str:
 def test_the_table_names_every_shared_option() -> None:
     spelled = {(option, metavar) for option, metavar, _ in DOCUMENTED}
     assert {("--out", "FILE"), ("--out", "DIR"), ("--examples", "N"), ("--seed", "S"), ("--vectors", "DIR"),
-            ("--no-progress", None), ("--dialect", "a55|d08"), ("--max-events", "N")} <= spelled
+            ("--no-progress", None), ("--dialect", "A55|D08"), ("--max-events", "N")} <= spelled
 
 
 @pytest.mark.parametrize(("option", "metavar", "command"), DOCUMENTED, ids=lambda v: str(v))

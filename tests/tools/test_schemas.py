@@ -58,7 +58,7 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out = _run(capsys, "check", "--format", "json", str(GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl"),
                      str(broken), str(missing))
     records = [json.loads(line) for line in out.splitlines()]
-    validator = _validator("check.v3.schema.json")
+    validator = _validator("check.v4.schema.json")
     for record in records:
         assert _errors(validator, record) == []
     assert [r["kind"] for r in records] == ["file", "file", "file", "summary"]
@@ -76,7 +76,7 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 @pytest.mark.parametrize("scenario", ["b-prefix-idioms-tool-roundtrip", "j1-pressure-compaction", "h1-resume-no-drift"])
 def test_replay_json(scenario: str, capsys: pytest.CaptureFixture[str]) -> None:
-    validator = _validator("replay.v1.schema.json")
+    validator = _validator("replay.v2.schema.json")
     log = str(GROUNDTRUTH / scenario / "session.jsonl")
     for extra in ((), ("--economics", "--cache-model", "anthropic")):
         code, out = _run(capsys, "replay", log, "--format", "json", *extra)

@@ -48,6 +48,7 @@ from sessionspec.conformance.adapter.capabilities import EVERYTHING, Capabilitie
 from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter
 from sessionspec.conformance.adapter.protocol import Response
 from sessionspec.conformance.adapter.session import ModelSession
+from sessionspec.conformance.conform.exhaustive_leaf import Leaf, Op, Symbol
 from sessionspec.conformance.conform.exhaustive_workers import Shared, worker
 from sessionspec.conformance.conform.outcome import Divergence, Tally
 from sessionspec.conformance.conform.traces import WINDOWS, WORK_TOOL
@@ -55,23 +56,7 @@ from sessionspec.conformance.vectors.build import ECHO_TOOL, message, reply, tex
 from sessionspec.conformance.vectors.expectations import Expectations
 from sessionspec.conformance.vectors.runner import start_adapter
 
-Op = dict[str, Any]
-
 KINDS: Final = ("cancel", "dispose", "foreign")
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Symbol:
-    """One letter of the alphabet: a name (as printed) and the operation it sends."""
-
-    name: str
-    op: Op
-    interrupted: bool = False
-
-    @property
-    def sends(self) -> bool:
-        return bool(self.op["op"] == "send")
 
 
 def _contributor(label: str, idiom: str, **extra: Any) -> dict[str, Any]:
@@ -155,22 +140,6 @@ def trace_counts(depth: int, capabilities: Capabilities = EVERYTHING) -> tuple[i
 
     walk(())
     return tuple(c * len(_agents(capabilities)) for c in counts)
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Leaf:
-    """A maximal trace with the model's answer to each of its operations (``init`` ... ``log``)."""
-
-    index: int
-    agent: str
-    initial: Op
-    symbols: tuple[Symbol, ...]
-    answers: tuple[Response, ...]
-
-    @property
-    def trace(self) -> tuple[Op, ...]:
-        return tuple(s.op for s in self.symbols)
 
 
 def _branch(reference: InProcessAdapter) -> InProcessAdapter:

@@ -8,19 +8,17 @@ from __future__ import annotations
 import queue
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sessionspec.conformance.adapter.driver import InProcessAdapter, ProcessAdapter
 from sessionspec.conformance.adapter.protocol import AdapterError, OperationRefused, Response
 from sessionspec.conformance.adapter.shapes import op_shapes
 from sessionspec.conformance.conform.compare import FailedAt, compare_trace
+from sessionspec.conformance.conform.exhaustive_leaf import Leaf
 from sessionspec.conformance.conform.outcome import Crash, Divergence, ExpectedSeen, Tally
 from sessionspec.conformance.conform.search import CRASHES_IN_A_ROW
 from sessionspec.conformance.vectors.expectations import Expectations
 from sessionspec.conformance.vectors.runner import start_adapter
-
-if TYPE_CHECKING:
-    from sessionspec.conformance.conform.exhaustive import Leaf
 
 Op = dict[str, Any]
 

@@ -39,7 +39,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER
+from sessionspec.conformance.cli_words import add_driver_arguments, add_verbosity_arguments, driver_usage_error, exit_codes
 from sessionspec.conformance.vectors.build import (
     ECHO_TOOL,
     GROUNDTRUTH,
@@ -56,6 +56,7 @@ from sessionspec.conformance.vectors.build import (
     send,
     text,
 )
+from sessionspec.conformance.vectors.exit_codes import EXIT_CODES
 from sessionspec.conformance.vectors.files import generate, load_dir, rules_with_vectors, vectors_by_rule
 from sessionspec.conformance.vectors.runner import VectorResult, run_vector, run_vectors
 
@@ -79,15 +80,6 @@ RUN_DESCRIPTION: Final = (
     "Send each selected vector to the adapter (init, then each step) and match every answer against the vector's "
     "expectation patterns. Vectors that need an operation or feature the adapter does not declare, or that it "
     "answers 'unsupported', are skipped, never failed. docs/conformance.md sections 1 and 2.")
-EXIT_CODES: Final = (
-    (0, "every selected vector agreed (or failed as --expect lists), and the floor met"),
-    (1, "a failing vector, an xpass, an expectations entry that expects nothing, a run below the floor "
-        "(generate --check: the directory is stale)"),
-    (2, "a usage error, unreadable vectors, no vector selected, or an adapter that failed (no answer in time, "
-        "malformed, died)"),
-    (3, "a bug in sessionspec itself"),
-    (130, "interrupted (Ctrl-C)"),
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,12 +115,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sessionspec.conformance.vectors.pack import add_pack_parser  # issue 20: the release artifact
 
     add_pack_parser(sub)
-
-
-def add_verbosity_arguments(parser: argparse.ArgumentParser, *, quiet: str, verbose: str) -> None:
-    """``-q``/``-v``, as every command of the kit spells them (issue 46, part 5)."""
-    parser.add_argument("--quiet", "-q", action="store_true", help=f"{quiet} (default: off)")
-    parser.add_argument("--verbose", "-v", action="store_true", help=f"{verbose} (default: off)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,27 +157,6 @@ def _generate(directory: Path, check: bool, *, quiet: bool = False, verbose: boo
     if not quiet:
         print(f"wrote {len(files)} files, {count} vectors to {directory}")
     return 0
-
-
-def exit_codes(rows: tuple[tuple[int, str], ...]) -> str:
-    """A command's exit-code table, for its ``--help`` (the codes mean what ``sessionspec --help`` says)."""
-    return "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in rows)
-
-
-def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
-    """The adapter driver's bounds (``vectors run``, ``conform``)."""
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"the longest wait for one answer of the adapter (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--max-answer", type=int, default=MAX_ANSWER, metavar="BYTES",
-                        help=f"the largest answer line accepted (default {MAX_ANSWER} = 64 MiB)")
-
-
-def driver_usage_error(args: argparse.Namespace) -> str | None:
-    if not args.timeout > 0 or args.timeout > 86400:
-        return "--timeout must be a number of seconds above 0 (at most 86400)"
-    if args.max_answer < 1024:
-        return "--max-answer must be at least 1024 bytes"
-    return None
 
 
 def _run(path: Path, command: str | None, args: argparse.Namespace) -> int:

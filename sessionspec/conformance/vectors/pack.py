@@ -163,7 +163,8 @@ def default_out(pack_version: str | None = None, cwd: Path | None = None) -> Pat
 
 
 def add_pack_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from sessionspec.conformance.vectors.command import EXIT_CODES, add_verbosity_arguments, exit_codes
+    from sessionspec.conformance.cli_words import add_verbosity_arguments, exit_codes
+    from sessionspec.conformance.vectors.exit_codes import EXIT_CODES
 
     packer = sub.add_parser("pack", help="write the vectors, schema, protocol doc and a sha256 manifest as a reproducible .tar.gz",
                             description=PACK_DESCRIPTION, epilog=exit_codes(EXIT_CODES),
@@ -179,7 +180,7 @@ def add_pack_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_pack(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.vectors.command import VECTORS_DIR
+    from sessionspec.conformance.vectors.build import VECTORS_DIR
 
     directory = Path(args.vectors) if args.vectors else VECTORS_DIR
     out = Path(args.out) if args.out else default_out()

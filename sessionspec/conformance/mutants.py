@@ -299,7 +299,7 @@ EXIT_CODES: Final = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sessionspec.conformance.cli_words import add_verbosity_arguments, exit_codes
+    from sessionspec.conformance.vectors.cli_words import add_verbosity_arguments, exit_codes
 
     parser.epilog = exit_codes(EXIT_CODES) + "\n\ndocs/conformance.md section 5"
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -26,7 +26,7 @@ EXIT_CODES: Final = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sessionspec.conformance.cli_words import add_verbosity_arguments, exit_codes
+    from sessionspec.conformance.vectors.cli_words import add_verbosity_arguments, exit_codes
 
     parser.epilog = exit_codes(EXIT_CODES) + "\n\nThe protocol: docs/conformance.md section 3."
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

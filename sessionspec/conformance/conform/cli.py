@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from sessionspec.conformance.adapter.protocol import AdapterError
-from sessionspec.conformance.cli_words import add_driver_arguments, driver_usage_error, exit_codes
 from sessionspec.conformance.conform.coverage import Coverage
 from sessionspec.conformance.conform.outcome import Divergence, Tally
 from sessionspec.conformance.conform.report import (
@@ -26,6 +25,7 @@ from sessionspec.conformance.conform.report import (
     trace_lines,
 )
 from sessionspec.conformance.conform.search import DEFAULT_EXAMPLES, run_conform
+from sessionspec.conformance.vectors.cli_words import add_driver_arguments, driver_usage_error, exit_codes
 from sessionspec.conformance.vectors.diff import elide
 from sessionspec.conformance.vectors.expectations import Expectations, ExpectationsError, load_expectations
 from sessionspec.conformance.vectors.floor import Floor, add_floor_arguments, floor_of

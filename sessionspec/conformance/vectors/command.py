@@ -39,7 +39,6 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from sessionspec.conformance.cli_words import add_driver_arguments, add_verbosity_arguments, driver_usage_error, exit_codes
 from sessionspec.conformance.vectors.build import (
     ECHO_TOOL,
     GROUNDTRUTH,
@@ -55,6 +54,12 @@ from sessionspec.conformance.vectors.build import (
     reply,
     send,
     text,
+)
+from sessionspec.conformance.vectors.cli_words import (
+    add_driver_arguments,
+    add_verbosity_arguments,
+    driver_usage_error,
+    exit_codes,
 )
 from sessionspec.conformance.vectors.exit_codes import EXIT_CODES
 from sessionspec.conformance.vectors.files import generate, load_dir, rules_with_vectors, vectors_by_rule

@@ -163,7 +163,7 @@ def default_out(pack_version: str | None = None, cwd: Path | None = None) -> Pat
 
 
 def add_pack_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from sessionspec.conformance.cli_words import add_verbosity_arguments, exit_codes
+    from sessionspec.conformance.vectors.cli_words import add_verbosity_arguments, exit_codes
     from sessionspec.conformance.vectors.exit_codes import EXIT_CODES
 
     packer = sub.add_parser("pack", help="write the vectors, schema, protocol doc and a sha256 manifest as a reproducible .tar.gz",

@@ -133,7 +133,7 @@ def test_vectors_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     from sessionspec.conformance.vectors.command import VECTORS_DIR
 
     code, out = _run(capsys, "vectors", "run", str(VECTORS_DIR), "--format", "json")
-    assert code == 0 and _errors(_validator("vectors-run.v2.schema.json"), json.loads(out)) == []
+    assert code == 0 and _errors(_validator("vectors-run.v3.schema.json"), json.loads(out)) == []
 
 
 def test_conform_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,11 +143,11 @@ def test_conform_json(capsys: pytest.CaptureFixture[str]) -> None:
 
     code, out = _run(capsys, "conform", "--adapter", f"{sys.executable} -m sessionspec.conformance.adapter.serve_model",
                      "--examples", "3", "--format", "json")
-    assert code == 0 and _errors(_validator("conform.v2.schema.json"), json.loads(out)) == []
+    assert code == 0 and _errors(_validator("conform.v3.schema.json"), json.loads(out)) == []
 
 
 def test_mutants_json(capsys: pytest.CaptureFixture[str]) -> None:
     if not _accepts_json("mutants"):
         pytest.skip("not wired: `mutants` has no --format json yet (docs/schemas/mutants.v1.schema.json is the proposal)")
     code, out = _run(capsys, "mutants", "--only", "keep-empty-tools", "--examples", "5", "--format", "json")
-    assert code == 0 and _errors(_validator("mutants.v2.schema.json"), json.loads(out)) == []
+    assert code == 0 and _errors(_validator("mutants.v3.schema.json"), json.loads(out)) == []

@@ -48,6 +48,14 @@ class Audited:
 
 @final
 @dataclass(frozen=True, slots=True)
+class WithDeployment:
+    """Decided only with the deployment's facts (``check --deployment``, issue 44): ``part`` says what of it."""
+
+    part: str
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class Undecidable:
     reason: str
 
@@ -59,7 +67,7 @@ class NotYet:
 
 
 ModelStatus = Defined | OutOfScope | NotDefined
-LogStatus = Audited | Undecidable | NotYet
+LogStatus = Audited | WithDeployment | Undecidable | NotYet
 
 
 @final
@@ -198,7 +206,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "CMP-5": RuleStatus(DEFINED, Audited('no automatic bracket before any header')),
     "CMP-6": RuleStatus(DEFINED, AUDITED),
     "CMP-7": RuleStatus(DEFINED, Audited('A55: a bracket after a failed step only for a logged CONTEXT_WINDOW_EXCEEDED (or an unlogged failure); a committed one is followed by the retry')),
-    "CMP-8": RuleStatus(DEFINED, Undecidable(_CONFIG)),
+    "CMP-8": RuleStatus(DEFINED, WithDeployment('that compactIfNeeded(pressure) ran at a trigger point only over its threshold, with a range to compact, and pruned first')),
     "CMP-9": RuleStatus(DEFINED, Audited('the range selected with retainTokens 0; the prune and retry decisions depend on in-process results')),
     "CMP-10": RuleStatus(DEFINED, AUDITED),
     "CMP-11": RuleStatus(DEFINED, Audited('exactly for retainTokens 0 (overflow, manual); otherwise a non-empty retained tail (CMP-12), its size needing retainTokens, not logged', reported_as='CMP-9')),
@@ -370,3 +378,30 @@ DECIDED_BY_CHECKER_CODE: Final = frozenset({
     "P-LOG-7", "P-LOOP-1", "P-LOOP-4", "P-LOOP-5", "P-LOOP-7", "P-PFX-7", "P-INV-1", "P-CMP-1", "P-CMP-2", "P-CMP-3",
     "P-CMP-4", "P-CMP-6", "P-CMP-7", "P-CMP-10", "P-CMP-11", "P-PRN-2", "P-PRN-3", "P-DIA-2",
 })
+
+# Issue 44, item 3: what ``check --deployment FILE`` decides of a rule beyond the log alone (the compaction and
+# prune configuration and the models' context windows; ``model.compaction.obligation``).  Without a deployment
+# these parts are not decided, and ``check`` lists the rules (``not_decided``).  ``tests/spec/test_rule_status.py``
+# holds the keys equal to the rules the deployment's definitions decide.
+DECIDED_WITH_DEPLOYMENT: Final[dict[str, str]] = {
+    "CMP-6": "whether compaction had to run at an A55 post-step (the measurement over the threshold, a prune or a range due)",
+    "CMP-8": "whether compaction ran below its threshold, with no range, or summarized before its prune",
+    "DIA-6": "whether compaction had to run at a D08 pre-step (the measurement over the threshold, a prune or a range due)",
+    "PRN-3": "that a pruned content is pruneContent under the configured thresholdChars, headChars and tailChars",
+    "PRN-4": "that a prune pass replaced exactly the results the configured threshold prunes",
+}
+
+
+def decidability(rule_id: str) -> str:
+    """For ``sessionspec rules``: ``log`` (decided from a log alone), ``log+deployment`` (and more with the
+    deployment), ``deployment`` (only with it), ``request-only`` (the request, not the log, shows it),
+    ``never`` (no log can show it) or ``not-yet``."""
+    match STATUS[rule_id].log:
+        case Audited():
+            return "log+deployment" if rule_id in DECIDED_WITH_DEPLOYMENT else "log"
+        case WithDeployment():
+            return "deployment"
+        case Undecidable(reason=reason):
+            return "request-only" if reason == _REQUEST else "never"
+        case NotYet():
+            return "not-yet"

@@ -28,6 +28,7 @@ from sessionspec.check.checker import (
     sample_paths,
 )
 from sessionspec.check.config import ConfigError, Exclusion, exclusion, load_config
+from sessionspec.check.deployment_file import load_deployment
 from sessionspec.check.junit import JunitDocument
 from sessionspec.check.logfile import MAX_EVENTS, STDIN
 from sessionspec.check.output import FORMATS, RecordSink
@@ -86,6 +87,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(needs sessionspec[dask]; default: no cluster)")
     parser.add_argument("--strict-quirks", action="store_true",
                         help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29) as findings instead of notes")
+    parser.add_argument("--deployment", metavar="FILE",
+                        help="a deployment file (JSON, docs/schemas/deployment.v1.schema.json): the compaction and prune configuration "
+                             "and the models' context windows, which a log does not record; with it, whether compaction had to run at a "
+                             "post-step (CMP-6; D08 pre-step, DIA-6), ran below its threshold (CMP-8), and whether prunes kept the configured "
+                             "head and tail (PRN-3, PRN-4) are decided too (default: none; those rules are listed as not decided)")
     parser.add_argument("--no-progress", action="store_true",
                         help="never draw the progress bar on stderr (drawn only on a terminal: 5 files or more, or one file of 4 MiB or more)")
 
@@ -138,7 +144,7 @@ def _check_watched(task: Task, path: str, bar: ProgressBar) -> FileReport:
         suffix = "" if passes[0] == 1 else f" (pass {passes[0]}: the dialect or the first live seq is known now)"
         return cast(BinaryIO, io.BufferedReader(CountingReader(handle, bar, suffix), buffer_size=1024 * 1024))
 
-    report = check_path(path, task.forced, task.strict_quirks, task.max_events, watch=watch)
+    report = check_path(path, task.forced, task.strict_quirks, task.max_events, watch=watch, deployment=task.deployment)
     bar.clear()
     return selected(report, task)
 
@@ -213,7 +219,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"sessionspec check: {escape_text(settings)}", file=sys.stderr)
         return 2
     selection, excluded = settings
-    template = Task(path="", forced=args.dialect, strict_quirks=args.strict_quirks, max_events=args.max_events, selection=selection)
+    deployment = None if args.deployment is None else load_deployment(args.deployment)
+    if isinstance(deployment, str):
+        print(f"sessionspec check: --deployment {escape_text(deployment)}", file=sys.stderr)
+        return 2
+    template = Task(path="", forced=args.dialect, strict_quirks=args.strict_quirks, max_events=args.max_events, selection=selection,
+                    deployment=deployment)
     document = _document(args.format)
     if args.dask is not None:
         return _run_dask(args, paths, template, excluded, document)

@@ -12,10 +12,12 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Final, cast, final
 
 from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.deployment_fold import DeploymentFold
 from sessionspec.check.folds import CHUNK, AuditFold, FoldOutcome, Send, Step, WalkFold
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.surface import plan_surface_event, splice
+from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect, Event, surface_types
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
@@ -31,10 +33,13 @@ class FoldLoop:
     last.  The surface is folded only when some fold needs it; the ``AS_LOGGED`` folds take
     the event as logged (before the D08 migration)."""
 
-    def __init__(self, dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]]) -> None:
+    def __init__(self, dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]], deployment: Deployment | None = None) -> None:
         self.dialect = dialect
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
+        # The deployment's decisions run only when its facts are given: without them, no fold more (no cost).
+        if deployment is not None:
+            self.made.append(DeploymentFold(self.before, dialect, first_live_seq, deployment))
         # Fold by fold over a batch (each fold's code stays in the instruction cache), but for the folds
         # reading ``before`` at their event.  Each fold still takes the events in order, with the same plans.
         self.deferred = [fold for fold in self.made if not fold.READS_BEFORE]

@@ -1,0 +1,213 @@
+"""``check --deployment FILE`` (issue 44, item 3): the deployment's facts decide the rules a log alone cannot.
+
+Each log here is written by the loop model (``model.loop.run_turn`` with compact-basic mounted,
+``compaction_hooks``) under a configuration; each planted fault is a writer configured otherwise than the
+deployment says (or not compacting at all).  Without the deployment every log is valid (nothing in it breaks
+a rule the log alone decides); with it, the verdict flips to invalid with the rule the fault breaks.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sessionspec import api
+from sessionspec.check.task import Task, check_task
+from sessionspec.cli import main
+from sessionspec.model.codec import serialize_event
+from sessionspec.model.compaction import CompactConfig
+from sessionspec.model.deployment import read_deployment
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Event
+from sessionspec.model.loop import (
+    AgentConfig,
+    CompactionPlugin,
+    Hooks,
+    Prompt,
+    Reply,
+    ReplyKind,
+    ToolCallSpec,
+    TurnScript,
+    compaction_hooks,
+    new_instance,
+    run_turn,
+    text_content,
+)
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
+from sessionspec.simulate import ECHO_TOOL, PERSONA
+from sessionspec.spec.machine_scripts import compaction_plugin
+
+AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,))
+# The configuration the deployment states: compaction_plugin(700, prune=True) as a deployment file.
+PLUGIN = compaction_plugin(700, prune=True)
+DEPLOYMENT = {
+    "version": 1,
+    "compaction": {"thresholdRatio": 0.5, "retainTokens": 87, "maxTokens": 128},
+    "prune": {"thresholdChars": 400, "headChars": 100, "tailChars": 50},
+    "models": [{"provider": "mock", "model": "mock-1", "contextWindow": 700}],
+}
+
+
+def _turn(n: int, size: int = 900) -> TurnScript:
+    call = ToolCallSpec(call_id=f"call-{n}", name="echo", arguments='{"text":"dump"}',
+                        result=f"dump {n}: " + "lorem ipsum " * (size // 12))
+    return TurnScript(prompt=Prompt(content=text_content(f"dump {n}")),
+                      replies=(Reply(kind=ReplyKind.TOOL_CALLS, text="dumping", tool_calls=(call,)), Reply(text=f"dumped {n}")))
+
+
+def _written(hooks: Hooks) -> tuple[Event, ...]:
+    log: tuple[Event, ...] = ()
+    instance = new_instance()
+    for script in (_turn(1), _turn(2), _turn(3, 2000), _turn(4)):
+        out = run_turn(log, instance, AGENT, script, hooks=hooks)
+        assert not isinstance(out, Rejected), out
+        log, instance = out.log, out.instance
+    return log
+
+
+def _file(tmp_path: Path, name: str, log: tuple[Event, ...]) -> str:
+    path = tmp_path / name
+    path.write_text("".join(serialize_event(e) + "\n" for e in log), encoding="utf-8")
+    return str(path)
+
+
+def _deployment(tmp_path: Path, value: object = None) -> str:
+    path = tmp_path / "deployment.json"
+    path.write_text(json.dumps(DEPLOYMENT if value is None else value), encoding="utf-8")
+    return str(path)
+
+
+def _rules(path: str, deployment: str) -> tuple[api.Verdict, list[str], api.Verdict]:
+    """The verdict without the deployment, the rules found with it, and the verdict with it."""
+    alone = api.check_file(path)
+    assert alone.findings == (), alone.findings
+    decided = api.check_file(path, deployment=api.read_deployment_file(deployment))
+    return alone.verdict, [f.rule for f in decided.findings], decided.verdict
+
+
+def _plugin(**changes: object) -> CompactionPlugin:
+    return replace(PLUGIN, **changes)  # type: ignore[arg-type]
+
+
+def test_a_log_written_under_the_deployment_stays_valid(tmp_path: Path) -> None:
+    log = _written(compaction_hooks(PLUGIN))
+    assert any(e.type == "compact/start" for e in log) and any(e.type == "tool/result" and e.surface_op for e in log)
+    assert _rules(_file(tmp_path, "ok.jsonl", log), _deployment(tmp_path)) == (api.Verdict.VALID, [], api.Verdict.VALID)
+
+
+def test_CMP_6_compaction_that_had_to_run_at_post_step_and_did_not(tmp_path: Path) -> None:
+    """The same turns written with no compaction mounted: at the first post-step whose measurement reaches
+    floor(700 x 0.5) = 350 tokens, compactIfNeeded had to prune (the 900-character results exceed
+    thresholdChars 400); the finding sits on that step's step/end."""
+    path = _file(tmp_path, "uncompacted.jsonl", _written(Hooks()))
+    verdict, rules, decided = _rules(path, _deployment(tmp_path))
+    assert verdict is api.Verdict.VALID and decided is api.Verdict.INVALID
+    assert set(rules) == {"CMP-6"}
+    first = api.check_file(path, deployment=api.read_deployment_file(_deployment(tmp_path))).findings[0]
+    assert "threshold 350 for mock/mock-1" in first.reason and "a prune pass was due" in first.reason
+    # Without a prune service, a compaction (a selectable range) was due at the same points.
+    without_prune = _deployment(tmp_path, {**DEPLOYMENT, "prune": None})
+    found = api.check_file(path, deployment=api.read_deployment_file(without_prune)).findings
+    assert {f.rule for f in found} == {"CMP-6"} and "a compaction was due" in found[0].reason
+
+
+def test_CMP_8_compaction_below_the_threshold_is_a_wrong_pressure_figure(tmp_path: Path) -> None:
+    """A writer that resolved a context window of 400 (threshold 200) compacts where the deployment's
+    model declares 700 (threshold 350): its first action comes at a post-step whose measured total is
+    under 350, so compaction ran below its threshold."""
+    path = _file(tmp_path, "small-window.jsonl", _written(compaction_hooks(_plugin(context_window=400))))
+    verdict, rules, decided = _rules(path, _deployment(tmp_path))
+    assert verdict is api.Verdict.VALID and decided is api.Verdict.INVALID
+    assert "CMP-8" in rules
+
+
+def test_PRN_3_a_prune_that_kept_the_head_but_not_the_configured_tail(tmp_path: Path) -> None:
+    """The writer prunes with tailChars 0; the deployment says 50.  The log alone shows a marker after
+    100 code points and none kept after it, which is pruneContent under some configuration (valid);
+    under the deployment's it is not."""
+    writer = _plugin(prune=PruneConfig(threshold_chars=400, head_chars=100, tail_chars=0))
+    path = _file(tmp_path, "no-tail.jsonl", _written(compaction_hooks(writer)))
+    verdict, rules, decided = _rules(path, _deployment(tmp_path))
+    assert verdict is api.Verdict.VALID and decided is api.Verdict.INVALID
+    assert set(rules) == {"PRN-3"}
+
+
+def test_PRN_4_a_prune_pass_that_left_a_result_the_configuration_prunes(tmp_path: Path) -> None:
+    """The writer's prune threshold is 1000 code points, so its passes leave the 900-character results
+    the deployment's 400 prunes: each such pass is a PRN-4 finding naming the seqs it did not prune."""
+    writer = _plugin(prune=PruneConfig(threshold_chars=1000, head_chars=100, tail_chars=50))
+    path = _file(tmp_path, "high-threshold.jsonl", _written(compaction_hooks(writer)))
+    verdict, rules, decided = _rules(path, _deployment(tmp_path))
+    assert verdict is api.Verdict.VALID and decided is api.Verdict.INVALID
+    assert "PRN-4" in rules
+
+
+def test_auto_off_in_the_deployment_makes_every_pressure_compaction_a_finding(tmp_path: Path) -> None:
+    """CMP-6 runs compactIfNeeded only "when auto": a deployment with auto false and a log that compacts."""
+    path = _file(tmp_path, "ok.jsonl", _written(compaction_hooks(PLUGIN)))
+    off = _deployment(tmp_path, {**DEPLOYMENT, "compaction": {**DEPLOYMENT["compaction"], "auto": False}})  # type: ignore[dict-item]
+    assert {f.rule for f in api.check_file(path, deployment=api.read_deployment_file(off)).findings} == {"CMP-8"}
+
+
+def test_a_deployment_that_does_not_state_the_window_decides_nothing(tmp_path: Path) -> None:
+    path = _file(tmp_path, "uncompacted.jsonl", _written(Hooks()))
+    other_model = _deployment(tmp_path, {**DEPLOYMENT, "models": [{"provider": "other", "model": "m", "contextWindow": 700}]})
+    assert api.check_file(path, deployment=api.read_deployment_file(other_model)).findings == ()
+
+
+def test_the_command_line_the_api_and_worker_processes_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _file(tmp_path, "uncompacted.jsonl", _written(Hooks()))
+    deployment = _deployment(tmp_path)
+    code = main(["check", "--format", "json", "--deployment", deployment, path, path])
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 1
+    expected = api.check_file(path, deployment=api.read_deployment_file(deployment)).to_json()
+    assert records[0] == expected
+    assert main(["check", "--format", "json", "--jobs", "2", "--deployment", deployment, path, path]) == 1
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == records
+    task = Task(path=path, deployment=api.read_deployment_file(deployment))
+    assert check_task(pickle.loads(pickle.dumps(task))).to_json() == expected
+
+
+@pytest.mark.parametrize(("value", "named"), [
+    ({"version": 1, "compaction": {"thresholdRatio": "high"}}, "compaction.thresholdRatio: must be a number (CMP-3)"),
+    ({"version": 1, "compaction": {"retainRatio": 0.9, "thresholdRatio": 0.5}}, "retainRatio must be below thresholdRatio (CMP-3)"),
+    ({"version": 1, "compaction": {"threshold": 0.5}}, "compaction.threshold: unknown key (CMP-3)"),
+    ({"version": 1, "compaction": {"modelPolicies": [{"provider": "p"}]}}, "modelPolicies entries need provider and model (CMP-3)"),
+    ({"version": 1, "prune": {"thresholdChars": 100, "headChars": 50, "tailChars": 50}}, "prune: headChars + marker + tailChars exceeds thresholdChars (PRN-1)"),
+    ({"version": 1, "prune": {"headChars": 1.5}}, "prune: prune config headChars must be an integer (PRN-1)"),
+    ({"version": 1, "models": [{"provider": "p", "model": "m", "contextWindow": 0}]}, "models[0].contextWindow: must be a positive integer (CMP-4)"),
+    ({"version": 2}, "version: must be 1"),
+    ({"version": 1, "window": 1}, "window: unknown key"),
+])
+def test_a_deployment_the_harness_would_refuse_is_a_usage_error_naming_the_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], value: object, named: str) -> None:
+    path = _file(tmp_path, "ok.jsonl", _written(Hooks()))
+    deployment = _deployment(tmp_path, value)
+    assert main(["check", "--deployment", deployment, path]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+    with pytest.raises(api.DeploymentError, match="deployment.json"):
+        api.read_deployment_file(deployment)
+
+
+def test_an_unreadable_or_non_json_deployment_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _file(tmp_path, "ok.jsonl", _written(Hooks()))
+    assert main(["check", "--deployment", str(tmp_path / "missing.json"), path]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    assert main(["check", "--deployment", str(broken), path]) == 2
+    assert "not JSON" in capsys.readouterr().err
+
+
+def test_the_reader_is_the_models_and_keeps_the_config_it_states() -> None:
+    read = read_deployment(freeze(DEPLOYMENT))
+    assert not isinstance(read, Rejected)
+    assert read.compaction == CompactConfig(threshold_ratio=0.5, retain_tokens=87, max_tokens=128)
+    assert read.prune == PLUGIN.prune and read.context_window("mock", "mock-1") == 700 and read.context_window("mock", "x") is None

@@ -192,9 +192,9 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "WIRE-6": RuleStatus(NotDefined('a prohibition: the model does not model adapter-layer changes; nothing to define'), Undecidable(_REQUEST)),
     # INV
     "INV-1": RuleStatus(OutOfScope('Concerns where the harness registers its dev invariant in the `llm/stream` listener chain; the model has no listener chain, and its machines check every request at dispatch by construction (`reconstruction_mismatch` on every `SentRequest`).'), Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
-    "INV-2": RuleStatus(NotDefined("the harness's own runtime invariant and its check order; the model checks the stronger INV-5"), Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
-    "INV-3": RuleStatus(DEFINED, Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
-    "INV-4": RuleStatus(DEFINED, Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
+    "INV-2": RuleStatus(NotDefined("the harness's own runtime invariant and its check order; the model checks the stronger INV-5"), Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
+    "INV-3": RuleStatus(DEFINED, Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
+    "INV-4": RuleStatus(DEFINED, Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
     "INV-5": RuleStatus(DEFINED, Undecidable(_REQUEST)),
     "INV-6": RuleStatus(NotDefined('a corollary of INV-5, checked as the property requests_extend_within_instance (P-INV-4)'), Undecidable('holds for every rebuilt request of an append-only surface; the sent requests are not in the log')),
     "INV-7": RuleStatus(NotDefined(_CHECKER), Audited('request points; the chunks of a request, through the provenance of its message (SURF-13)')),

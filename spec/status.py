@@ -85,6 +85,9 @@ _REQUEST: Final = 'the request sent to the model is not in the log (the checker 
 _RUNTIME: Final = 'in-process behaviour of one append or call; a log records only committed events'
 _DEFINITION: Final = 'defines a computation the checker performs over the log; no event can break it'
 _PREFIX: Final = "composition writes no event; a log shows the prefix only on the instance's anchor header"
+_SUMMARY_REQUEST: Final = 'the summarization request is not in the log'
+_DEV_INVARIANT: Final = 'the dev invariant runs on the live request at dispatch; the request is not in the log'
+_SENT_REQUESTS: Final = 'holds for every rebuilt request of an append-only surface; the sent requests are not in the log'
 _CONFIG: Final = "needs the compaction configuration and the model's context window, which the log does not record"
 _MODEL: Final = "a property of the model's functions over every log (Hypothesis, spec/), not of one log"
 # Reasons a rule has no definition of its own in model/
@@ -191,12 +194,12 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "WIRE-5": RuleStatus(DEFINED, Undecidable(_REQUEST)),
     "WIRE-6": RuleStatus(NotDefined('a prohibition: the model does not model adapter-layer changes; nothing to define'), Undecidable(_REQUEST)),
     # INV
-    "INV-1": RuleStatus(OutOfScope('Concerns where the harness registers its dev invariant in the `llm/stream` listener chain; the model has no listener chain, and its machines check every request at dispatch by construction (`reconstruction_mismatch` on every `SentRequest`).'), Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
+    "INV-1": RuleStatus(OutOfScope('Concerns where the harness registers its dev invariant in the `llm/stream` listener chain; the model has no listener chain, and its machines check every request at dispatch by construction (`reconstruction_mismatch` on every `SentRequest`).'), Undecidable(_DEV_INVARIANT)),
     "INV-2": RuleStatus(NotDefined("the harness's own runtime invariant and its check order; the model checks the stronger INV-5"), Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
     "INV-3": RuleStatus(DEFINED, Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
     "INV-4": RuleStatus(DEFINED, Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
     "INV-5": RuleStatus(DEFINED, Undecidable(_REQUEST)),
-    "INV-6": RuleStatus(NotDefined('a corollary of INV-5, checked as the property requests_extend_within_instance (P-INV-4)'), Undecidable('holds for every rebuilt request of an append-only surface; the sent requests are not in the log')),
+    "INV-6": RuleStatus(NotDefined('a corollary of INV-5, checked as the property requests_extend_within_instance (P-INV-4)'), Undecidable(_SENT_REQUESTS)),
     "INV-7": RuleStatus(NotDefined(_CHECKER), Audited('request points; the chunks of a request, through the provenance of its message (SURF-13)')),
     # CMP
     "CMP-1": RuleStatus(DEFINED, AUDITED),
@@ -214,7 +217,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "CMP-13": RuleStatus(DEFINED, AUDITED),
     "CMP-14": RuleStatus(DEFINED, AUDITED),
     "CMP-15": RuleStatus(DEFINED, AUDITED),
-    "CMP-16": RuleStatus(DEFINED, Undecidable('the summarization request is not in the log')),
+    "CMP-16": RuleStatus(DEFINED, Undecidable(_SUMMARY_REQUEST)),
     "CMP-17": RuleStatus(DEFINED, Undecidable('the summarizer call is not in the log (only its recorded provider/model)')),
     "CMP-18": RuleStatus(DEFINED, Undecidable('binds the default summarizer; a custom one may return any summary, and the log does not say which ran')),
     "CMP-19": RuleStatus(DEFINED, AUDITED),
@@ -281,7 +284,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "DIA-14": RuleStatus(DEFINED, AUDITED),
     "DIA-15": RuleStatus(OutOfScope('The D08 cancel shapes (`interrupted: true`, `ABORTED_BEFORE_DISPATCH` results) are written by the later loop, which the model does not simulate (see DIA-12).'), Audited("an interrupted message's tool calls and the message a cancelled visible stream records; the ABORTED_BEFORE_DISPATCH results of a cancelled batch are not yet checked")),
     "DIA-16": RuleStatus(DEFINED, AUDITED),
-    "DIA-17": RuleStatus(DEFINED, Undecidable('the summarization request is not in the log')),
+    "DIA-17": RuleStatus(DEFINED, Undecidable(_SUMMARY_REQUEST)),
     "DIA-18": RuleStatus(DEFINED, AUDITED),
     "DIA-19": RuleStatus(NotDefined(_COMPANION), AUDITED),
     "DIA-20": RuleStatus(DEFINED, Audited('the manual range (retainTokens 0); idle-only by LOG-13 (owner null between turns)')),
@@ -336,7 +339,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "P-INV-1": RuleStatus(DEFINED, Audited('every request can be rebuilt; the sent one is not logged', reported_as='FMT-9')),
     "P-INV-2": RuleStatus(DEFINED, Undecidable(_REQUEST)),
     "P-INV-3": RuleStatus(NotDefined(_TESTED), Undecidable(_REQUEST)),
-    "P-INV-4": RuleStatus(DEFINED, Undecidable('holds for every rebuilt request of an append-only surface; the sent requests are not in the log')),
+    "P-INV-4": RuleStatus(DEFINED, Undecidable(_SENT_REQUESTS)),
     "P-INV-5": RuleStatus(NotDefined(_TESTED), Undecidable(_RUNTIME)),
     "P-INV-6": RuleStatus(NotDefined(_TESTED), Undecidable(_REQUEST)),
     "P-CMP-1": RuleStatus(DEFINED, Audited(reported_as='CMP-22')),
@@ -392,6 +395,10 @@ DECIDED_WITH_DEPLOYMENT: Final[dict[str, str]] = {
 }
 
 
+# The reasons that say only a request shows the rule (the request sent to the model, or the summarizer's).
+_REQUEST_ONLY: Final = frozenset({_REQUEST, _SUMMARY_REQUEST, _DEV_INVARIANT, _SENT_REQUESTS})
+
+
 def decidability(rule_id: str) -> str:
     """For ``sessionspec rules``: ``log`` (decided from a log alone), ``log+deployment`` (and more with the
     deployment), ``deployment`` (only with it), ``request-only`` (the request, not the log, shows it),
@@ -402,6 +409,6 @@ def decidability(rule_id: str) -> str:
         case WithDeployment():
             return "deployment"
         case Undecidable(reason=reason):
-            return "request-only" if reason == _REQUEST else "never"
+            return "request-only" if reason in _REQUEST_ONLY else "never"
         case NotYet():
             return "not-yet"

@@ -37,6 +37,7 @@ from sessionspec.check.paths import LogPath, Unlistable, escape_text, iter_log_p
 from sessionspec.check.sarif import SarifDocument
 from sessionspec.check.selection import Selection, SelectorError, parse_selectors
 from sessionspec.check.task import Task, available_cpus, check_task, selected
+from sessionspec.check.undecided import not_decided
 from sessionspec.options import add_dialect, add_verbosity, describe, package_version, positive_int
 from sessionspec.progress import BAR_CELLS, CountingReader, ProgressBar, bar_text, on_terminal
 
@@ -101,8 +102,10 @@ def report_line(report: FileReport, fmt: str, quiet: bool = False, verbose: bool
     return output.report_line(report, fmt, quiet, verbose)
 
 
-def summary_line(summary: Summary, fmt: str) -> str:
-    return output.summary_line(summary, fmt)
+def summary_line(summary: Summary, fmt: str, deployment_given: bool = False) -> str:
+    """The summary line the command prints last (in json with the rules a run could not decide: those needing
+    the deployment unless ``deployment_given``, and the request-only ones)."""
+    return output.summary_line(summary, fmt, not_decided(deployment_given))
 
 
 # --------------------------------------------------------------------------- progress
@@ -257,7 +260,9 @@ def run(args: argparse.Namespace) -> int:
     if summary.files == 0:
         print(f"sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under {escape_text(' '.join(paths))}", file=sys.stderr)
         return 2
-    out.write(document.finish(summary.to_json()) if document is not None else summary_line(summary, args.format))
+    undecided = not_decided(template.deployment is not None)
+    out.write(document.finish(output.summary_record(summary, undecided)) if document is not None
+              else output.summary_line(summary, args.format, undecided, args.verbose))
     out.flush()
     if args.format == "text" and not args.quiet:
         _unknown_hint(summary)

@@ -211,3 +211,44 @@ def test_the_reader_is_the_models_and_keeps_the_config_it_states() -> None:
     assert not isinstance(read, Rejected)
     assert read.compaction == CompactConfig(threshold_ratio=0.5, retain_tokens=87, max_tokens=128)
     assert read.prune == PLUGIN.prune and read.context_window("mock", "mock-1") == 700 and read.context_window("mock", "x") is None
+
+
+def test_the_run_lists_the_rules_it_could_not_decide_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --deployment the rules that need it are listed with the summary (in part: those the log alone
+    decides the rest of), then the request-only ones; with it, only the request-only ones.  json, sarif and
+    junit carry the list always; text shows it with -v (the summary line stays the last line otherwise)."""
+    path = _file(tmp_path, "ok.jsonl", _written(compaction_hooks(PLUGIN)))
+    deployment = _deployment(tmp_path)
+    assert main(["check", "-v", path]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("not decided: CMP-6 (in part), CMP-8, PRN-3 (in part), PRN-4 (in part), DIA-6 (in part) need --deployment FILE")
+    assert "rules only the request shows (PFX-11, LOOP-6, WIRE-1" in last
+    assert main(["check", "-v", "--deployment", deployment, path]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("not decided: ") and "--deployment" not in last and "WIRE-1" in last
+    # Without -v the text output ends with the summary line, as it always has.
+    assert main(["check", path]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("checked 1 file: 1 valid")
+    assert main(["check", "--format", "json", path]) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    whys = {item["rule"]: item["why"] for item in summary["notDecided"]}
+    assert {rule for rule, why in whys.items() if why == "deployment"} == {"CMP-6", "CMP-8", "DIA-6", "PRN-3", "PRN-4"}
+    assert whys["WIRE-1"] == "request-only" and "SURF-3" not in whys
+    assert main(["check", "--format", "sarif", "--deployment", deployment, path]) == 0
+    sarif = json.loads(capsys.readouterr().out)
+    listed = sarif["runs"][0]["properties"]["summary"]["notDecided"]
+    assert listed and all(item["why"] == "request-only" for item in listed)
+    assert main(["check", "--format", "junit", path]) == 0
+    assert '<property name="not-decided CMP-6" value="deployment" />' in capsys.readouterr().out
+
+
+def test_a_turn_ended_interrupted_is_not_held_to_a_compaction_it_did_not_run(tmp_path: Path) -> None:
+    """CMP-6: none runs once the signal is aborted, and where an abort landed is not logged: the points of a
+    turn that ended interrupted are not judged for a compaction that did not run."""
+    log = list(_written(Hooks()))
+    ends = [i for i, e in enumerate(log) if e.type == "turn/end"]
+    for i in ends:
+        log[i] = replace(log[i], data=freeze({"turn": log[i].data["turn"], "reason": {"kind": "aborted"}}))  # type: ignore[index]
+    path = _file(tmp_path, "aborted.jsonl", tuple(log))
+    assert api.check_file(path).findings == ()
+    assert api.check_file(path, deployment=api.read_deployment_file(_deployment(tmp_path))).findings == ()

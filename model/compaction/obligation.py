@@ -18,7 +18,7 @@ from typing import final
 from sessionspec.model.compaction.policy import compact_spec, routed_target, target_policy
 from sessionspec.model.compaction.retention import select_range
 from sessionspec.model.deployment import Deployment
-from sessionspec.model.jsonval import json_eq
+from sessionspec.model.jsonval import get, json_eq
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.meter import MeterState, measure_state
 from sessionspec.model.prune import PruneConfig, prune_content, prune_pass, tool_result_content
@@ -114,6 +114,21 @@ def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialec
             return Rejected(rule="CMP-8", seq=seq, reason=f"compaction ran at a {where} point with no selectable range ({figures})")
         case _:
             return Rejected(rule="CMP-8", seq=seq, reason=f"a summary ran before the prune pass due at this {where} point ({figures}; {expected.detail})")
+
+
+@decides("CMP-8")
+def decide_logged_window(context: Event, deployment: Deployment) -> Rejected | None:
+    """CMP-8 resolves "the model's context window"; a D08 log records the one the writer resolved
+    (``request/context {provider, model, contextWindow?}``, DIA-9).  When the deployment declares another
+    for the same model, the writer measured pressure against a window the deployment does not have."""
+    provider, model, logged = get(context.data, "provider"), get(context.data, "model"), get(context.data, "contextWindow")
+    if not isinstance(provider, str) or not isinstance(model, str) or not isinstance(logged, int) or isinstance(logged, bool):
+        return None
+    declared = deployment.context_window(provider, model)
+    if declared is None or declared == logged:
+        return None
+    return Rejected(rule="CMP-8", seq=context.seq,
+                    reason=f"request/context records contextWindow {logged} for {provider}/{model}; the deployment declares {declared}")
 
 
 def prunable_results(surface: Sequence[Event], nodes: Sequence[int], config: PruneConfig, dialect: Dialect) -> tuple[int, ...] | None:

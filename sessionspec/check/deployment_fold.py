@@ -5,7 +5,8 @@ own fold, MTR-5..MTR-9, over the log's surface and reported usage), finds the po
 ``compactIfNeeded(pressure)`` runs (A55: the post-step, after a step's ``assistant/message`` and before its
 ``step/end``, CMP-6; D08: the pre-step, before each ``step/start``, DIA-6) and what the log shows there (the
 first compaction event, or none), and asks the model whether that is what had to be written; each prune
-replacement and each prune pass is held to the configured thresholds (PRN-3, PRN-4).  A point whose turn
+replacement and each prune pass is held to the configured thresholds (PRN-3, PRN-4), and a D08
+``request/context`` to the context window the deployment declares for its model (CMP-8).  A point whose turn
 ends interrupted is not judged for a compaction that did not run (CMP-6: none runs once the signal is
 aborted, and where the abort landed is not logged).  Live events only: the seed was judged where it was
 written.  A surface or meter the model refuses ends the fold (the log-alone rules report that).
@@ -23,6 +24,7 @@ from sessionspec.fast.jsonget import get
 from sessionspec.model.compaction.dialect import rules_of
 from sessionspec.model.compaction.obligation import (
     Action,
+    decide_logged_window,
     decide_pressure_point,
     decide_prune_pass,
     decide_pruned_content,
@@ -127,6 +129,10 @@ class DeploymentFold(AuditFold):
             self.point(event, Action.PRUNE if kind != self.bracket_start else Action.COMPACTION)
         elif self.window and kind == ("step/end" if self.dialect is A55 else "step/start"):
             self.point(event, Action.NOTHING)
+        if kind == "request/context":
+            found = decide_logged_window(event, self.deployment)
+            if found is not None:
+                self.findings.append(found)
         if kind == "turn/end":
             self.window = False
             if get(get(event.data, "reason"), "kind") not in _ABORTED_KINDS:

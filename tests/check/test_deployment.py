@@ -252,3 +252,27 @@ def test_a_turn_ended_interrupted_is_not_held_to_a_compaction_it_did_not_run(tmp
     path = _file(tmp_path, "aborted.jsonl", tuple(log))
     assert api.check_file(path).findings == ()
     assert api.check_file(path, deployment=api.read_deployment_file(_deployment(tmp_path))).findings == ()
+
+
+D08_RECOVERY = Path(__file__).resolve().parents[1] / "data" / "real" / "611615650f" / "examples" / "headless-agent" / "tests" / \
+    "snapshots" / "compaction-recovery" / "session.jsonl"
+
+
+def _d08_deployment(tmp_path: Path, window: int) -> api.Deployment:
+    target = {"provider": "deepseek-official", "model": "deepseek-v4-flash", "contextWindow": window}
+    return api.read_deployment_file(_deployment(tmp_path, {"version": 1, "compaction": {}, "prune": None, "models": [target]}))
+
+
+def test_DIA_6_the_D08_pre_step_form_on_a_real_log(tmp_path: Path) -> None:
+    """A log the D08 harness wrote (611615650f, compaction-recovery): under the window it recorded
+    (request/context contextWindow 128000, threshold 102400 with CMP-3's defaults) no pre-step had to
+    compact, and its overflow compaction inside step 2 (DIA-7) is not a pressure point.  Declared with a
+    window of 100 (threshold 80), the pre-step before step 2 (after step/end at seq 16) had a range to
+    compact (head 4..4 with retainTokens floor(100 x 0.16) = 16) and the log shows none: DIA-6; the
+    request/context's 128000 is not the declared window: CMP-8."""
+    alone = api.check_file(str(D08_RECOVERY))
+    assert alone.verdict is api.Verdict.VALID and alone.findings == ()
+    assert api.check_file(str(D08_RECOVERY), deployment=_d08_deployment(tmp_path, 128000)).findings == ()
+    found = api.check_file(str(D08_RECOVERY), deployment=_d08_deployment(tmp_path, 100)).findings
+    assert [(f.rule, f.seq) for f in found] == [("CMP-8", 7), ("DIA-6", 17)]
+    assert "range 4..4 is selectable (retainTokens 16)" in found[1].reason

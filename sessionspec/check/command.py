@@ -77,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read [tool.sessionspec] from FILE (default: the nearest pyproject.toml upwards that has the table)")
     parser.add_argument("--isolated", action="store_true", help="read no configuration file")
     add_verbosity(parser, quiet="text: omit the verdict lines of valid files; no progress bar",
-                  verbose="text and github: show every knock-on finding on its own line instead of grouped under its cause")
+                  verbose="text and github: show every knock-on finding on its own line instead of grouped under its cause; "
+                          "text: after the summary, the rules the run could not decide (no --deployment; request-only)")
     parser.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N",
                         help="check files in N worker processes (at most the CPUs available); output order stays the input order")
     parser.add_argument("--max-events", type=positive_int, default=MAX_EVENTS, metavar="N",
@@ -87,7 +88,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "processes), or 'processes'/'threads'/'synchronous'; PATHs may be fsspec URL globs "
                              "(needs sessionspec[dask]; default: no cluster)")
     parser.add_argument("--strict-quirks", action="store_true",
-                        help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29) as findings instead of notes")
+                        help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29), and the turns "
+                             "the writer's own invariant guard ended (code INVARIANT), as findings instead of notes")
     parser.add_argument("--deployment", metavar="FILE",
                         help="a deployment file (JSON, docs/schemas/deployment.v1.schema.json): the compaction and prune configuration "
                              "and the models' context windows, which a log does not record; with it, whether compaction had to run at a "

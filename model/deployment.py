@@ -21,6 +21,9 @@ from sessionspec.model.prune import PruneConfig, resolve_prune_config
 from sessionspec.model.rejected import Rejected
 
 DEPLOYMENT_VERSION: Final = 1
+# What a refusal of the file's own shape names (no rule of the book governs the envelope of a deployment file):
+# its format, docs/schemas/deployment.v1.schema.json.
+FILE_FORMAT: Final = "deployment.v1"
 
 
 @final
@@ -129,23 +132,23 @@ def read_compact_config(raw: Json, path: str = "compaction") -> CompactConfig | 
 
 def _read_models(raw: Json) -> tuple[ModelCapabilities, ...] | Rejected:
     if not isinstance(raw, tuple):
-        return Rejected(rule="CMP-8", reason="models: must be an array")
+        return Rejected(rule=FILE_FORMAT, reason="models: must be an array")
     models: list[ModelCapabilities] = []
     for index, entry in enumerate(raw):
         path = f"models[{index}]"
         if not isinstance(entry, JsonObject):
-            return Rejected(rule="CMP-8", reason=f"{path}: must be an object")
+            return Rejected(rule=FILE_FORMAT, reason=f"{path}: must be an object")
         for key in entry:
             if key not in ("provider", "model", "contextWindow"):
-                return Rejected(rule="CMP-8", reason=f"{path}.{key}: unknown key")
+                return Rejected(rule=FILE_FORMAT, reason=f"{path}.{key}: unknown key")
         provider, model, window = get(entry, "provider"), get(entry, "model"), get(entry, "contextWindow")
         if not isinstance(provider, str) or not provider or not isinstance(model, str) or not model:
-            return Rejected(rule="CMP-8", reason=f"{path}: provider and model must be non-empty strings")
+            return Rejected(rule=FILE_FORMAT, reason=f"{path}: provider and model must be non-empty strings")
         # CMP-4: "`cw` a positive integer (else `TargetPressureConfigError`)".
         if not is_safe_int(window) or not isinstance(window, int) or window <= 0:
             return Rejected(rule="CMP-4", reason=f"{path}.contextWindow: must be a positive integer")
         if any(m.provider == provider and m.model == model for m in models):
-            return Rejected(rule="CMP-8", reason=f"{path}: {provider}/{model} is declared twice")
+            return Rejected(rule=FILE_FORMAT, reason=f"{path}: {provider}/{model} is declared twice")
         models.append(ModelCapabilities(provider=provider, model=model, context_window=window))
     return tuple(models)
 
@@ -155,12 +158,12 @@ def read_deployment(raw: Json) -> Deployment | Rejected:
     compact-basic's configuration (CMP-3's keys), ``prune`` the prune service's (PRN-1's keys) or ``null``
     for no prune service, ``models`` the declared ``{provider, model, contextWindow}`` of each model."""
     if not isinstance(raw, JsonObject):
-        return Rejected(rule="CMP-3", reason="the deployment must be a JSON object")
+        return Rejected(rule=FILE_FORMAT, reason="the deployment must be a JSON object")
     for key in raw:
         if key not in _TOP_KEYS:
-            return Rejected(rule="CMP-3", reason=f"{key}: unknown key (known: {', '.join(_TOP_KEYS)})")
+            return Rejected(rule=FILE_FORMAT, reason=f"{key}: unknown key (known: {', '.join(_TOP_KEYS)})")
     if get(raw, "version") != DEPLOYMENT_VERSION or isinstance(get(raw, "version"), bool):
-        return Rejected(rule="CMP-3", reason=f"version: must be {DEPLOYMENT_VERSION}")
+        return Rejected(rule=FILE_FORMAT, reason=f"version: must be {DEPLOYMENT_VERSION}")
     compaction: CompactConfig | None = None
     if (raw_config := get(raw, "compaction")) is not ABSENT:
         read = read_compact_config(raw_config)

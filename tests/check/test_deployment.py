@@ -182,8 +182,10 @@ def test_the_command_line_the_api_and_worker_processes_agree(tmp_path: Path, cap
     ({"version": 1, "prune": {"thresholdChars": 100, "headChars": 50, "tailChars": 50}}, "prune: headChars + marker + tailChars exceeds thresholdChars (PRN-1)"),
     ({"version": 1, "prune": {"headChars": 1.5}}, "prune: prune config headChars must be an integer (PRN-1)"),
     ({"version": 1, "models": [{"provider": "p", "model": "m", "contextWindow": 0}]}, "models[0].contextWindow: must be a positive integer (CMP-4)"),
-    ({"version": 2}, "version: must be 1"),
-    ({"version": 1, "window": 1}, "window: unknown key"),
+    ({"version": 2}, "version: must be 1 (deployment.v1)"),
+    ({"version": 1, "window": 1}, "window: unknown key (known: version, compaction, prune, models) (deployment.v1)"),
+    ({"version": 1, "models": [{"provider": "p", "model": "m", "contextWindow": 5}, {"provider": "p", "model": "m", "contextWindow": 6}]},
+     "models[1]: p/m is declared twice (deployment.v1)"),
 ])
 def test_a_deployment_the_harness_would_refuse_is_a_usage_error_naming_the_field(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], value: object, named: str) -> None:

@@ -9,10 +9,10 @@ from typing import assert_never
 
 from sessionspec.model.rules import DECIDERS
 from sessionspec.options import add_verbosity, describe
+from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
 from sessionspec.spec.registry import load_definitions, properties, quirks, registry_digest, rules
 from sessionspec.spec.status import (
     DECIDED_BY_CHECKER_CODE,
-    DECIDED_WITH_DEPLOYMENT,
     STATUS,
     Audited,
     Defined,
@@ -23,7 +23,6 @@ from sessionspec.spec.status import (
     OutOfScope,
     Undecidable,
     WithDeployment,
-    decidability,
 )
 
 HELP = "print the rule registry (ID, normative sentence, implementing functions, what the model and the checker decide)"

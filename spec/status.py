@@ -382,33 +382,5 @@ DECIDED_BY_CHECKER_CODE: Final = frozenset({
     "P-CMP-4", "P-CMP-6", "P-CMP-7", "P-CMP-10", "P-CMP-11", "P-PRN-2", "P-PRN-3", "P-DIA-2",
 })
 
-# Issue 44, item 3: what ``check --deployment FILE`` decides of a rule beyond the log alone (the compaction and
-# prune configuration and the models' context windows; ``model.compaction.obligation``).  Without a deployment
-# these parts are not decided, and ``check`` lists the rules (``not_decided``).  ``tests/spec/test_rule_status.py``
-# holds the keys equal to the rules the deployment's definitions decide.
-DECIDED_WITH_DEPLOYMENT: Final[dict[str, str]] = {
-    "CMP-6": "whether compaction had to run at an A55 post-step (the measurement over the threshold, a prune or a range due)",
-    "CMP-8": "whether compaction ran below its threshold, with no range, or summarized before its prune",
-    "DIA-6": "whether compaction had to run at a D08 pre-step (the measurement over the threshold, a prune or a range due)",
-    "PRN-3": "that a pruned content is pruneContent under the configured thresholdChars, headChars and tailChars",
-    "PRN-4": "that a prune pass replaced exactly the results the configured threshold prunes",
-}
-
-
 # The reasons that say only a request shows the rule (the request sent to the model, or the summarizer's).
-_REQUEST_ONLY: Final = frozenset({_REQUEST, _SUMMARY_REQUEST, _DEV_INVARIANT, _SENT_REQUESTS})
-
-
-def decidability(rule_id: str) -> str:
-    """For ``sessionspec rules``: ``log`` (decided from a log alone), ``log+deployment`` (and more with the
-    deployment), ``deployment`` (only with it), ``request-only`` (the request, not the log, shows it),
-    ``never`` (no log can show it) or ``not-yet``."""
-    match STATUS[rule_id].log:
-        case Audited():
-            return "log+deployment" if rule_id in DECIDED_WITH_DEPLOYMENT else "log"
-        case WithDeployment():
-            return "deployment"
-        case Undecidable(reason=reason):
-            return "request-only" if reason in _REQUEST_ONLY else "never"
-        case NotYet():
-            return "not-yet"
+REQUEST_ONLY_REASONS: Final = frozenset({_REQUEST, _SUMMARY_REQUEST, _DEV_INVARIANT, _SENT_REQUESTS})

@@ -1,7 +1,7 @@
 """The rules a run of ``check`` could not decide, and why (issue 44): listed once, with the run's summary.
 
 Two reasons depend on nothing but the run: a rule whose decision needs the deployment's facts
-(``spec/status.py`` DECIDED_WITH_DEPLOYMENT: the compaction and prune configuration and the context window, which
+(``spec/decidability.py`` DECIDED_WITH_DEPLOYMENT: the compaction and prune configuration and the context window, which
 a log does not record) when no ``--deployment`` was given, and a rule only the request sent to the model shows
 (``decidability`` request-only: the checker rebuilds requests by it, no log can break it).  They are the same
 for every file of the run, so they are said once, after the summary, not in each file's report.
@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from sessionspec.spec.status import DECIDED_WITH_DEPLOYMENT, STATUS, decidability
+from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
+from sessionspec.spec.status import STATUS
 
 NEEDS_DEPLOYMENT: Final = "deployment"
 REQUEST_ONLY: Final = "request-only"

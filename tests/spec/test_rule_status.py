@@ -8,17 +8,16 @@ from pathlib import Path
 
 from sessionspec.check.deciders import deciders
 from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
 from sessionspec.spec.registry import load_definitions, properties, rules
 from sessionspec.spec.status import (
     DECIDED_BY_CHECKER_CODE,
-    DECIDED_WITH_DEPLOYMENT,
     STATUS,
     Audited,
     Defined,
     NotDefined,
     OutOfScope,
     WithDeployment,
-    decidability,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -45,16 +45,18 @@ _ABORTED_KINDS = frozenset({"interrupted", "aborted", "cancelled"})
 @final
 class _LogBefore(Sequence[Event]):
     """The log before the current event as the meter reads it: the surface events the loop keeps, and the
-    open step's chunks (MTR-9 prices a message from the chunks it cites, all of its own step)."""
+    open step's chunks (MTR-9 prices a message from the chunks it cites, all of its own step).  Its length is
+    the events the fold has taken (the loop counts a packed row's chunks only after the row, CHK-6)."""
 
-    __slots__ = ("surface", "chunks")
+    __slots__ = ("surface", "chunks", "length")
 
     def __init__(self, surface: SurfaceEvents, chunks: dict[int, Event]) -> None:
         self.surface = surface
         self.chunks = chunks
+        self.length = 0
 
     def __len__(self) -> int:
-        return len(self.surface)
+        return self.length
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
@@ -99,6 +101,7 @@ class DeploymentFold(AuditFold):
         self.pruned: list[int] = []
         self.pass_seq = -1
         self.stopped = False
+        self.refused: Rejected | None = None
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
         if self.stopped:
@@ -109,8 +112,10 @@ class DeploymentFold(AuditFold):
         if kind == "assistant/chunk":
             self.chunks[event.seq] = event
         bad = fold_meter_event(self.meter, event, self.view)
+        self.view.length += 1
         if bad is not None:
             self.stopped = True
+            self.refused = bad
             return
         if kind == "request/header":
             self.header = event
@@ -182,6 +187,14 @@ class DeploymentFold(AuditFold):
             if found is not None:
                 self.findings.append(found)
         self.due, self.pruned, self.pass_seq = None, [], -1
+
+    def notes(self) -> list[str]:
+        """Why the deployment's decisions stopped early, if they did: the meter refused the log (the rules of
+        the log alone say what is wrong with it; the points after it were not judged)."""
+        if self.refused is None:
+            return []
+        return [f"the deployment's decisions stopped at seq {self.refused.seq}: the token meter refuses the log there "
+                f"({self.refused.rule}: {self.refused.reason}); later points were not judged"]
 
     def finish(self) -> list[Rejected]:
         if self.pass_seq >= 0 and not self.stopped:

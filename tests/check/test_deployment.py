@@ -18,10 +18,10 @@ import pytest
 from sessionspec import api
 from sessionspec.check.task import Task, check_task
 from sessionspec.cli import main
-from sessionspec.model.codec import serialize_event
+from sessionspec.model.codec import pack_chunk_runs, serialize_event
 from sessionspec.model.compaction import CompactConfig
 from sessionspec.model.deployment import read_deployment
-from sessionspec.model.jsonval import freeze
+from sessionspec.model.jsonval import freeze, js_stringify
 from sessionspec.model.log import Event
 from sessionspec.model.loop import (
     AgentConfig,
@@ -278,3 +278,32 @@ def test_DIA_6_the_D08_pre_step_form_on_a_real_log(tmp_path: Path) -> None:
     found = api.check_file(str(D08_RECOVERY), deployment=_d08_deployment(tmp_path, 100)).findings
     assert [(f.rule, f.seq) for f in found] == [("CMP-8", 7), ("DIA-6", 17)]
     assert "range 4..4 is selectable (retainTokens 16)" in found[1].reason
+
+
+def test_a_log_with_packed_chunk_rows_is_decided_as_the_same_log_unpacked(tmp_path: Path) -> None:
+    """CHK-6: a packed row's chunks are the same events; the meter reads them one by one."""
+    log = _written(Hooks())
+    packed = tmp_path / "packed.jsonl"
+    packed.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in _plain(pack_chunk_runs(log))), encoding="utf-8")
+    assert any(json.loads(line)["type"].endswith("-chunks") for line in packed.read_text(encoding="utf-8").splitlines())
+    deployment = api.read_deployment_file(_deployment(tmp_path))
+    unpacked = api.check_file(_file(tmp_path, "unpacked.jsonl", log), deployment=deployment).findings
+    assert unpacked and [(f.rule, f.seq) for f in api.check_file(str(packed), deployment=deployment).findings] == \
+        [(f.rule, f.seq) for f in unpacked]
+
+
+def _plain(rows: tuple[object, ...]) -> list[object]:
+    return [json.loads(js_stringify(row)) for row in rows]  # type: ignore[arg-type]
+
+
+def test_a_log_the_meter_refuses_stops_the_decisions_with_a_note(tmp_path: Path) -> None:
+    """MTR-8: a message's malformed usage makes the meter refuse the log; the deployment's decisions stop
+    there, and a note says so (the log-alone rules report what is wrong)."""
+    log = list(_written(Hooks()))
+    at = next(i for i, e in enumerate(log) if e.type == "assistant/message")
+    data = dict(log[at].data)
+    data["usage"] = {"inputTokens": "many", "outputTokens": 1}
+    log[at] = replace(log[at], data=freeze(data))
+    report = api.check_file(_file(tmp_path, "bad-usage.jsonl", tuple(log)), deployment=api.read_deployment_file(_deployment(tmp_path)))
+    assert not any(f.rule in ("CMP-6", "CMP-8") for f in report.findings)
+    assert any(n.startswith(f"the deployment's decisions stopped at seq {at}: the token meter refuses the log there (MTR-8") for n in report.notes)

@@ -8,7 +8,8 @@ first compaction event, or none), and asks the model whether that is what had to
 replacement and each prune pass is held to the configured thresholds (PRN-3, PRN-4), and a D08
 ``request/context`` to the context window the deployment declares for its model (CMP-8).  A point whose turn
 ends interrupted is not judged for a compaction that did not run (CMP-6: none runs once the signal is
-aborted, and where the abort landed is not logged).  Live events only: the seed was judged where it was
+aborted, and where the abort landed is not logged), nor is a point whose measurement reads a placeholder
+(FMT-6: a scrubbed header or node has no known price).  Live events only: the seed was judged where it was
 written.  A surface or meter the model refuses ends the fold (the log-alone rules report that).
 """
 
@@ -32,9 +33,11 @@ from sessionspec.model.compaction.obligation import (
     prunable_results,
 )
 from sessionspec.model.deployment import Deployment
+from sessionspec.model.header import header_holds_placeholder
 from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.meter import MeterState, fold_meter_event
+from sessionspec.model.placeholder import mentions_placeholder
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
 
@@ -102,6 +105,8 @@ class DeploymentFold(AuditFold):
         self.pass_seq = -1
         self.stopped = False
         self.refused: Rejected | None = None
+        # Surface events holding a placeholder (FMT-6): their price, so any measurement over them, is unknown.
+        self.scrubbed: set[int] = set()
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
         if self.stopped:
@@ -109,6 +114,8 @@ class DeploymentFold(AuditFold):
         kind = event.type
         if event.seq >= self.first_live_seq:
             self.decide(event, kind)
+        if plan is not None and mentions_placeholder(event.data):
+            self.scrubbed.add(event.seq)
         if kind == "assistant/chunk":
             self.chunks[event.seq] = event
         bad = fold_meter_event(self.meter, event, self.view)
@@ -154,6 +161,9 @@ class DeploymentFold(AuditFold):
     def point(self, event: Event, acted: Action) -> None:
         """A trigger point decided: what the log shows there (``acted``) against what was due."""
         self.window = False
+        # FMT-6: "no finding depends on" a placeholder; a scrubbed header or node makes the figure unknown.
+        if header_holds_placeholder(self.meter.header) or (self.scrubbed and any(seq in self.scrubbed for seq in self.meter.surface.seqs)):
+            return
         expected = pressure_expectation(self.meter, self.header, self.view, self.deployment, self.dialect)
         if expected is None:
             return

@@ -307,3 +307,17 @@ def test_a_log_the_meter_refuses_stops_the_decisions_with_a_note(tmp_path: Path)
     report = api.check_file(_file(tmp_path, "bad-usage.jsonl", tuple(log)), deployment=api.read_deployment_file(_deployment(tmp_path)))
     assert not any(f.rule in ("CMP-6", "CMP-8") for f in report.findings)
     assert any(n.startswith(f"the deployment's decisions stopped at seq {at}: the token meter refuses the log there (MTR-8") for n in report.notes)
+
+
+def test_a_scrubbed_header_leaves_the_pressure_figure_unknown(tmp_path: Path) -> None:
+    """FMT-6: "no finding depends on" a placeholder.  A snapshot whose headers' system prompt is scrubbed to
+    ``{{system}}`` has no known header price, so no trigger point is judged (the prunes' content still is)."""
+    log = list(_written(Hooks()))
+    for i, e in enumerate(log):
+        if e.type == "request/header":
+            data = json.loads(serialize_event(e))["data"]
+            data["header"]["system"] = "{{system}}"
+            log[i] = replace(e, data=freeze(data))
+    path = _file(tmp_path, "scrubbed.jsonl", tuple(log))
+    assert api.check_file(path).verdict is api.Verdict.VALID
+    assert api.check_file(path, deployment=api.read_deployment_file(_deployment(tmp_path))).findings == ()

@@ -22,6 +22,7 @@ DECIDED_WITH_DEPLOYMENT: Final[dict[str, str]] = {
     "DIA-6": "whether compaction had to run at a D08 pre-step (the measurement over the threshold, a prune or a range due)",
     "PRN-3": "that a pruned content is pruneContent under the configured thresholdChars, headChars and tailChars",
     "PRN-4": "that a prune pass replaced exactly the results the configured threshold prunes",
+    "P-CMP-9": "pressure gating: no compaction event at a trigger point below the threshold (findings name CMP-8)",
 }
 
 

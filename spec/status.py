@@ -88,7 +88,7 @@ _PREFIX: Final = "composition writes no event; a log shows the prefix only on th
 _SUMMARY_REQUEST: Final = 'the summarization request is not in the log'
 _DEV_INVARIANT: Final = 'the dev invariant runs on the live request at dispatch; the request is not in the log'
 _SENT_REQUESTS: Final = 'holds for every rebuilt request of an append-only surface; the sent requests are not in the log'
-_CONFIG: Final = "needs the compaction configuration and the model's context window, which the log does not record"
+_CONFIG: Final = "a rule of the configuration, not of a log: check --deployment FILE applies it to the deployment's (a file it refuses is a usage error)"
 _MODEL: Final = "a property of the model's functions over every log (Hypothesis, spec/), not of one log"
 # Reasons a rule has no definition of its own in model/
 _SHAPE: Final = "a shape of logged data: the loop writes it and the checker audits it; the model carries it as JSON values, with no function of its own"
@@ -350,10 +350,10 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "P-CMP-6": RuleStatus(DEFINED, Audited(reported_as='CMP-21')),
     "P-CMP-7": RuleStatus(DEFINED, Audited(reported_as='CMP-25')),
     "P-CMP-8": RuleStatus(NotDefined(_TESTED), Undecidable("a surface append during summarization is CMP-19's; the rejected commit leaves only compact/end {error}")),
-    "P-CMP-9": RuleStatus(DEFINED, Undecidable(_CONFIG)),
+    "P-CMP-9": RuleStatus(DEFINED, WithDeployment('no compaction event at a trigger point below floor(cw x thresholdRatio); findings name CMP-8')),
     "P-CMP-10": RuleStatus(DEFINED, Audited('A55: a committed overflow compaction is followed by a retry step unless interrupted, and lies between the failed step/end and the retry', reported_as='CMP-7')),
     "P-CMP-11": RuleStatus(DEFINED, Audited(reported_as='CMP-6')),
-    "P-CMP-12": RuleStatus(DEFINED, Undecidable(_CONFIG)),
+    "P-CMP-12": RuleStatus(DEFINED, NotYet("needs compactionRetries and the measurement after each transaction: check --deployment does not decide the retries yet")),
     "P-MTR-1": RuleStatus(DEFINED, Undecidable(_MODEL)),
     "P-MTR-2": RuleStatus(DEFINED, Undecidable(_MODEL)),
     "P-MTR-3": RuleStatus(DEFINED, Undecidable(_MODEL)),

@@ -90,7 +90,7 @@ def pressure_expectation(meter: MeterState, header_event: Event | None, surface:
     return expect(Action.COMPACTION, f"range {selected.start}..{selected.end} is selectable (retainTokens {spec.retain_tokens})")
 
 
-@decides("CMP-6", "CMP-8", "DIA-6")
+@decides("CMP-6", "CMP-8", "DIA-6", "P-CMP-9")
 def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialect: Dialect) -> Rejected | None:
     """Whether what the log shows at a pressure trigger point (``acted``: the first compaction event
     there, at ``seq``; NOTHING when none) is what ``compactIfNeeded(pressure)`` had to write

@@ -12,7 +12,6 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Final, cast, final
 
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.deployment_fold import DeploymentFold
 from sessionspec.check.folds import CHUNK, AuditFold, FoldOutcome, Send, Step, WalkFold
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.fast.constants import ABSENT
@@ -37,8 +36,11 @@ class FoldLoop:
         self.dialect = dialect
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
-        # The deployment's decisions run only when its facts are given: without them, no fold more (no cost).
+        # The deployment's decisions run only when its facts are given: without them, no fold more, and their
+        # modules are not even imported (no cost).
         if deployment is not None:
+            from sessionspec.check.deployment_fold import DeploymentFold  # noqa: PLC0415
+
             self.made.append(DeploymentFold(self.before, dialect, first_live_seq, deployment))
         # Fold by fold over a batch (each fold's code stays in the instruction cache), but for the folds
         # reading ``before`` at their event.  Each fold still takes the events in order, with the same plans.

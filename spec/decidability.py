@@ -18,7 +18,9 @@ from sessionspec.spec.status import REQUEST_ONLY_REASONS, STATUS, Audited, NotYe
 # holds the keys equal to the rules the deployment's definitions decide.
 DECIDED_WITH_DEPLOYMENT: Final[dict[str, str]] = {
     "CMP-6": "whether compaction had to run at an A55 post-step (the measurement over the threshold, a prune or a range due)",
+    "CMP-7": "whether the overflow recovery had to run after a failed step whose logged failure is CONTEXT_WINDOW_EXCEEDED (auto, maxOverflowRetries, a prune or a range due), or ran beyond them (A55)",
     "CMP-8": "whether compaction ran below its threshold, with no range, or summarized before its prune",
+    "CMP-9": "that an overflow recovery runs the prune pass due before its summary",
     "DIA-6": "whether compaction had to run at a D08 pre-step (the measurement over the threshold, a prune or a range due)",
     "PRN-3": "that a pruned content is pruneContent under the configured thresholdChars, headChars and tailChars",
     "PRN-4": "that a prune pass replaced exactly the results the configured threshold prunes",

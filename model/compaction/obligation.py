@@ -116,6 +116,57 @@ def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialec
             return Rejected(rule="CMP-8", seq=seq, reason=f"a summary ran before the prune pass due at this {where} point ({figures}; {expected.detail})")
 
 
+def overflow_expectation(meter: MeterState, header_event: Event | None, surface: Sequence[Event], deployment: Deployment,
+                         dialect: Dialect, prior_overflows: int) -> Expectation | None:
+    """CMP-7's gate and CMP-9's steps up to the first write, after a failed step whose logged failure is
+    ``CONTEXT_WINDOW_EXCEEDED`` (``prior_overflows``: the earlier ones in its ``priorFailures``, LOOP-14).  None
+    when the deployment does not state the configuration or the log gives no routed target (CMP-5)."""
+    config = deployment.compaction
+    target = None if header_event is None else routed_target((header_event,), dialect)
+    if config is None or target is None:
+        return None
+    name = f"{target.provider}/{target.model}"
+    budget = f"overflow {prior_overflows + 1} with maxOverflowRetries {config.max_overflow_retries}"
+
+    def expect(action: Action, detail: str) -> Expectation:
+        return Expectation(action=action, total=measure_state(meter).total_tokens, threshold=0, target=name, detail=detail)
+
+    if not config.auto or prior_overflows >= config.max_overflow_retries:
+        why = "auto is off" if not config.auto else f"{prior_overflows} earlier overflow(s) reach maxOverflowRetries {config.max_overflow_retries}"
+        return expect(Action.NOTHING, why)
+    nodes = meter.surface.seqs
+    if deployment.prune is not None:
+        pruned = prune_pass(surface, deployment.prune, dialect=dialect, nodes=nodes)
+        if isinstance(pruned, Rejected):
+            return None
+        if pruned.pruned:
+            return expect(Action.PRUNE, f"{budget}; tool results at seq {', '.join(str(p.original_seq) for p in pruned.pruned)} exceed thresholdChars")
+    selected = select_range([(node.seq, node.tokens) for node in meter.nodes], nodes, surface, 0, dialect)
+    if isinstance(selected, Rejected):
+        return None
+    if selected is None:
+        return expect(Action.NO_RANGE, budget)
+    return expect(Action.COMPACTION, f"{budget}; range {selected.start}..{selected.end} is selectable (retainTokens 0)")
+
+
+@decides("CMP-7", "CMP-9")
+def decide_overflow_point(expected: Expectation, acted: Action, seq: int) -> Rejected | None:
+    """Whether what the log shows after a failed step whose failure is ``CONTEXT_WINDOW_EXCEEDED``
+    (``acted``: its first compaction event, at ``seq``; NOTHING when none) is what the overflow recovery had
+    to write (``expected``, :func:`overflow_expectation`).  A recovery the range selection declines (NO_RANGE)
+    writes nothing, and the range a bracket takes is CMP-9's, decided from the log alone."""
+    match expected.action, acted:
+        case (Action.PRUNE | Action.COMPACTION, Action.NOTHING):
+            return Rejected(rule="CMP-7", seq=seq, reason=f"overflow recovery had to run after this failed step and wrote nothing "
+                                                          f"({expected.detail}; {expected.total} estimated tokens for {expected.target})")
+        case (Action.NOTHING, Action.PRUNE | Action.COMPACTION):
+            return Rejected(rule="CMP-7", seq=seq, reason=f"overflow recovery ran though {expected.detail}")
+        case (Action.PRUNE, Action.COMPACTION):
+            return Rejected(rule="CMP-9", seq=seq, reason=f"a summary ran before the prune pass due after this failed step ({expected.detail})")
+        case _:
+            return None
+
+
 @decides("CMP-8")
 def decide_logged_window(context: Event, deployment: Deployment) -> Rejected | None:
     """CMP-8 resolves "the model's context window"; a D08 log records the one the writer resolved

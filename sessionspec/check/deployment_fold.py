@@ -20,18 +20,21 @@ from typing import final, overload
 
 from sessionspec.check.folds import AuditFold
 from sessionspec.check.surface_events import SurfaceEvents
-from sessionspec.fast.constants import A55
+from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 from sessionspec.model.compaction.dialect import rules_of
 from sessionspec.model.compaction.obligation import (
     Action,
     decide_logged_window,
+    decide_overflow_point,
     decide_pressure_point,
     decide_prune_pass,
     decide_pruned_content,
+    overflow_expectation,
     pressure_expectation,
     prunable_results,
 )
+from sessionspec.model.compaction.records import CONTEXT_WINDOW_EXCEEDED
 from sessionspec.model.deployment import Deployment
 from sessionspec.model.header import header_holds_placeholder
 from sessionspec.model.jsonval import JsonObject
@@ -107,6 +110,13 @@ class DeploymentFold(AuditFold):
         self.refused: Rejected | None = None
         # Surface events holding a placeholder (FMT-6): their price, so any measurement over them, is unknown.
         self.scrubbed: set[int] = set()
+        # A55 overflow points (CMP-7): the failure codes of the failed steps since the turn's last successful
+        # one (priorFailures, LOOP-14; None: not logged), the open step's logged failure and success, and the
+        # open point after a failed step's step/end (its code, and whether it is still undecided).
+        self.failures: list[str | None] = []
+        self.step_code: str | None = None
+        self.step_ok = False
+        self.overflow = False
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
         if self.stopped:
@@ -137,6 +147,8 @@ class DeploymentFold(AuditFold):
         if prune:
             self.prune(event)
         acts = prune or kind == self.bracket_start or kind == "compaction/prune"
+        if self.dialect is A55:
+            self.overflow_step(event, kind, acts)
         if self.window and acts:
             self.point(event, Action.PRUNE if kind != self.bracket_start else Action.COMPACTION)
         elif self.window and kind == ("step/end" if self.dialect is A55 else "step/start"):
@@ -161,8 +173,7 @@ class DeploymentFold(AuditFold):
     def point(self, event: Event, acted: Action) -> None:
         """A trigger point decided: what the log shows there (``acted``) against what was due."""
         self.window = False
-        # FMT-6: "no finding depends on" a placeholder; a scrubbed header or node makes the figure unknown.
-        if header_holds_placeholder(self.meter.header) or (self.scrubbed and any(seq in self.scrubbed for seq in self.meter.surface.seqs)):
+        if self.unknown_figure():
             return
         expected = pressure_expectation(self.meter, self.header, self.view, self.deployment, self.dialect)
         if expected is None:
@@ -170,6 +181,50 @@ class DeploymentFold(AuditFold):
         found = decide_pressure_point(expected, acted, event.seq, self.dialect)
         if found is not None:
             (self.unran if acted is Action.NOTHING else self.findings).append(found)
+
+    def overflow_step(self, event: Event, kind: str, acts: bool) -> None:
+        """CMP-7 (A55): after a failed step's ``step/end`` the request-error listeners run, then the retry's
+        ``step/start`` or the turn's end.  The point is decided at its first compaction event, else where it
+        closes; it is judged only when the failure's code is logged (the step's error finish, else the turn's
+        error end) and so is every earlier failure's of the sequence."""
+        if self.overflow and (acts or kind in ("step/start", "turn/end")):
+            code = self.step_code
+            if code is None and kind == "turn/end":
+                reason = get(event.data, "reason")
+                logged = get(get(reason, "failure"), "code") if get(reason, "failure") is not ABSENT else get(reason, "code")
+                code = logged if isinstance(logged, str) else None
+            self.overflow = False
+            aborted = kind == "turn/end" and get(get(event.data, "reason"), "kind") in _ABORTED_KINDS
+            if code == CONTEXT_WINDOW_EXCEEDED and None not in self.failures and not aborted and not self.unknown_figure():
+                expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect,
+                                                self.failures.count(CONTEXT_WINDOW_EXCEEDED))
+                found = None if expected is None else decide_overflow_point(expected, Action.PRUNE if acts and kind != self.bracket_start
+                                                                            else Action.COMPACTION if acts else Action.NOTHING, event.seq)
+                if found is not None:
+                    self.findings.append(found)
+            # Recovery runs only for CONTEXT_WINDOW_EXCEEDED: a failure followed by a compaction was one.
+            self.failures.append(CONTEXT_WINDOW_EXCEEDED if code is None and acts else code)
+        match kind:
+            case "turn/start":
+                self.failures.clear()
+            case "step/start":
+                self.step_code, self.step_ok = None, False
+            case "assistant/chunk":
+                chunk = get(event.data, "chunk")
+                if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
+                    finished = get(get(get(chunk, "reason"), "failure"), "code")
+                    self.step_code = finished if isinstance(finished, str) else None
+            case "assistant/message":
+                self.step_ok = True
+                self.failures.clear()
+            case "step/end":
+                self.overflow = not self.step_ok
+            case _:
+                pass
+
+    def unknown_figure(self) -> bool:
+        """FMT-6: "no finding depends on" a placeholder; a scrubbed header or node makes the figure unknown."""
+        return header_holds_placeholder(self.meter.header) or bool(self.scrubbed and any(seq in self.scrubbed for seq in self.meter.surface.seqs))
 
     def prune(self, event: Event) -> None:
         """PRN-3 for a prune replacement; the first of a pass fixes the results the pass had to prune (PRN-4)."""

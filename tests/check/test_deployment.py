@@ -19,7 +19,7 @@ from sessionspec import api
 from sessionspec.check.task import Task, check_task
 from sessionspec.cli import main
 from sessionspec.model.codec import pack_chunk_runs, serialize_event
-from sessionspec.model.compaction import CompactConfig
+from sessionspec.model.compaction import CONTEXT_WINDOW_EXCEEDED, CompactConfig
 from sessionspec.model.deployment import read_deployment
 from sessionspec.model.jsonval import freeze, js_stringify
 from sessionspec.model.log import Event
@@ -223,7 +223,8 @@ def test_the_run_lists_the_rules_it_could_not_decide_and_why(tmp_path: Path, cap
     deployment = _deployment(tmp_path)
     assert main(["check", "-v", path]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
-    assert last.startswith("not decided: CMP-6 (in part), CMP-8, PRN-3 (in part), PRN-4 (in part), DIA-6 (in part) need --deployment FILE")
+    assert last.startswith("not decided: CMP-6 (in part), CMP-7 (in part), CMP-8, CMP-9 (in part), PRN-3 (in part), PRN-4 (in part), DIA-6 (in part) "
+                           "need --deployment FILE")
     assert "rules only the request shows (PFX-11, LOOP-6, WIRE-1" in last
     assert main(["check", "-v", "--deployment", deployment, path]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
@@ -234,7 +235,7 @@ def test_the_run_lists_the_rules_it_could_not_decide_and_why(tmp_path: Path, cap
     assert main(["check", "--format", "json", path]) == 0
     summary = json.loads(capsys.readouterr().out.splitlines()[-1])
     whys = {item["rule"]: item["why"] for item in summary["notDecided"]}
-    assert {rule for rule, why in whys.items() if why == "deployment"} == {"CMP-6", "CMP-8", "DIA-6", "PRN-3", "PRN-4"}
+    assert {rule for rule, why in whys.items() if why == "deployment"} == {"CMP-6", "CMP-7", "CMP-8", "CMP-9", "DIA-6", "PRN-3", "PRN-4"}
     assert whys["WIRE-1"] == "request-only" and "SURF-3" not in whys
     assert main(["check", "--format", "sarif", "--deployment", deployment, path]) == 0
     sarif = json.loads(capsys.readouterr().out)
@@ -321,3 +322,47 @@ def test_a_scrubbed_header_leaves_the_pressure_figure_unknown(tmp_path: Path) ->
     path = _file(tmp_path, "scrubbed.jsonl", tuple(log))
     assert api.check_file(path).verdict is api.Verdict.VALID
     assert api.check_file(path, deployment=api.read_deployment_file(_deployment(tmp_path))).findings == ()
+
+
+def _overflowing(hooks: Hooks, kind: ReplyKind) -> tuple[Event, ...]:
+    """Two turns, then one whose first request overflows (CONTEXT_WINDOW_EXCEEDED, thrown or in the stream) and
+    whose retry answers."""
+    overflow = Reply(kind=kind, error_code=CONTEXT_WINDOW_EXCEEDED, error_message="too long")
+    script = TurnScript(prompt=Prompt(content=text_content("question " + "long " * 40)), replies=(overflow, Reply(text="recovered")))
+    log: tuple[Event, ...] = ()
+    instance = new_instance()
+    for turn in (_turn(1, 300), _turn(2, 300), script):
+        out = run_turn(log, instance, AGENT, turn, hooks=hooks)
+        assert not isinstance(out, Rejected), out
+        log, instance = out.log, out.instance
+    return log
+
+
+# Pressure never qualifies (thresholdRatio 1 of a window of 700 is never reached here): only the overflow decides.
+NO_PRESSURE = {**DEPLOYMENT, "compaction": {**DEPLOYMENT["compaction"], "thresholdRatio": 1}}  # type: ignore[dict-item]
+NO_PRESSURE_PLUGIN = _plugin(config=CompactConfig(threshold_ratio=1.0, retain_tokens=87, max_tokens=128))
+
+
+@pytest.mark.parametrize("kind", [ReplyKind.ERROR_THROWN, ReplyKind.ERROR_IN_BAND])
+def test_CMP_7_overflow_recovery_that_had_to_run_and_did_not(tmp_path: Path, kind: ReplyKind) -> None:
+    """CMP-7: after a failed step whose failure is CONTEXT_WINDOW_EXCEEDED (logged by its error finish, or by
+    the turn's error end), with no earlier overflow and maxOverflowRetries 1, compactIfNeeded(context-overflow)
+    had to run; its range selection (retainTokens 0) has the head of the first two turns.  The writer with
+    compaction mounted recovered (valid); the same turns unmounted fail the turn: CMP-7 at its end."""
+    deployment = _deployment(tmp_path, NO_PRESSURE)
+    recovered = _file(tmp_path, "recovered.jsonl", _overflowing(compaction_hooks(NO_PRESSURE_PLUGIN), kind))
+    assert _rules(recovered, deployment) == (api.Verdict.VALID, [], api.Verdict.VALID)
+    log = _overflowing(Hooks(), kind)
+    verdict, rules, decided = _rules(_file(tmp_path, "failed.jsonl", log), deployment)
+    assert (verdict, rules, decided) == (api.Verdict.VALID, ["CMP-7"], api.Verdict.INVALID)
+    found = api.check_file(str(tmp_path / "failed.jsonl"), deployment=api.read_deployment_file(deployment)).findings[0]
+    assert found.seq == log[-1].seq and log[-1].type == "turn/end" and "overflow recovery had to run" in found.reason
+
+
+def test_CMP_7_a_recovery_beyond_maxOverflowRetries(tmp_path: Path) -> None:
+    """The writer recovers the overflow (its maxOverflowRetries is 1); the deployment says 0 (recovery
+    disabled): the recovery it logged after the failed step (whose error finish names the code) ran though
+    no overflow retry was allowed."""
+    path = _file(tmp_path, "recovered.jsonl", _overflowing(compaction_hooks(NO_PRESSURE_PLUGIN), ReplyKind.ERROR_IN_BAND))
+    disabled = _deployment(tmp_path, {**NO_PRESSURE, "compaction": {**NO_PRESSURE["compaction"], "maxOverflowRetries": 0}})  # type: ignore[dict-item]
+    assert _rules(path, disabled) == (api.Verdict.VALID, ["CMP-7"], api.Verdict.INVALID)

@@ -122,12 +122,12 @@ def test_the_deployment_reaches_the_workers(tmp_path: Path, check: Callable[...,
     findings and the same summary (notDecided without the deployment's rules) as in one process."""
     from sessionspec.model.codec import serialize_event
     from sessionspec.model.loop import Hooks
-    from tests.check.test_deployment import DEPLOYMENT, _written
+    from tests.support import DUMP_DEPLOYMENT, dump_turns
 
     log = tmp_path / "uncompacted.jsonl"
-    log.write_text("".join(serialize_event(e) + "\n" for e in _written(Hooks())), encoding="utf-8")
+    log.write_text("".join(serialize_event(e) + "\n" for e in dump_turns(Hooks())), encoding="utf-8")
     deployment = tmp_path / "deployment.json"
-    deployment.write_text(json.dumps(DEPLOYMENT), encoding="utf-8")
+    deployment.write_text(json.dumps(DUMP_DEPLOYMENT), encoding="utf-8")
     sequential = check("--format", "json", "--deployment", str(deployment), str(log))
     distributed = check("--format", "json", "--dask", "threads", "--jobs", "2", "--deployment", str(deployment), str(log))
     assert sequential.returncode == 1 and '"CMP-6"' in sequential.stdout

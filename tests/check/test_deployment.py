@@ -24,50 +24,29 @@ from sessionspec.model.deployment import read_deployment
 from sessionspec.model.jsonval import freeze, js_stringify
 from sessionspec.model.log import Event
 from sessionspec.model.loop import (
-    AgentConfig,
     CompactionPlugin,
     Hooks,
     Prompt,
     Reply,
     ReplyKind,
-    ToolCallSpec,
     TurnScript,
     compaction_hooks,
-    new_instance,
-    run_turn,
     text_content,
 )
 from sessionspec.model.prune import PruneConfig
 from sessionspec.model.rejected import Rejected
-from sessionspec.simulate import ECHO_TOOL, PERSONA
 from sessionspec.spec.machine_scripts import compaction_plugin
+from tests.support import DUMP_AGENT, DUMP_DEPLOYMENT, dump_turn, dump_turns
 
-AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,))
+AGENT = DUMP_AGENT
 # The configuration the deployment states: compaction_plugin(700, prune=True) as a deployment file.
 PLUGIN = compaction_plugin(700, prune=True)
-DEPLOYMENT = {
-    "version": 1,
-    "compaction": {"thresholdRatio": 0.5, "retainTokens": 87, "maxTokens": 128},
-    "prune": {"thresholdChars": 400, "headChars": 100, "tailChars": 50},
-    "models": [{"provider": "mock", "model": "mock-1", "contextWindow": 700}],
-}
-
-
-def _turn(n: int, size: int = 900) -> TurnScript:
-    call = ToolCallSpec(call_id=f"call-{n}", name="echo", arguments='{"text":"dump"}',
-                        result=f"dump {n}: " + "lorem ipsum " * (size // 12))
-    return TurnScript(prompt=Prompt(content=text_content(f"dump {n}")),
-                      replies=(Reply(kind=ReplyKind.TOOL_CALLS, text="dumping", tool_calls=(call,)), Reply(text=f"dumped {n}")))
+DEPLOYMENT = DUMP_DEPLOYMENT
+_turn = dump_turn
 
 
 def _written(hooks: Hooks) -> tuple[Event, ...]:
-    log: tuple[Event, ...] = ()
-    instance = new_instance()
-    for script in (_turn(1), _turn(2), _turn(3, 2000), _turn(4)):
-        out = run_turn(log, instance, AGENT, script, hooks=hooks)
-        assert not isinstance(out, Rejected), out
-        log, instance = out.log, out.instance
-    return log
+    return dump_turns(hooks)
 
 
 def _file(tmp_path: Path, name: str, log: tuple[Event, ...]) -> str:
@@ -329,13 +308,7 @@ def _overflowing(hooks: Hooks, kind: ReplyKind) -> tuple[Event, ...]:
     whose retry answers."""
     overflow = Reply(kind=kind, error_code=CONTEXT_WINDOW_EXCEEDED, error_message="too long")
     script = TurnScript(prompt=Prompt(content=text_content("question " + "long " * 40)), replies=(overflow, Reply(text="recovered")))
-    log: tuple[Event, ...] = ()
-    instance = new_instance()
-    for turn in (_turn(1, 300), _turn(2, 300), script):
-        out = run_turn(log, instance, AGENT, turn, hooks=hooks)
-        assert not isinstance(out, Rejected), out
-        log, instance = out.log, out.instance
-    return log
+    return dump_turns(hooks, (_turn(1, 300), _turn(2, 300), script))
 
 
 # Pressure never qualifies (thresholdRatio 1 of a window of 700 is never reached here): only the overflow decides.

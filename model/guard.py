@@ -3,9 +3,10 @@
 The harness runs package-owned invariant checks in development (``@deepseek-ai/dsh-invariants``,
 ``packages/support/invariants/src/index.ts`` at ``a55f148516``): a violated check throws ``InvariantError``
 with ``code = 'INVARIANT'`` and the message ``invariant violated by "<package>": <contract>``.  In a turn the
-loop records a thrown error once, as the turn's end (``loop.ts`` ``failTurn``, ``errorData``: ``{kind:
-"error", step, message, code}``; D08 ``{kind: "error", error: {message, code}}``), and the LLM layer rethrows an
-``INVARIANT`` error rather than classifying it as a provider failure (``llm/src/index.ts``).  Such a turn end
+loop records a thrown error once, as the turn's end: it is no adapter failure (``llmFailureOf`` answers
+undefined), so ``failTurn`` writes ``{kind: "error", step, message, code}`` (``loop.ts`` ``errorData``); D08
+writes ``{kind: "error", error: {message, code}}``, its LLM layer rethrowing an ``INVARIANT`` error rather than
+classifying it as a provider failure (``llm/src/index.ts`` at ``611615650f``).  Such a turn end
 is not a provider's error: it is the writer catching itself breaking a rule.  Which rule is the package's:
 the request-reconstruction invariant of ``@deepseek-ai/dsh-agent-loop`` (INV-2's checks, INV-3's messages,
 INV-4's scalars; ``agent-loop/src/invariant.ts``) or the session companion of ``@deepseek-ai/dsh-session``

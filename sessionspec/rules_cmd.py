@@ -9,6 +9,7 @@ from typing import assert_never
 
 from sessionspec.model.rules import DECIDERS
 from sessionspec.options import add_verbosity, describe
+from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
 from sessionspec.spec.registry import load_definitions, properties, quirks, registry_digest, rules
 from sessionspec.spec.status import (
     DECIDED_BY_CHECKER_CODE,
@@ -21,6 +22,7 @@ from sessionspec.spec.status import (
     NotYet,
     OutOfScope,
     Undecidable,
+    WithDeployment,
 )
 
 HELP = "print the rule registry (ID, normative sentence, implementing functions, what the model and the checker decide)"
@@ -86,6 +88,8 @@ def _facet(status: ModelStatus | LogStatus) -> dict[str, str]:
             return {"status": "not-defined", "reason": reason}
         case Audited(part=part, reported_as=named):
             return {"status": "audited", **({"part": part} if part else {}), **({"reportedAs": named} if named else {})}
+        case WithDeployment(part=part):
+            return {"status": "with-deployment", "part": part}
         case Undecidable(reason=reason):
             return {"status": "undecidable", "reason": reason}
         case NotYet(reason=reason):
@@ -98,20 +102,24 @@ def _deciders(rule_id: str) -> dict[str, object]:
     """Issue 44: for an audited rule, the model functions ``check`` runs to decide it (``@decides``), and whether
     checker code of its own still decides it too (spec/status.py, DECIDED_BY_CHECKER_CODE: its area has not
     moved into the model yet).  Read without importing the checker."""
-    if not isinstance(STATUS[rule_id].log, Audited):
-        return {}
+    decidable: dict[str, object] = {"decidable": decidability(rule_id)}
+    if rule_id in DECIDED_WITH_DEPLOYMENT:
+        decidable["withDeployment"] = DECIDED_WITH_DEPLOYMENT[rule_id]
+    if not isinstance(STATUS[rule_id].log, Audited | WithDeployment):
+        return decidable
     load_definitions()
     names = sorted(f"{f.__module__}.{f.__qualname__}" for f in DECIDERS.get(rule_id, []))
-    return {"decidedBy": names, "checkerCode": rule_id in DECIDED_BY_CHECKER_CODE}
+    return {**decidable, "decidedBy": names, "checkerCode": rule_id in DECIDED_BY_CHECKER_CODE}
 
 
 def _deciders_text(rule_id: str) -> str:
     found = _deciders(rule_id)
-    if not found:
-        return ""
+    decidable = f"; decidable: {found['decidable']}" + (f" (with the deployment: {found['withDeployment']})" if "withDeployment" in found else "")
+    if "decidedBy" not in found:
+        return decidable
     names = ", ".join(str(name) for name in found["decidedBy"])  # type: ignore[attr-defined]
     shown = f", decided by {names}" if names else ""
-    return shown + (" and by checker code of its own (sessionspec/check, until its area moves into model/)" if found["checkerCode"] else "")
+    return shown + (" and by checker code of its own (sessionspec/check, until its area moves into model/)" if found["checkerCode"] else "") + decidable
 
 
 def _facet_text(status: ModelStatus | LogStatus) -> str:

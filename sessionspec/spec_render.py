@@ -24,7 +24,17 @@ from sessionspec.coverage import RuleCoverage, coverage, summary
 from sessionspec.model.rules import IMPLEMENTATIONS
 from sessionspec.options import add_verbosity, describe
 from sessionspec.spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules
-from sessionspec.spec.status import STATUS, Audited, Defined, LogStatus, NotDefined, NotYet, OutOfScope, Undecidable
+from sessionspec.spec.status import (
+    STATUS,
+    Audited,
+    Defined,
+    LogStatus,
+    NotDefined,
+    NotYet,
+    OutOfScope,
+    Undecidable,
+    WithDeployment,
+)
 
 HELP = "render the reviewer's spec (docs/SPEC.md) from the rule registry"
 
@@ -83,6 +93,9 @@ def _log_line(rule_id: str, status: LogStatus) -> str:
             audited = sorted({_qualname(f) for f in deciders().get(rule_id, [])})
             scope = f" ({part})" if part else ""
             return f"*Audited in logs by* {', '.join(f'`{name}`' for name in audited)}{scope} (docs/check.md, audit table)."
+        case WithDeployment(part=part):
+            deciding = sorted({_qualname(f) for f in deciders().get(rule_id, [])})
+            return f"*Decided with the deployment's facts (check --deployment) by* {', '.join(f'`{name}`' for name in deciding)}: {part}."
         case Undecidable(reason=reason):
             return f"*Not decidable from a log:* {reason}."
         case NotYet(reason=reason):

@@ -48,6 +48,14 @@ class Audited:
 
 @final
 @dataclass(frozen=True, slots=True)
+class WithDeployment:
+    """Decided only with the deployment's facts (``check --deployment``, issue 44): ``part`` says what of it."""
+
+    part: str
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class Undecidable:
     reason: str
 
@@ -59,7 +67,7 @@ class NotYet:
 
 
 ModelStatus = Defined | OutOfScope | NotDefined
-LogStatus = Audited | Undecidable | NotYet
+LogStatus = Audited | WithDeployment | Undecidable | NotYet
 
 
 @final
@@ -77,7 +85,10 @@ _REQUEST: Final = 'the request sent to the model is not in the log (the checker 
 _RUNTIME: Final = 'in-process behaviour of one append or call; a log records only committed events'
 _DEFINITION: Final = 'defines a computation the checker performs over the log; no event can break it'
 _PREFIX: Final = "composition writes no event; a log shows the prefix only on the instance's anchor header"
-_CONFIG: Final = "needs the compaction configuration and the model's context window, which the log does not record"
+_SUMMARY_REQUEST: Final = 'the summarization request is not in the log'
+_DEV_INVARIANT: Final = 'the dev invariant runs on the live request at dispatch; the request is not in the log'
+_SENT_REQUESTS: Final = 'holds for every rebuilt request of an append-only surface; the sent requests are not in the log'
+_CONFIG: Final = "a rule of the configuration, not of a log: check --deployment FILE applies it to the deployment's (a file it refuses is a usage error)"
 _MODEL: Final = "a property of the model's functions over every log (Hypothesis, spec/), not of one log"
 # Reasons a rule has no definition of its own in model/
 _SHAPE: Final = "a shape of logged data: the loop writes it and the checker audits it; the model carries it as JSON values, with no function of its own"
@@ -183,12 +194,12 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "WIRE-5": RuleStatus(DEFINED, Undecidable(_REQUEST)),
     "WIRE-6": RuleStatus(NotDefined('a prohibition: the model does not model adapter-layer changes; nothing to define'), Undecidable(_REQUEST)),
     # INV
-    "INV-1": RuleStatus(OutOfScope('Concerns where the harness registers its dev invariant in the `llm/stream` listener chain; the model has no listener chain, and its machines check every request at dispatch by construction (`reconstruction_mismatch` on every `SentRequest`).'), Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
-    "INV-2": RuleStatus(NotDefined("the harness's own runtime invariant and its check order; the model checks the stronger INV-5"), Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
-    "INV-3": RuleStatus(DEFINED, Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
-    "INV-4": RuleStatus(DEFINED, Undecidable('the dev invariant runs on the live request at dispatch; the request is not in the log')),
+    "INV-1": RuleStatus(OutOfScope('Concerns where the harness registers its dev invariant in the `llm/stream` listener chain; the model has no listener chain, and its machines check every request at dispatch by construction (`reconstruction_mismatch` on every `SentRequest`).'), Undecidable(_DEV_INVARIANT)),
+    "INV-2": RuleStatus(NotDefined("the harness's own runtime invariant and its check order; the model checks the stronger INV-5"), Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
+    "INV-3": RuleStatus(DEFINED, Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
+    "INV-4": RuleStatus(DEFINED, Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
     "INV-5": RuleStatus(DEFINED, Undecidable(_REQUEST)),
-    "INV-6": RuleStatus(NotDefined('a corollary of INV-5, checked as the property requests_extend_within_instance (P-INV-4)'), Undecidable('holds for every rebuilt request of an append-only surface; the sent requests are not in the log')),
+    "INV-6": RuleStatus(NotDefined('a corollary of INV-5, checked as the property requests_extend_within_instance (P-INV-4)'), Undecidable(_SENT_REQUESTS)),
     "INV-7": RuleStatus(NotDefined(_CHECKER), Audited('request points; the chunks of a request, through the provenance of its message (SURF-13)')),
     # CMP
     "CMP-1": RuleStatus(DEFINED, AUDITED),
@@ -198,7 +209,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "CMP-5": RuleStatus(DEFINED, Audited('no automatic bracket before any header')),
     "CMP-6": RuleStatus(DEFINED, AUDITED),
     "CMP-7": RuleStatus(DEFINED, Audited('A55: a bracket after a failed step only for a logged CONTEXT_WINDOW_EXCEEDED (or an unlogged failure); a committed one is followed by the retry')),
-    "CMP-8": RuleStatus(DEFINED, Undecidable(_CONFIG)),
+    "CMP-8": RuleStatus(DEFINED, WithDeployment('that compactIfNeeded(pressure) ran at a trigger point only over its threshold, with a range to compact, and pruned first')),
     "CMP-9": RuleStatus(DEFINED, Audited('the range selected with retainTokens 0; the prune and retry decisions depend on in-process results')),
     "CMP-10": RuleStatus(DEFINED, AUDITED),
     "CMP-11": RuleStatus(DEFINED, Audited('exactly for retainTokens 0 (overflow, manual); otherwise a non-empty retained tail (CMP-12), its size needing retainTokens, not logged', reported_as='CMP-9')),
@@ -206,7 +217,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "CMP-13": RuleStatus(DEFINED, AUDITED),
     "CMP-14": RuleStatus(DEFINED, AUDITED),
     "CMP-15": RuleStatus(DEFINED, AUDITED),
-    "CMP-16": RuleStatus(DEFINED, Undecidable('the summarization request is not in the log')),
+    "CMP-16": RuleStatus(DEFINED, Undecidable(_SUMMARY_REQUEST)),
     "CMP-17": RuleStatus(DEFINED, Undecidable('the summarizer call is not in the log (only its recorded provider/model)')),
     "CMP-18": RuleStatus(DEFINED, Undecidable('binds the default summarizer; a custom one may return any summary, and the log does not say which ran')),
     "CMP-19": RuleStatus(DEFINED, AUDITED),
@@ -273,7 +284,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "DIA-14": RuleStatus(DEFINED, AUDITED),
     "DIA-15": RuleStatus(OutOfScope('The D08 cancel shapes (`interrupted: true`, `ABORTED_BEFORE_DISPATCH` results) are written by the later loop, which the model does not simulate (see DIA-12).'), Audited("an interrupted message's tool calls and the message a cancelled visible stream records; the ABORTED_BEFORE_DISPATCH results of a cancelled batch are not yet checked")),
     "DIA-16": RuleStatus(DEFINED, AUDITED),
-    "DIA-17": RuleStatus(DEFINED, Undecidable('the summarization request is not in the log')),
+    "DIA-17": RuleStatus(DEFINED, Undecidable(_SUMMARY_REQUEST)),
     "DIA-18": RuleStatus(DEFINED, AUDITED),
     "DIA-19": RuleStatus(NotDefined(_COMPANION), AUDITED),
     "DIA-20": RuleStatus(DEFINED, Audited('the manual range (retainTokens 0); idle-only by LOG-13 (owner null between turns)')),
@@ -328,7 +339,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "P-INV-1": RuleStatus(DEFINED, Audited('every request can be rebuilt; the sent one is not logged', reported_as='FMT-9')),
     "P-INV-2": RuleStatus(DEFINED, Undecidable(_REQUEST)),
     "P-INV-3": RuleStatus(NotDefined(_TESTED), Undecidable(_REQUEST)),
-    "P-INV-4": RuleStatus(DEFINED, Undecidable('holds for every rebuilt request of an append-only surface; the sent requests are not in the log')),
+    "P-INV-4": RuleStatus(DEFINED, Undecidable(_SENT_REQUESTS)),
     "P-INV-5": RuleStatus(NotDefined(_TESTED), Undecidable(_RUNTIME)),
     "P-INV-6": RuleStatus(NotDefined(_TESTED), Undecidable(_REQUEST)),
     "P-CMP-1": RuleStatus(DEFINED, Audited(reported_as='CMP-22')),
@@ -339,10 +350,10 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "P-CMP-6": RuleStatus(DEFINED, Audited(reported_as='CMP-21')),
     "P-CMP-7": RuleStatus(DEFINED, Audited(reported_as='CMP-25')),
     "P-CMP-8": RuleStatus(NotDefined(_TESTED), Undecidable("a surface append during summarization is CMP-19's; the rejected commit leaves only compact/end {error}")),
-    "P-CMP-9": RuleStatus(DEFINED, Undecidable(_CONFIG)),
+    "P-CMP-9": RuleStatus(DEFINED, WithDeployment('no compaction event at a trigger point below floor(cw x thresholdRatio); findings name CMP-8')),
     "P-CMP-10": RuleStatus(DEFINED, Audited('A55: a committed overflow compaction is followed by a retry step unless interrupted, and lies between the failed step/end and the retry', reported_as='CMP-7')),
     "P-CMP-11": RuleStatus(DEFINED, Audited(reported_as='CMP-6')),
-    "P-CMP-12": RuleStatus(DEFINED, Undecidable(_CONFIG)),
+    "P-CMP-12": RuleStatus(DEFINED, NotYet("needs compactionRetries and the measurement after each transaction: check --deployment does not decide the retries yet")),
     "P-MTR-1": RuleStatus(DEFINED, Undecidable(_MODEL)),
     "P-MTR-2": RuleStatus(DEFINED, Undecidable(_MODEL)),
     "P-MTR-3": RuleStatus(DEFINED, Undecidable(_MODEL)),
@@ -370,3 +381,6 @@ DECIDED_BY_CHECKER_CODE: Final = frozenset({
     "P-LOG-7", "P-LOOP-1", "P-LOOP-4", "P-LOOP-5", "P-LOOP-7", "P-PFX-7", "P-INV-1", "P-CMP-1", "P-CMP-2", "P-CMP-3",
     "P-CMP-4", "P-CMP-6", "P-CMP-7", "P-CMP-10", "P-CMP-11", "P-PRN-2", "P-PRN-3", "P-DIA-2",
 })
+
+# The reasons that say only a request shows the rule (the request sent to the model, or the summarizer's).
+REQUEST_ONLY_REASONS: Final = frozenset({_REQUEST, _SUMMARY_REQUEST, _DEV_INVARIANT, _SENT_REQUESTS})

@@ -14,7 +14,7 @@ from typing import Final, assert_never
 from sessionspec.check.deciders import deciders
 from sessionspec.check.loader_levels import loader_level
 from sessionspec.model.rejected import FailureKind
-from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable
+from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable, WithDeployment
 
 
 def _cell(text: str) -> str:
@@ -39,6 +39,8 @@ def render(ids: list[str]) -> str:
                 rows.append(f"| {rid} | {where} | {loader} | |")
             case NotYet(reason=reason):
                 rows.append(f"| {rid} | **not yet audited**: {_cell(reason)} | | |")
+            case WithDeployment(part=part):
+                rows.append(f"| {rid} | with `--deployment` only: {_auditors(rid)} ({_cell(part)}) | | without it: the log does not record the configuration |")
             case Undecidable(reason=reason):
                 rows.append(f"| {rid} | | | {_cell(reason)} |")
             case unreachable:

@@ -28,6 +28,7 @@ from sessionspec.check.checker import (
     sample_paths,
 )
 from sessionspec.check.config import ConfigError, Exclusion, exclusion, load_config
+from sessionspec.check.deployment_file import load_deployment
 from sessionspec.check.junit import JunitDocument
 from sessionspec.check.logfile import MAX_EVENTS, STDIN
 from sessionspec.check.output import FORMATS, RecordSink
@@ -36,6 +37,7 @@ from sessionspec.check.paths import LogPath, Unlistable, escape_text, iter_log_p
 from sessionspec.check.sarif import SarifDocument
 from sessionspec.check.selection import Selection, SelectorError, parse_selectors
 from sessionspec.check.task import Task, available_cpus, check_task, selected
+from sessionspec.check.undecided import not_decided
 from sessionspec.options import add_dialect, add_verbosity, describe, package_version, positive_int
 from sessionspec.progress import BAR_CELLS, CountingReader, ProgressBar, bar_text, on_terminal
 
@@ -75,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read [tool.sessionspec] from FILE (default: the nearest pyproject.toml upwards that has the table)")
     parser.add_argument("--isolated", action="store_true", help="read no configuration file")
     add_verbosity(parser, quiet="text: omit the verdict lines of valid files; no progress bar",
-                  verbose="text and github: show every knock-on finding on its own line instead of grouped under its cause")
+                  verbose="text and github: show every knock-on finding on its own line instead of grouped under its cause; "
+                          "text: after the summary, the rules the run could not decide (no --deployment; request-only)")
     parser.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N",
                         help="check files in N worker processes (at most the CPUs available); output order stays the input order")
     parser.add_argument("--max-events", type=positive_int, default=MAX_EVENTS, metavar="N",
@@ -85,7 +88,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "processes), or 'processes'/'threads'/'synchronous'; PATHs may be fsspec URL globs "
                              "(needs sessionspec[dask]; default: no cluster)")
     parser.add_argument("--strict-quirks", action="store_true",
-                        help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29) as findings instead of notes")
+                        help="report the quirks of the real code a log shows (spec/rulebook.md section 17: Q-4, Q-17, Q-29), and the turns "
+                             "the writer's own invariant guard ended (code INVARIANT), as findings instead of notes")
+    parser.add_argument("--deployment", metavar="FILE",
+                        help="a deployment file (JSON, docs/schemas/deployment.v1.schema.json): the compaction and prune configuration "
+                             "and the models' context windows, which a log does not record; with it, whether compaction had to run at a "
+                             "post-step (CMP-6; D08 pre-step, DIA-6) or after a context overflow (CMP-7), ran below its threshold (CMP-8), and whether "
+                             "prunes kept the configured head and tail (PRN-3, PRN-4) are decided too (default: none; those rules are listed "
+                             "as not decided)")
     parser.add_argument("--no-progress", action="store_true",
                         help="never draw the progress bar on stderr (drawn only on a terminal: 5 files or more, or one file of 4 MiB or more)")
 
@@ -95,8 +105,10 @@ def report_line(report: FileReport, fmt: str, quiet: bool = False, verbose: bool
     return output.report_line(report, fmt, quiet, verbose)
 
 
-def summary_line(summary: Summary, fmt: str) -> str:
-    return output.summary_line(summary, fmt)
+def summary_line(summary: Summary, fmt: str, deployment_given: bool = False) -> str:
+    """The summary line the command prints last (in json with the rules a run could not decide: those needing
+    the deployment unless ``deployment_given``, and the request-only ones)."""
+    return output.summary_line(summary, fmt, not_decided(deployment_given))
 
 
 # --------------------------------------------------------------------------- progress
@@ -138,7 +150,7 @@ def _check_watched(task: Task, path: str, bar: ProgressBar) -> FileReport:
         suffix = "" if passes[0] == 1 else f" (pass {passes[0]}: the dialect or the first live seq is known now)"
         return cast(BinaryIO, io.BufferedReader(CountingReader(handle, bar, suffix), buffer_size=1024 * 1024))
 
-    report = check_path(path, task.forced, task.strict_quirks, task.max_events, watch=watch)
+    report = check_path(path, task.forced, task.strict_quirks, task.max_events, watch=watch, deployment=task.deployment)
     bar.clear()
     return selected(report, task)
 
@@ -213,7 +225,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"sessionspec check: {escape_text(settings)}", file=sys.stderr)
         return 2
     selection, excluded = settings
-    template = Task(path="", forced=args.dialect, strict_quirks=args.strict_quirks, max_events=args.max_events, selection=selection)
+    deployment = None if args.deployment is None else load_deployment(args.deployment)
+    if isinstance(deployment, str):
+        print(f"sessionspec check: --deployment {escape_text(deployment)}", file=sys.stderr)
+        return 2
+    template = Task(path="", forced=args.dialect, strict_quirks=args.strict_quirks, max_events=args.max_events, selection=selection,
+                    deployment=deployment)
     document = _document(args.format)
     if args.dask is not None:
         return _run_dask(args, paths, template, excluded, document)
@@ -246,7 +263,9 @@ def run(args: argparse.Namespace) -> int:
     if summary.files == 0:
         print(f"sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under {escape_text(' '.join(paths))}", file=sys.stderr)
         return 2
-    out.write(document.finish(summary.to_json()) if document is not None else summary_line(summary, args.format))
+    undecided = not_decided(template.deployment is not None)
+    out.write(document.finish(output.summary_record(summary, undecided)) if document is not None
+              else output.summary_line(summary, args.format, undecided, args.verbose))
     out.flush()
     if args.format == "text" and not args.quiet:
         _unknown_hint(summary)

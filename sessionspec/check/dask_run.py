@@ -29,6 +29,7 @@ from sessionspec.check.checker import Summary
 from sessionspec.check.output import report_line, summary_line
 from sessionspec.check.paths import LOG_SUFFIXES, LogPath, escape_text, iter_log_paths
 from sessionspec.check.task import Task, available_cpus, check_task
+from sessionspec.check.undecided import not_decided
 
 LOCAL_SCHEDULERS: Final = ("processes", "threads", "synchronous", "sync", "single-threaded")
 MAX_PARTITION_FILES: Final = 1000
@@ -163,6 +164,6 @@ def run_dask(scheduler: str, paths: Sequence[str], template: Task, fmt: str, qui
         except lost as error:  # the cluster failed (a worker died, a connection dropped), not the check
             out.flush()
             return _fail(f"dask: the run was lost after {summary.files} files: {type(error).__name__}: {error}")
-    out.write(summary_line(summary, fmt))
+    out.write(summary_line(summary, fmt, not_decided(template.deployment is not None)))
     out.flush()
     return summary.exit_code()

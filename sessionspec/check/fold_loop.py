@@ -16,6 +16,7 @@ from sessionspec.check.folds import CHUNK, AuditFold, FoldOutcome, Send, Step, W
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.surface import plan_surface_event, splice
+from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect, Event, surface_types
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
@@ -31,10 +32,16 @@ class FoldLoop:
     last.  The surface is folded only when some fold needs it; the ``AS_LOGGED`` folds take
     the event as logged (before the D08 migration)."""
 
-    def __init__(self, dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]]) -> None:
+    def __init__(self, dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]], deployment: Deployment | None = None) -> None:
         self.dialect = dialect
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
+        # The deployment's decisions run only when its facts are given: without them, no fold more, and their
+        # modules are not even imported (no cost).
+        if deployment is not None:
+            from sessionspec.check.deployment_fold import DeploymentFold  # noqa: PLC0415
+
+            self.made.append(DeploymentFold(self.before, dialect, first_live_seq, deployment))
         # Fold by fold over a batch (each fold's code stays in the instruction cache), but for the folds
         # reading ``before`` at their event.  Each fold still takes the events in order, with the same plans.
         self.deferred = [fold for fold in self.made if not fold.READS_BEFORE]

@@ -36,17 +36,27 @@ def finding_of(lines: LineTable, rejected: Rejected, line: int | None = None) ->
     )
 
 
+def _is_quirk(rule: str) -> bool:
+    return rule.startswith(("Q-", "QF-"))
+
+
 def quirk_notes(quirks: Sequence[Finding]) -> tuple[str, ...]:
-    """One note per quirk ID (§17: the model follows the real code; a note, not a failure)."""
+    """One note per quirk ID (§17: the model follows the real code; a note, not a failure), then one per rule
+    the writer's own invariant guard caught it breaking (``model.guard``: the writer stopped itself)."""
     by_rule: dict[str, list[Finding]] = {}
     for quirk in quirks:
         by_rule.setdefault(quirk.rule, []).append(quirk)
     notes: list[str] = []
-    for rule in sorted(by_rule, key=lambda r: int(r.split("-")[1])):
+    for rule in sorted(by_rule, key=lambda r: (not _is_quirk(r), int(r.split("-")[1]))):
         first = by_rule[rule][0]
         where = ", ".join(part for part in (f"line {first.line}" if first.line is not None else "", f"seq {first.seq}" if first.seq is not None else "") if part)
         count = len(by_rule[rule])
-        notes.append(f"quirk {rule} ({count} time{'s' if count != 1 else ''}, first at {where}): {first.reason} (the real code does this; --strict-quirks makes it a finding)")
+        times = f"{count} time{'s' if count != 1 else ''}, first at {where}"
+        if _is_quirk(rule):
+            notes.append(f"quirk {rule} ({times}): {first.reason} (the real code does this; --strict-quirks makes it a finding)")
+        else:
+            notes.append(f"the writer's own invariant guard caught it breaking {rule} ({times}): {first.reason} "
+                         "(the writer stopped itself: a note; --strict-quirks makes it a finding)")
     return tuple(notes)
 
 

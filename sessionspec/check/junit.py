@@ -59,6 +59,13 @@ class JunitDocument:
                   "skipped": str(summary["unknown"])}
         suites = ElementTree.Element("testsuites", {"name": "sessionspec check", **counts})
         suite = ElementTree.SubElement(suites, "testsuite", {"name": "sessionspec check", **counts})
+        undecided = summary.get("notDecided")
+        if isinstance(undecided, list) and undecided:
+            # The rules the run could not decide (sessionspec/check/undecided.py), as properties of the suite.
+            properties = ElementTree.SubElement(suite, "properties")
+            for item in undecided:
+                if isinstance(item, dict):
+                    ElementTree.SubElement(properties, "property", {"name": f"not-decided {item.get('rule')}", "value": str(item.get("why"))})
         suite.extend(self.cases)
         ElementTree.indent(suites)
         return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"

@@ -19,6 +19,7 @@ from typing import Final, Protocol
 from sessionspec.check.paths import escape_text
 from sessionspec.check.report import Cause, FileReport, Finding, Verdict
 from sessionspec.check.summary import Summary
+from sessionspec.check.undecided import NotDecided, not_decided_text
 from sessionspec.model.rejected import FailureKind
 
 STREAMED: Final = ("text", "json", "github")
@@ -179,5 +180,15 @@ class RecordSink:
         return len(text)
 
 
-def summary_line(summary: Summary, fmt: str) -> str:
-    return json_line(summary.to_json()) if fmt == "json" or fmt in DOCUMENTS else summary.text() + "\n"
+def summary_record(summary: Summary, undecided: tuple[NotDecided, ...] | None = None) -> dict[str, object]:
+    """The summary record; ``undecided``, when given, the rules the run could not decide (``notDecided``)."""
+    record = summary.to_json()
+    return record if undecided is None else {**record, "notDecided": [item.to_json() for item in undecided]}
+
+
+def summary_line(summary: Summary, fmt: str, undecided: tuple[NotDecided, ...] | None = None, verbose: bool = False) -> str:
+    """The summary, last; with ``undecided``, the rules the run could not decide: in json the record's
+    ``notDecided``, in text (with ``-v``) a line after the summary line."""
+    if fmt == "json" or fmt in DOCUMENTS:
+        return json_line(summary_record(summary, undecided))
+    return summary.text() + "\n" + (f"{not_decided_text(undecided)}\n" if verbose and fmt == "text" and undecided else "")

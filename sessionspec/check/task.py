@@ -13,6 +13,7 @@ from sessionspec.check.logfile import MAX_EVENTS
 from sessionspec.check.paths import LogPath, Unlistable
 from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.check.selection import Selection
+from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect
 
 
@@ -34,6 +35,7 @@ class Task:
     strict_quirks: bool = False
     max_events: int = MAX_EVENTS
     selection: Selection = Selection()
+    deployment: Deployment | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return reduce_by_fields(self)  # it crosses processes: sessionspec/check/pickling.py
@@ -43,7 +45,7 @@ def check_task(task: Task) -> FileReport:
     """The per-file function every runner maps (module level, so it pickles)."""
     if isinstance(task.path, Unlistable):
         return unlistable_report(task.path)
-    return selected(check_location(task.path, task.forced, task.strict_quirks, task.max_events), task)
+    return selected(check_location(task.path, task.forced, task.strict_quirks, task.max_events, deployment=task.deployment), task)
 
 
 def selected(report: FileReport, task: Task) -> FileReport:

@@ -139,7 +139,10 @@ def test_every_fold_of_the_checker_runs_and_each_decides_something() -> None:
     defined = {cls for info in pkgutil.iter_modules(sessionspec.check.__path__)
                for _, cls in inspect.getmembers(importlib.import_module(f"sessionspec.check.{info.name}"), inspect.isclass)
                if issubclass(cls, AuditFold) and cls not in (AuditFold, WalkFold) and cls.__module__.startswith("sessionspec.check.")}
-    assert defined == set(folds)
+    # The deployment's fold is the one fold outside the list: it runs only when a deployment is given (check --deployment).
+    from sessionspec.check.deployment_fold import DeploymentFold
+
+    assert defined == {*folds, DeploymentFold}
     deciding = {id(f) for functions in DECIDERS.values() for f in functions}
     # A compiled twin (sessionspec/fast) is named as its definition: fast.provenance.check_stream_provenance drives
     # model.provenance.check_stream_provenance (tests/fast ties the two).

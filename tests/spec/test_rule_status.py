@@ -8,8 +8,17 @@ from pathlib import Path
 
 from sessionspec.check.deciders import deciders
 from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
 from sessionspec.spec.registry import load_definitions, properties, rules
-from sessionspec.spec.status import DECIDED_BY_CHECKER_CODE, STATUS, Audited, Defined, NotDefined, OutOfScope
+from sessionspec.spec.status import (
+    DECIDED_BY_CHECKER_CODE,
+    STATUS,
+    Audited,
+    Defined,
+    NotDefined,
+    OutOfScope,
+    WithDeployment,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,8 +61,22 @@ def test_out_of_scope_is_for_rules_only() -> None:
 def test_audited_exactly_when_a_function_decides_it() -> None:
     links = deciders()
     wrong = {rid: type(status.log).__name__ for rid, status in STATUS.items()
-             if isinstance(status.log, Audited) != bool(links.get(rid))}
+             if isinstance(status.log, Audited | WithDeployment) != bool(links.get(rid))}
     assert wrong == {}
+
+
+def test_the_deployments_rules_are_those_its_definitions_decide() -> None:
+    """Issue 44, item 3: DECIDED_WITH_DEPLOYMENT lists exactly the rules a definition of
+    ``model.compaction.obligation`` (what ``check --deployment`` runs) decides; a rule only the deployment
+    decides is WithDeployment, and ``sessionspec rules`` says which: log, log+deployment, deployment, never."""
+    links = deciders()
+    by_deployment = {rid for rid, functions in links.items()
+                     if any(f.__module__ == "sessionspec.model.compaction.obligation" for f in functions)}
+    assert set(DECIDED_WITH_DEPLOYMENT) == by_deployment
+    only = {rid for rid, status in STATUS.items() if isinstance(status.log, WithDeployment)}
+    assert only <= by_deployment
+    assert {decidability(rid) for rid in by_deployment} == {"log+deployment", "deployment"}
+    assert decidability("WIRE-1") == "request-only" and decidability("SURF-3") == "log" and decidability("CMP-8") == "deployment"
 
 
 def test_the_model_decides_every_audited_rule_but_those_still_listed_as_checker_code() -> None:
@@ -102,7 +125,7 @@ def test_every_function_a_reason_names_exists() -> None:
     for status in STATUS.values():
         for facet in (status.model, status.log):
             match facet:
-                case Audited(part=text) | Undecidable(reason=text) | NotYet(reason=text) | OutOfScope(reason=text) | NotDefined(reason=text):
+                case Audited(part=text) | WithDeployment(part=text) | Undecidable(reason=text) | NotYet(reason=text) | OutOfScope(reason=text) | NotDefined(reason=text):
                     texts.append(text)
                 case _:
                     pass

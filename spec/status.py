@@ -131,13 +131,13 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "DER-8": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "DER-9": RuleStatus(NotDefined('derived messages are JsonObject/tuple values, immutable by construction (tests/model/test_jsonval.py)'), Undecidable(_RUNTIME)),
     # HDR
-    "HDR-1": RuleStatus(NotDefined(_SHAPE), AUDITED),
+    "HDR-1": RuleStatus(DEFINED, AUDITED),
     "HDR-2": RuleStatus(DEFINED, AUDITED),
     "HDR-3": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "HDR-4": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "HDR-5": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "HDR-6": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
-    "HDR-7": RuleStatus(NotDefined(_SHAPE), Audited('data keys; reasons by sessionspec.check.header_audit.check_header_reasons')),
+    "HDR-7": RuleStatus(NotDefined(_SHAPE), Audited('data keys; reasons by sessionspec.model.header_log.check_header_record')),
     "HDR-8": RuleStatus(DEFINED, AUDITED),
     "HDR-9": RuleStatus(DEFINED, Audited('every request has a header in force', reported_as='FMT-9')),
     # PFX
@@ -166,7 +166,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "LOOP-6": RuleStatus(DEFINED, Undecidable(_REQUEST)),
     "LOOP-7": RuleStatus(DEFINED, Undecidable('in-process stages; the ones that write events are judged by FMT-9 (header before the stream) and LOOP-11/12')),
     "LOOP-8": RuleStatus(DEFINED, Undecidable('the agent options are not in the log, and a resume header may differ from the last one (Q-10)')),
-    "LOOP-9": RuleStatus(DEFINED, Audited('anchors per visible instance; reasons by sessionspec.check.header_audit.check_header_reasons')),
+    "LOOP-9": RuleStatus(DEFINED, Audited('anchors per visible instance; reasons by sessionspec.model.header_log.check_header_record')),
     "LOOP-10": RuleStatus(DEFINED, Audited('A55 (D08: DIA-7)')),
     "LOOP-11": RuleStatus(DEFINED, Audited("one message per step, provenance, usage, sourceEventSeqs, max-tokens, a successful stream's message (A55); steps a loop wrote (FMT-7 Writers)")),
     "LOOP-12": RuleStatus(DEFINED, AUDITED),
@@ -287,7 +287,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "FMT-6": RuleStatus(DEFINED, Audited('scrubbed fields skip type checks and equality', reported_as='note')),
     "FMT-7": RuleStatus(NotDefined(_CHECKER), Audited("with each turn's writer, sessionspec.check.writers (a writer's rule binds its own events)", reported_as='LOG-13')),
     "FMT-8": RuleStatus(NotDefined(_CHECKER), Audited(reported_as='FMT-9')),
-    "FMT-9": RuleStatus(NotDefined(_CHECKER), AUDITED),
+    "FMT-9": RuleStatus(DEFINED, AUDITED),
     "FMT-10": RuleStatus(DEFINED, Audited(reported_as='unknown')),
     "FMT-11": RuleStatus(NotDefined(_CHECKER), AUDITED),
     # properties (P-…): the model facet says whether spec/ states the property as a predicate
@@ -310,7 +310,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "P-DER-5": RuleStatus(NotDefined(_TESTED), Undecidable(_MODEL)),
     "P-HDR-1": RuleStatus(DEFINED, Undecidable(_MODEL)),
     "P-HDR-2": RuleStatus(DEFINED, Undecidable(_MODEL)),
-    "P-LOOP-1": RuleStatus(DEFINED, Audited('with sessionspec.check.header_audit.check_header_reasons', reported_as='FMT-9')),
+    "P-LOOP-1": RuleStatus(DEFINED, Audited('with sessionspec.model.header_log.check_header_record', reported_as='FMT-9')),
     "P-LOOP-2": RuleStatus(NotDefined(_TESTED), Undecidable("needs the previous instance's last request, which is not in the log")),
     "P-LOOP-3": RuleStatus(NotDefined(_TESTED), Undecidable('the agent options are not in the log')),
     "P-LOOP-4": RuleStatus(DEFINED, Audited('what a log shows: step/end before turn/end, as many step/end as step/start (where the interruption landed is not logged)', reported_as='LOG-13')),
@@ -360,13 +360,13 @@ STATUS: Final[dict[str, RuleStatus]] = {
 # each moves into ``model/`` with its area, and leaves this set then.  ``tests/spec/test_rule_status.py``
 # holds this set equal to the links (it only shrinks).
 DECIDED_BY_CHECKER_CODE: Final = frozenset({
-    "LOG-8", "LOG-9", "LOG-10", "LOG-11", "LOG-12", "LOG-13", "LOG-15", "LOG-16", "HDR-1", "HDR-2",
-    "HDR-7", "HDR-9", "PFX-7", "PFX-10", "PFX-15", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11",
+    "LOG-8", "LOG-9", "LOG-10", "LOG-11", "LOG-12", "LOG-13", "LOG-15", "LOG-16", "HDR-2",
+    "HDR-7", "HDR-9", "PFX-10", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11",
     "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-15", "LOOP-16", "LOOP-17", "INV-7", "CMP-1", "CMP-2", "CMP-5", "CMP-6", "CMP-7",
     "CMP-9", "CMP-10", "CMP-11", "CMP-12", "CMP-13", "CMP-14", "CMP-15", "CMP-19", "CMP-20", "CMP-21", "CMP-22", "CMP-23",
     "CMP-25", "MTR-6", "PRN-3", "PRN-4", "PRN-5", "PRN-6", "LEG-2", "LEG-3", "LEG-4", "LEG-7", "LEG-8", "DIA-2",
     "DIA-3", "DIA-4", "DIA-5", "DIA-6", "DIA-8", "DIA-9", "DIA-12", "DIA-13", "DIA-14", "DIA-15", "DIA-16",
-    "DIA-18", "DIA-19", "DIA-20", "FMT-1", "FMT-4", "FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-11", "P-LOG-4",
+    "DIA-18", "DIA-19", "DIA-20", "FMT-1", "FMT-4", "FMT-7", "FMT-8", "FMT-11", "P-LOG-4",
     "P-LOG-7", "P-LOOP-1", "P-LOOP-4", "P-LOOP-5", "P-LOOP-7", "P-PFX-7", "P-INV-1", "P-CMP-1", "P-CMP-2", "P-CMP-3",
     "P-CMP-4", "P-CMP-6", "P-CMP-7", "P-CMP-10", "P-CMP-11", "P-PRN-2", "P-PRN-3", "P-DIA-2",
 })

@@ -8,11 +8,11 @@ from typing import Final
 from sessionspec.check.audits import audits
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
-from sessionspec.check.header_audit import check_header_types
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 from sessionspec.model.d08_shapes import check_aborted_turn_end
 from sessionspec.model.header import check_llm_shape
+from sessionspec.model.header_log import check_header_types
 from sessionspec.model.jsonval import JsonObject, js_stringify
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected

@@ -3,8 +3,9 @@
 The definitions are :mod:`sessionspec.model.repair`'s: a :class:`~sessionspec.model.repair.CloserWatch` keeps
 LOG-14's scan and the run of candidate closers; each ``turn/end {interrupted}`` is judged against the closers the
 scan gives.  This fold only drives it: the events the scan reads, each with the event before it (a row's chunks
-at once), and the findings of the live part of the log (a fork's seeded part was judged where it was written).  Memory: the pending calls of the
-open step.
+at once), and the findings of the live part of the log (a fork's seeded part was judged where it was written).
+It runs their compiled twin, :mod:`sessionspec.fast.repair`, tied to them by ``tests/fast/test_fast_repair.py``.
+Memory: the pending calls of the open step.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Generator, Sequence
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
+from sessionspec.fast.repair import CloserWatch, watch_event
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
-from sessionspec.model.repair import SCANNED_TYPES, CloserWatch, repair_shapes, watch_event
+from sessionspec.model.repair import SCANNED_TYPES
 
 
 class RepairAudit(WalkFold):
@@ -28,7 +30,7 @@ class RepairAudit(WalkFold):
     def walk(self) -> Generator[None, Event | ChunkRun | None, list[Rejected]]:
         first_live_seq = self.first_live_seq
         found: list[Rejected] = []
-        watch = CloserWatch(repair_shapes(self.dialect))
+        watch = CloserWatch(self.dialect)
         previous: Event | None = None
         while (event := (yield)) is not None:
             if isinstance(event, ChunkRun):

@@ -9,6 +9,7 @@ a :class:`RetryAttempts` per step); ``tests/model/test_d08_shapes.py`` holds the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -168,3 +169,18 @@ def check_retry_message(message: Event, attempts: RetryAttempts) -> list[Rejecte
     if stale:
         found.append(Rejected(rule="DIA-7", seq=message.seq, reason=f"assistant/message cites chunks {stale[:5]} of a failed attempt (it cites only the retry's chunks)"))
     return found
+
+
+def take_retry_event(attempts: RetryAttempts, event: Event) -> tuple[RetryAttempts, Sequence[Rejected]]:
+    """DIA-7's walk over a log, one event at a time: a ``step/start`` opens the step's attempts afresh, a chunk
+    joins the current attempt (:func:`take_attempt_chunk`), a message is held to them (:func:`check_retry_message`)."""
+    match event.type:
+        case "step/start":
+            return RetryAttempts(), ()
+        case "assistant/chunk":
+            take_attempt_chunk(attempts, event)
+            return attempts, ()
+        case "assistant/message":
+            return attempts, check_retry_message(event, attempts)
+        case _:
+            return attempts, ()

@@ -13,7 +13,7 @@ from collections.abc import Generator, Sequence
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
 from sessionspec.fast.constants import D08
-from sessionspec.model.d08_shapes import RetryAttempts, check_message_identity, check_retry_message, take_attempt_chunk
+from sessionspec.model.d08_shapes import RetryAttempts, check_message_identity, take_retry_event
 from sessionspec.model.log import Event
 from sessionspec.model.rejected import Rejected
 
@@ -52,15 +52,8 @@ class RetryAttemptAudit(WalkFold):
         found: list[Rejected] = []
         attempts = RetryAttempts()
         while (event := (yield)) is not None:
-            match event.type:
-                case "step/start":
-                    attempts = RetryAttempts()
-                case "assistant/chunk":
-                    take_attempt_chunk(attempts, event)
-                case "assistant/message":
-                    found += check_retry_message(event, attempts)
-                case _:
-                    pass
+            attempts, bad = take_retry_event(attempts, event)
+            found += bad
         return found
 
 

@@ -21,8 +21,7 @@ from sessionspec.model.d08_shapes import (
     RetryAttempts,
     check_aborted_turn_end,
     check_message_identity,
-    check_retry_message,
-    take_attempt_chunk,
+    take_retry_event,
 )
 from sessionspec.model.jsonval import JsonObject, freeze, get, thaw
 from sessionspec.model.log import Event, make_event
@@ -37,15 +36,8 @@ def judged(events: Sequence[Event]) -> list[Rejected]:
     for event in events:
         bad = check_message_identity(event) or (check_aborted_turn_end(event) if event.type == "turn/end" else None)
         found += [bad] if bad is not None else []
-        match event.type:
-            case "step/start":
-                attempts = RetryAttempts()
-            case "assistant/chunk":
-                take_attempt_chunk(attempts, event)
-            case "assistant/message":
-                found += check_retry_message(event, attempts)
-            case _:
-                pass
+        attempts, retry_flaws = take_retry_event(attempts, event)
+        found += retry_flaws
     return found
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -423,3 +424,15 @@ def d08_crash(result_time: int = 9, code: str = "TOOL_OUTCOME_UNKNOWN") -> list[
         make_event("step/end", seq=5, time=9, data=freeze({"turn": 1, "step": 1})),
         make_event("turn/end", seq=6, time=9, data=freeze({"turn": 1, "reason": {"kind": "interrupted"}})),
     ]
+
+
+def check_or_die(task: Any) -> Any:
+    """A worker's job for ``check --jobs`` that kills its own process on a file named ``die.jsonl`` (as the
+    kernel's out-of-memory killer would) and checks every other file (tests/check/test_check_cli.py)."""
+    import signal  # noqa: PLC0415
+
+    from sessionspec.check.task import check_task  # noqa: PLC0415
+
+    if str(task.path).endswith("die.jsonl"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return check_task(task)

@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,14 +35,22 @@ PURE_LINE = "sessionspec: building the pure-Python wheel"
 
 
 def run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
-    """The command's result; past ``timeout`` it is killed and its result is exit -9 with the output it had printed,
-    so the failure shows where it stood (a pytest run under faulthandler_timeout has dumped its stacks there)."""
-    try:
-        return subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as late:
-        def text(value: str | bytes | None) -> str:
-            return value.decode(errors="replace") if isinstance(value, bytes) else value or ""
-        return subprocess.CompletedProcess(command, -9, text(late.stdout), f"{text(late.stderr)}\n(killed after {timeout:.0f} s)")
+    """The command's result.  Its output goes to files, not pipes: a pipe is read until every process holding it
+    has closed it, so a grandchild that outlives the command (a worker, a fork server) would keep the test waiting
+    after the command itself had ended; a file is read once the command has.  Past ``timeout`` the command is
+    killed and its result is exit -9 with the output it had written (a pytest run under faulthandler_timeout has
+    dumped its stacks there by then)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            code = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, stdout=out, stderr=err, timeout=timeout,
+                                  check=False).returncode
+            tail = ""
+        except subprocess.TimeoutExpired:
+            code, tail = -9, f"\n(killed after {timeout:.0f} s)"
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(command, code, out.read().decode(errors="replace"),
+                                           err.read().decode(errors="replace") + tail)
 
 
 def ok(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:

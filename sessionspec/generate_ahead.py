@@ -14,6 +14,11 @@ every later block are simulated by the writer itself.  Results travel as
 pickles, with :class:`model.jsonval.JsonObject` (a read-only ``dict``, which the
 default pickle protocol would rebuild through the ``__setitem__`` it refuses)
 reduced to its constructor over its items.
+
+The workers are a ``concurrent.futures`` executor started by a fork server (spawn where there is none), not a
+forked ``multiprocessing.Pool``: forking a process that runs threads (a test runner's, a caller's) can copy a
+lock another thread held into a child that then waits for ever, and a pool whose worker dies waits for ever for
+the block it held, where an executor raises ``BrokenProcessPool``.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import pickle
 import random
 from collections import deque
 from collections.abc import Callable
-from multiprocessing.pool import AsyncResult, Pool
+from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
 from typing import Final
 
@@ -50,6 +55,11 @@ def default_workers() -> int:
     the blocks adds a tenth to the CPU (docs/performance.md, issue 26)."""
     idle = len(os.sched_getaffinity(0)) - os.getloadavg()[0]
     return max(0, min(2, round(idle)))
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """A fork server where the platform has one (Linux, macOS), else spawn: never a fork of this process."""
+    return multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
 
 
 def _reduce_json_object(value: JsonObject) -> tuple[type[JsonObject], tuple[tuple[tuple[str, object], ...]]]:
@@ -81,10 +91,10 @@ class BlockSource:
         self._rng = random.Random(seed)
         self._taken = 0  # blocks handed out
         self._drawn = 0  # seeds drawn (handed out or in flight)
-        self._pending: deque[tuple[int, AsyncResult[bytes]]] = deque()
+        self._pending: deque[tuple[int, Future[bytes]]] = deque()
         self._seeds: deque[int] = deque()  # drawn for speculation the log did not use, in order
         self._workers = workers
-        self._pool: Pool | None = multiprocessing.get_context("fork").Pool(workers) if workers > 0 else None
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(workers, mp_context=_context()) if workers > 0 else None
         self._fill()
 
     def _fill(self) -> None:
@@ -94,15 +104,14 @@ class BlockSource:
             seed = self._rng.getrandbits(32)
             turn_offset = self._drawn * self._block_turns
             self._drawn += 1
-            self._pending.append((seed, self._pool.apply_async(
-                _simulate_pickled, (self._simulate, seed, self._block_turns, turn_offset))))
+            self._pending.append((seed, self._pool.submit(_simulate_pickled, self._simulate, seed, self._block_turns, turn_offset)))
 
     def block(self, turns: int, turn_offset: int) -> Block:
         index = self._taken
         self._taken += 1
         if self._pool is not None and turns == self._block_turns and turn_offset == index * self._block_turns:
             _, result = self._pending.popleft()
-            block: Block = pickle.loads(result.get())
+            block: Block = pickle.loads(result.result())
             self._fill()
             return block
         # The tail: the speculation is not the block asked for, but its seeds are the next ones.
@@ -112,8 +121,8 @@ class BlockSource:
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
+            # Blocks not started are cancelled; the at most ``workers`` running ones finish (a block is short).
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self._seeds.extend(seed for seed, _ in self._pending)
         self._pending.clear()

@@ -162,8 +162,6 @@ def decode_record(value: Json) -> tuple[Event, ...] | Rejected:
     unvalidated (session-event validation happens later, LOG-8)."
     FMT-5: "Packed rows (CHK) MUST be expanded before any event validation; the header line is never a row."
 
-    FMT-5: "Packed rows (CHK) MUST be expanded before any event validation"; CHK-7: "A JSON value
-    whose ``type`` is not one of the three row tags MUST pass through the decoder unvalidated."
     One storage record as events (a row expands to chunks)."""
     if isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
         return expand_row(value)

@@ -26,8 +26,7 @@ def message_of(role: str, content: Json, provenance: Json | Absent = ABSENT) -> 
     """DER-2: "Projected messages MUST use the key order `role, content, provenance?`, and a tool-result block
     MUST use `type, toolCallId, content, isError`."
 
-    DER-2: "Projected messages MUST use the key order ``role, content, provenance?`` ...
-    Nested values are the logged values unchanged, with their logged key order." """
+    Nested values are the logged values unchanged, with their logged key order."""
     if provenance is ABSENT:
         return JsonObject((("role", role), ("content", content)))
     return JsonObject((("role", role), ("content", content), ("provenance", provenance)))
@@ -74,11 +73,9 @@ def project_prompt(event: Event, data: JsonObject) -> JsonObject | Rejected:
     """DER-3: "Derivation MUST NOT project any of these fields: `source`, `meta`, `envelope`, steering `turn`,
     tool `error` and `meta`, assistant `usage`, `turn`, `step`."
     DER-8: "`envelope.displayContent` is for display only, (a display shows `displayContent` when present,
-    else `content`)."
+    else `content`)."  It MUST NOT enter the derivation.
 
-    DER-3: "Derivation MUST NOT project any of these fields: ``source``, ``meta``, ``envelope``,
-    steering ``turn`` ..."; DER-8: "``envelope.displayContent`` is for display only ... It MUST NOT
-    enter the derivation."  A prompt projects its ``content`` alone."""
+    A prompt projects its ``content`` alone."""
     content = get(data, "content")
     if content is ABSENT:
         return _bad(event, "has no content")
@@ -90,9 +87,7 @@ def project_assistant(event: Event, data: JsonObject) -> JsonObject | None | Rej
     """DER-5: "An `assistant/message` with empty `content` MUST stay a surface node, MUST produce no message,
     and is priced at 0 by MTR-7."
 
-    DER-5: "An ``assistant/message`` with empty ``content`` MUST stay a surface node, MUST
-    produce no message ..."  Otherwise its content and provenance, never ``usage``, ``turn`` or
-    ``step`` (DER-3)."""
+    Otherwise its content and provenance, never ``usage``, ``turn`` or ``step`` (DER-3)."""
     content = get(data, "content")
     if content is ABSENT:
         return _bad(event, "has no content")

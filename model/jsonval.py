@@ -351,9 +351,7 @@ def parse_json(text: str) -> Json | JsonParseFailure:
     fraction/exponent."
     LOG-4: "Event `data` and the surface metadata MUST be lossless JSON."
 
-    FMT-2: "Event lines MUST be parsed with key order preserved, duplicate keys reported,
-    textual ``-0`` reported (LOG-4), and numbers kept as int when written without
-    fraction/exponent."  LOG-4: data MUST be lossless JSON.  Total (never raises)."""
+    Total (never raises)."""
     try:
         value = _DECODER.decode(text)
     except JsonTextError as e:

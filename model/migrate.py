@@ -75,11 +75,7 @@ def dialect_evidence(events: Sequence[Event], session_header: JsonObject | None 
     """FMT-10: "Dialect detection (MAY): `compaction/*`, `session/end-seed`, `agent/inbox/spliced`,
     `message`-shaped data, or `adapterDefaults` ⇒ D08; `compact/*`, `steering/message`, `messagePrefix` with
     real content, `provenance`-shaped assistant data ⇒ A55; mixed ⇒ report."
-
-    FMT-10: ``compaction/*``, ``session/end-seed``, ``agent/inbox/spliced``,
-    ``message``-shaped data or ``adapterDefaults`` => D08; ``compact/*``,
-    ``steering/message``, ``messagePrefix`` with real content,
-    ``provenance``-shaped assistant data => A55."""
+    """
     evidence = NO_EVIDENCE
     if session_header is not None and "origin" in session_header:
         # DIA-21: only D08 session headers carry ``origin`` (seq -1: the header line).
@@ -199,15 +195,8 @@ def migrate_legacy(events: Sequence[Event], session_id: str) -> tuple[Event, ...
     provenance, usage?}`, tool result `{turn, step, callId, content, isError, …}`, `turn/start` with
     `trigger`, coarse `aborted`, `disposed`."
 
-    DIA-13: rewrite A55 shapes as the D08 reader does on load.
-
-    ``user/message {content, source}`` gains ``id:"legacy-message:<sessionId>:<seq>"``
-    and ``role:"user"``; ``assistant/message`` and ``tool/result`` get a
-    ``message`` (a replace inherits the replaced node's id); ``turn/start``
-    keeps only ``turn``; ``steering/message`` becomes ``user/message``;
-    ``turn/end`` reasons follow DIA-14.  Events already in D08 shape pass
-    unchanged.  The result is the A55 -> D08 view only; the A55 model never
-    calls this (LEG-9).
+    ``turn/end`` reasons follow DIA-14.  Events already in D08 shape pass unchanged.  The result
+    is the A55 -> D08 view only; the A55 model never calls this (LEG-9).
     """
     ids: dict[int, str] = {}
     return tuple(migrate_event(event, session_id, ids) for event in events)

@@ -50,10 +50,7 @@ def check_not_header_delta(event: Event) -> Rejected | None:
 def check_turn_end_shape(event: Event) -> Rejected | None:
     """LEG-4: "A `turn/end` whose `reason.kind == "aborted"` with any key besides `kind` MUST be rejected at
     seed/load ("uses unsupported reason-bearing aborted format")."
-
-    LEG-4: a ``turn/end`` whose ``reason.kind == "aborted"`` with any key
-    besides ``kind`` is rejected at seed/load ("uses unsupported
-    reason-bearing aborted format")."""
+    """
     if event.type != "turn/end":
         return None
     reason = get(event.data, "reason")
@@ -101,12 +98,6 @@ def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Re
     (LOG-3), with a `request/header-delta` type checked first (LEG-1); (3) current LLM shape (HDR-8, LEG-5,
     LEG-6); (4) current turn-end shape (LEG-4); (5) the `fallback` reason (LEG-2); (6) `seq == i` (LOG-1);
     (7) surface validation (SURF-9), a failure being wrapped as "invalid seed event at index i: …"."
-
-    LOG-8: "Each seed entry ``i`` MUST be validated in this order: (1)
-    lossless JSON (LOG-4); (2) envelope (LOG-3), with a request/header-delta
-    type checked first (LEG-1); (3) current LLM shape (HDR-8, LEG-5, LEG-6);
-    (4) current turn-end shape (LEG-4); (5) the fallback reason (LEG-2); (6)
-    ``seq == i`` (LOG-1); (7) surface validation (SURF-9)."
 
     Steps (1) and (2) are the codec's (an :class:`Event` is already lossless
     JSON with a valid envelope), except LEG-1, repeated here for in-memory

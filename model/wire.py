@@ -41,10 +41,10 @@ class Request:
 def request_messages(header: EpochHeader, boundary: Sequence[Json]) -> tuple[Json, ...]:
     """PFX-11: "On the wire, the prefix MUST come after the system slot and before the derived history
     (WIRE-2)."
-
     WIRE-2: "The message order MUST be: prefix, then derived history.  ``system`` is a separate
-    slot, not a message."  PFX-11: "On the wire, the prefix MUST come after the system slot and
-    before the derived history."  (Checked through ``build_request``'s contract.)"""
+    slot, not a message."
+
+    Checked through ``build_request``'s contract."""
     return prefix_messages(header) + tuple(boundary)
 
 
@@ -55,11 +55,7 @@ def build_request(header: EpochHeader, boundary: Sequence[Json]) -> Request:
     `reasoningEffort?` (if in `h.config`); `messages = (h.messagePrefix or []) ++ B`; `system?` and `tools?`
     (if in `h`); `temperature?`, `maxTokens?`, `stop?` (if in `h.config`); `sessionId`; `signal` (live, not
     part of the model's value)."
-
-    WIRE-1: "A loop request MUST consist of these fields, in this order, taken from the canonical
-    header ``h`` and the boundary snapshot ``B``" (provider, model, reasoningEffort?, messages,
-    system?, tools?, temperature?, maxTokens?, stop?); WIRE-5: "A request MUST be a pure function of
-    ``(h, B, sessionId)``."
+    WIRE-5: "A request MUST be a pure function of ``(h, B, sessionId)``."
 
     post: __return__.messages == prefix_messages(header) + tuple(boundary)
     post: __return__.system is header.system and __return__.tools is header.tools

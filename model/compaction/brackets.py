@@ -30,8 +30,7 @@ def is_checkpoint_source(source: Json | Absent) -> bool:
     """CMP-2: "The checkpoint source MUST be exactly `{kind:"plugin", plugin:"compact"}`; a source is a
     checkpoint source iff `kind == "plugin" and plugin == "compact"` (extra keys ignored)."
 
-    CMP-2: a checkpoint source iff ``kind == "plugin" and plugin == "compact"``
-    (extra keys, such as D08's ``compactionId``, are ignored: one predicate serves both dialects)."""
+    D08's extra ``compactionId`` is such a key, so one predicate serves both dialects."""
     return get(source, "kind") == "plugin" and get(source, "plugin") == "compact"
 
 

@@ -100,9 +100,7 @@ def target_policy(config: CompactConfig, provider: str, model: str) -> CompactCo
     """CMP-4: "The target policy MUST be the defaults overlaid field-wise by the `modelPolicies` entry whose
     `(provider, model)` equals the target exactly; a policy that sets either retention field replaces the
     retention choice, else it inherits."
-
-    CMP-4: the defaults overlaid field-wise by the exactly matching model
-    policy; a policy that sets either retention field replaces the retention choice."""
+    """
     for p in config.model_policies:
         if p.provider == provider and p.model == model:
             retains = p.retain_ratio is not None or p.retain_tokens is not None

@@ -129,9 +129,7 @@ def check_region(events: Sequence[Event], nodes: Sequence[int], start: int, end:
     after end seq …"), `balancedBefore(start)` ("not a balanced boundary (would split a step's
     tool-call/result pair)"), `balancedAfter(end)` ("… (would split a step, or the step is still open)")."
 
-    CMP-13: "A region transaction for ``(start, end)`` MUST first validate, without events: both
-    seqs on the surface ..., start position ≤ end position ..., ``balancedBefore(start)`` ...,
-    ``balancedAfter(end)`` ..."  Returns the two surface positions."""
+    Returns the two surface positions."""
     for name, seq in (("start", start), ("end", end)):
         if seq not in nodes:
             return Rejected(rule="CMP-13", reason=f"compactRegion: {name} seq {seq} not found in surface")
@@ -154,10 +152,7 @@ def price_region(measured: Measurement, start_idx: int, end_idx: int, shadowed: 
     (inside the failure scope, CMP-23) measure; the measured nodes at positions `startIdx..endIdx` MUST be
     exactly `shadowed` (else "selected surface changed before summarization began"); `shadowedTokenCount =
     Σ` their tokens."
-
-    CMP-15: "the measured nodes at positions ``startIdx..endIdx`` MUST be exactly ``shadowed``
-    (else "selected surface changed before summarization began"); ``shadowedTokenCount = Σ`` their
-    tokens."""
+    """
     priced = measured.nodes[start_idx : end_idx + 1]
     if tuple(n.seq for n in priced) != shadowed:
         return Rejected(rule="CMP-15", reason="selected surface changed before summarization began")
@@ -209,12 +204,7 @@ def commit_region(bracket: _Bracket, start_event: Event, output: SummarizerOutpu
     close failures with `errorChain(error)`, leave the start unmatched if the error end itself cannot be
     appended, and apply stability as whole-surface (automatic) or selected-span (manual); order: shrink
     gate, then (manual) abort check, then stability."
-
-    CMP-22: "On success the model MUST append, in order: ``compact/summary`` ...; the checkpoint
-    ``user/message {content: framed, source: CHECKPOINT_SOURCE}`` with ``sourceEventSeqs`` =
-    ``[startSeq, summarySeq]`` followed by ``shadowed`` and ``surfaceOp: {op:"replace", start,
-    end}``; ``compact/end`` ..."  DIA-16: "The region transaction MUST keep summary, checkpoint and
-    end adjacent (no re-entrant appends)"."""
+    """
     rules, ids = bracket.rules, bracket.ids
     record = rules.summary_record(output, summary, shadowed_range, shadowed, shadowed_tokens)
     summary_event = bracket.append(rules.event_type("summary"), rules.bracket_record(ids, record))

@@ -85,12 +85,7 @@ def compact_under_pressure(run: _Run, target: Target, context_window: int | None
     nothing was compacted yet, else stop looping; run one region transaction (CMP-13..23); re-measure; if
     `total < threshold` return its result."
 
-    CMP-8: "``compactIfNeeded(pressure)`` MUST: ... compute the spec (CMP-4); if ``total <
-    threshold`` return none; if a prune service exists, prune (PRN-5) and re-measure; if ``total <
-    threshold`` return none (the prune stays); then for ``attempt in 0..compactionRetries``: select a
-    range with ``spec.retainTokens`` (CMP-11); if none → return none when nothing was compacted yet,
-    else stop looping; run one region transaction (CMP-13..23); re-measure; ..." and still above the
-    threshold, an error (committed compactions stay)."""
+    After the loop, still above the threshold: an error; committed compactions stay."""
     spec = compact_spec(run.policy, context_window, f"{target.provider}/{target.model}")
     if isinstance(spec, Rejected):
         return spec
@@ -146,8 +141,7 @@ def compact_manually(run: _Run) -> CompactionRun:
     flush after closing, and classify failures as `busy | cancelled | changed | summary | commit |
     persistence` (`ManualCompactionError`)."
 
-    DIA-20: "Manual compaction MUST select with ``retainTokens = 0``, run under
-    ``runMaintenance`` (idle only) ..."  One transaction, no prune, no threshold."""
+    One transaction, no prune, no threshold."""
     return one_transaction(run)
 
 
@@ -164,9 +158,7 @@ def prune_step(run: _Run) -> Rejected | None:
     overflow), hence inside an open turn; each replacement increments `replaceGeneration` and stays durable
     even if later summarization fails (it authorizes an overflow retry, CMP-7)."
 
-    PRN-6: "A prune MUST run only from ``compactIfNeeded`` (pressure after the threshold qualifies,
-    or overflow) ...; each replacement increments ``replaceGeneration`` and stays durable even if
-    later summarization fails ... The service is optional."  Its events join the run's log."""
+    The service is optional.  Its events join the run's log."""
     if run.prune is None:
         return None
     meter = run.meter

@@ -18,9 +18,8 @@ from sessionspec.model.rules import implements
 def compose_if_needed(t: Turn) -> None:
     """PFX-2: "Composition MUST run only while the cache is `NOT_COMPOSED`, at this point of a step:"
 
-    PFX-2: "Composition MUST run only while the cache is ``NOT_COMPOSED``, at this point of a
-    step" (LOOP-5 stage 6).  The waterfall, then its injects (PFX-8), a throw (PFX-12), the
-    interruption check (PFX-5) and the cache write (PFX-6), in that order."""
+    LOOP-5 stage 6.  The waterfall, then its injects (PFX-8), a throw (PFX-12), the interruption
+    check (PFX-5) and the cache write (PFX-6), in that order."""
     if not isinstance(t.instance.prefix, NotComposed):
         return
     comp = compose(t.agent.contributors, t.agent.agent_id)
@@ -69,8 +68,7 @@ def write_cache(t: Turn, comp: Composition) -> None:
     """PFX-6: "The cached value MUST be a deep, frozen copy of the waterfall's result, made with
     structured-clone semantics."
 
-    PFX-6: "The cached value MUST be a deep, frozen copy of the waterfall's
-    result"; PFX-9: the prefix never enters the log.  PFX-13 / Q-3: the content
+    PFX-9: the prefix never enters the log.  PFX-13 / Q-3: the content
     is not validated, so a clonable non-JSON value the dispatched contributors
     returned is cached too (every later header append of the instance fails).
     QF-6: only dispatched contributors return anything: a lossy listener scoped

@@ -48,8 +48,7 @@ def next_turn_number(log: Sequence[Event]) -> int:
     """LOOP-2: "The turn number MUST be `turn/start.data.turn` of the **last** `turn/start` in the log, by
     position, plus 1."
 
-    LOOP-2: "``turn/start.data.turn`` of the **last** ``turn/start`` in the
-    log, by position, plus 1.  If the log has no ``turn/start``, it is 1." """
+    If the log has no ``turn/start``, it is 1."""
     for event in reversed(log):
         if event.type == "turn/start":
             turn = get(event.data, "turn")

@@ -38,10 +38,9 @@ def open_step(t: Turn) -> tuple[tuple[JsonObject, ...], int]:
 def request_header(t: Turn, config: JsonObject) -> EpochHeader:
     """PFX-10: "An empty composition MUST leave the `messagePrefix` key out of every header of the instance."
 
-    PFX-7: "Once cached, the prefix MUST NOT be recomputed inside the instance.  Every later
-    step, turn and request-error retry reuses the identical value."  PFX-10: "An empty composition
-    MUST leave the ``messagePrefix`` key out of every header of the instance" (``canonical`` drops
-    it).  LOOP-7 (7): the canonical header of this request."""
+    ``canonical`` drops it.  PFX-7: "Once cached, the prefix MUST NOT be recomputed inside the
+    instance.  Every later step, turn and request-error retry reuses the identical value."
+    LOOP-7 (7): the canonical header of this request."""
     return canonical(EpochHeader(config=config, system=t.agent.system, tools=t.agent.tools,
                                  message_prefix=cached_prefix(t)))
 
@@ -55,8 +54,8 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     or ``model`` is empty, raise an error (a turn error); 5. ``prepareCall`` gives the effective
     config ...; 6. interruption checkpoint; 7. build the canonical header ... and record it" (LOOP-9),
     then the frozen request (WIRE-1).  An ``inject()`` in ``agent/request`` joins the NEXT request
-    (LOOP-6).  PFX-16: "The cache MAY be composed while no header is anchored yet" (the first
-    header then follows here).  Returns the header of the request."""
+    (LOOP-6).  A cache composed before any header was anchored (PFX-16) gets its first header
+    here, at the next successful step.  Returns the header of the request."""
     config = apply_request_listener(seed_config(t.instance, t.agent, t.session.header), t.agent.request_config)
     # The scripted model answers requests in order: this request takes ``reply``.
     t.replies_taken += 1

@@ -119,10 +119,9 @@ def requeued_turn(previous: Turn, item: Steering) -> TurnScript:
 def end_turn(t: Turn) -> JsonObject:
     """LOOP-17: "The turn epilogue MUST append `turn/end {turn, reason}` and then flush."
 
-    LOOP-17: "The turn epilogue MUST append ``turn/end {turn, reason}`` ... The
-    outer catch closes a turn only if that turn's ``turn/start`` is in the log,
-    and closes an open step first."  The reason is completed / max-tokens,
-    aborted / disposed (LOOP-15), or an error (LOOP-16)."""
+    The outer catch closes a turn only if that turn's ``turn/start`` is in the log, and closes
+    an open step first.  The reason is completed / max-tokens, aborted / disposed (LOOP-15), or
+    an error (LOOP-16)."""
     source = t.script.prompt.source
     t.append(Draft(type_name="turn/start",
                    data=obj(("turn", t.number), ("trigger", obj(("kind", "message"), ("source", source))))))
@@ -222,14 +221,7 @@ def run_step_stages(t: Turn, reply: Reply, pending: list[Steering], prior_failur
     `agent/pre-step` serially; (8) interruption checkpoint; (9) take the boundary snapshot (LOOP-6); (10)
     append `step/start {turn, step}`; (11) interruption checkpoint (a synchronous `step/start` observer may
     cancel here); (12) `runStep` (LOOP-7)."
-
-    LOOP-5: "(1) ``step += 1``; (2) drain steering (LOOP-13); (3) assemble the
-    system prompt and tools; (4) interruption checkpoint; (5) render the system
-    text; (6) compose the prefix, only if ``NOT_COMPOSED`` (PFX-2), followed by
-    its interruption checkpoint; (7) run ``agent/pre-step`` serially; (8)
-    interruption checkpoint; (9) take the boundary snapshot (LOOP-6); (10) append
-    ``step/start {turn, step}``; (11) interruption checkpoint ...; (12)
-    ``runStep`` (LOOP-7)." """
+    """
     t.step += 1
     drain_steering(t, pending)
     t.checkpoint(Window.AFTER_ASSEMBLY)

@@ -58,16 +58,19 @@ def check_compact_config(config: CompactConfig) -> CompactConfig | Rejected:
     `maxTokens 8192` (summary cap), `compactionRetries 1`, `maxOverflowRetries 1`, `auto true`,
     `summarizationProvider ""`, `summarizationModel ""`, `modelPolicies []`."
 
-    CMP-3 validation: ratios finite in (0,1]; retainRatio and retainTokens
-    exclusive; resolved retainRatio < thresholdRatio (also per policy);
-    summarization provider/model together; policies need provider/model, no
-    duplicates."""
+    CMP-3 validation: ratios finite in (0,1]; retainTokens, compactionRetries and maxOverflowRetries
+    non-negative integers and maxTokens a positive integer (also per policy); retainRatio and retainTokens
+    exclusive; resolved retainRatio < thresholdRatio (also per policy); summarization provider/model
+    together; policies need provider/model, no duplicates."""
 
     def bad(why: str) -> Rejected:
         return Rejected(rule="CMP-3", reason=f"compact config: {why}")
 
     if not (_ratio_ok(config.threshold_ratio) and _ratio_ok(config.retain_ratio)):
         return bad("ratios must be finite in (0, 1]")
+    counts = _counts_ok(config.retain_tokens, config.max_tokens, config.compaction_retries, config.max_overflow_retries)
+    if counts is not None:
+        return bad(counts)
     if config.retain_ratio is not None and config.retain_tokens is not None:
         return bad("retainRatio and retainTokens are mutually exclusive")
     if config.retain_tokens is None and _retain_ratio(config.retain_ratio) >= config.threshold_ratio:
@@ -85,10 +88,23 @@ def check_compact_config(config: CompactConfig) -> CompactConfig | Rejected:
             return bad("policy ratios must be finite in (0, 1]")
         if policy.retain_ratio is not None and policy.retain_tokens is not None:
             return bad("policy retainRatio and retainTokens are mutually exclusive")
+        counts = _counts_ok(policy.retain_tokens, policy.max_tokens, policy.compaction_retries, None)
+        if counts is not None:
+            return bad(f"policy {counts}")
         resolved = target_policy(config, policy.provider, policy.model)
         if resolved.retain_tokens is None and _retain_ratio(resolved.retain_ratio) >= resolved.threshold_ratio:
             return bad(f"policy {policy.provider}/{policy.model}: retainRatio must be below thresholdRatio")
     return config
+
+
+def _counts_ok(retain_tokens: int | None, max_tokens: int | None, retries: int | None, overflow_retries: int | None) -> str | None:
+    """CMP-3 (compact-basic ``config.ts`` ``validatePolicy``): ``retainTokens``, ``compactionRetries`` and
+    ``maxOverflowRetries`` non-negative integers, ``maxTokens`` a positive integer; None when they are."""
+    for name, value, least in (("retainTokens", retain_tokens, 0), ("maxTokens", max_tokens, 1),
+                               ("compactionRetries", retries, 0), ("maxOverflowRetries", overflow_retries, 0)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+            return f"{name} ({value}) must be {'a positive' if least else 'a non-negative'} integer"
+    return None
 
 
 def _retain_ratio(v: float | None) -> float:

@@ -146,7 +146,19 @@ class CompactSpec:
 def compact_spec(policy: CompactConfig, context_window: Json | None, target: str) -> CompactSpec | Rejected:
     """CMP-4: ``thresholdTokens = floor(cw × thresholdRatio)``; ``retainTokens``
     = the policy's, else ``floor(cw × retainRatio)``; a missing or non-positive
-    window, or ``retain >= threshold``, is a ``TargetPressureConfigError``."""
+    window, or ``retain >= threshold``, is a ``TargetPressureConfigError``.
+
+    The contract states the floors by what a floor is (an integer at most the product, the next one above
+    it), so a ceiling or a rounding fails it wherever the product is fractional.  ``policy`` is a checked
+    configuration (CMP-3: its ratios finite in (0, 1]; ``compact_if_needed`` checks it first).
+
+    pre: _ratio_ok(policy.threshold_ratio) and _ratio_ok(policy.retain_ratio)
+    post: isinstance(__return__, Rejected) or (isinstance(context_window, int) and not isinstance(context_window, bool) and context_window > 0)
+    post: isinstance(__return__, Rejected) or __return__.threshold_tokens <= context_window * policy.threshold_ratio < __return__.threshold_tokens + 1
+    post: isinstance(__return__, Rejected) or policy.retain_tokens is not None or __return__.retain_tokens <= context_window * _retain_ratio(policy.retain_ratio) < __return__.retain_tokens + 1
+    post: isinstance(__return__, Rejected) or policy.retain_tokens is None or __return__.retain_tokens == policy.retain_tokens
+    post: isinstance(__return__, Rejected) or __return__.retain_tokens < __return__.threshold_tokens
+    """
     if context_window is None:
         return Rejected(rule="CMP-8", reason=f"no context capacity for {target}")
     if not is_safe_int(context_window) or not isinstance(context_window, int) or context_window <= 0:

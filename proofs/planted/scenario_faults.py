@@ -12,7 +12,7 @@ from __future__ import annotations
 from proofs.planted.faults import LoopFault, installed
 
 # discard_holds and pfx_1 are used by the contracts' post: lines.
-from proofs.scenarios import Played, Scenario, discard_holds, inv_1, pfx_1, play  # noqa: F401
+from proofs.scenarios import Played, Scenario, discard_holds, inv_1, order_holds, pfx_1, play  # noqa: F401
 
 
 def cache_interrupted(s: Scenario) -> Played:
@@ -80,3 +80,21 @@ def swap_system_tools(s: Scenario) -> str | None:
     """
     with installed(LoopFault.SWAP_SYSTEM_TOOLS):
         return inv_1(play(s))
+
+
+def steering_lifo(s: Scenario) -> Played:
+    """Orders (LOOP-13) under LoopFault.STEERING_LIFO.
+
+    post: order_holds(__return__, s) is None
+    """
+    with installed(LoopFault.STEERING_LIFO):
+        return play(s)
+
+
+def seed_keys_win(s: Scenario) -> Played:
+    """Orders (LOOP-7/8) under LoopFault.SEED_KEYS_WIN.
+
+    post: order_holds(__return__, s) is None
+    """
+    with installed(LoopFault.SEED_KEYS_WIN):
+        return play(s)

@@ -206,12 +206,16 @@ def recording(probe: Probe | None = None) -> Iterator[Probe]:
 
     probe = probe or Probe(derive_decisions())
     swapped: list[tuple[types.FunctionType, types.CodeType]] = []
+    # A recording inside another (a test of the probe while the suite's pins are recorded) hands each module's
+    # probe back on exit, so the outer recording goes on counting.
+    outer: list[tuple[types.ModuleType, object]] = []  # each module's probe before the block (None: it had none)
     offset = 0
     try:
         for name, path in module_files():
             decisions, _ = instrumented_module(name)
             module = importlib.import_module(f"sessionspec.model.{name}")
             twins = _twins(name, str(path))
+            outer.append((module, getattr(module, PROBE, None)))
             setattr(module, PROBE, ModuleProbe(probe, offset))
             for function in _live_functions(module):
                 twin = twins.get((function.__code__.co_qualname, function.__code__.co_firstlineno))
@@ -223,3 +227,8 @@ def recording(probe: Probe | None = None) -> Iterator[Probe]:
     finally:
         for function, code in reversed(swapped):
             function.__code__ = code
+        for module, held in outer:
+            if held is None:
+                delattr(module, PROBE)
+            else:
+                setattr(module, PROBE, held)

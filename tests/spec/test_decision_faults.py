@@ -61,3 +61,42 @@ def test_the_machine_finds_the_inverted_decision(decision: str, check: Check) ->
 def test_the_model_passes_the_same_checks(check: Check) -> None:
     """Control: the unbroken model passes each of those checks on the same runs."""
     run_state_machine_as_test(loop_machine(under(None), frozenset({check})), settings=settings(FIND, max_examples=40))
+
+
+RETAIN_CEIL = "compaction.policy:compact_spec: math.floor(context_window * _retain_ratio(policy.retain_ratio))"
+# The held-out faults of issue 43 whose vectors are checked here; tests/model/test_loop_decisions.py checks the model's
+# tests catch the same faults.
+HELD_OUT = (STEERING_LIFO, SEED_KEYS_WIN, THRESHOLD_LE, RETAIN_CEIL, "loop.turn:play_turn: queued.pop(0)")
+
+
+@pytest.fixture(scope="module")
+def vectors_by_decision() -> dict[str, list[tuple[dict[str, object], str]]]:
+    """Decision id -> the committed vectors (with their group) that take one of its outcomes, found by running them
+    under the probe (the pins file names only the first of each outcome)."""
+    from sessionspec.conformance.adapter.driver import InProcessAdapter
+    from sessionspec.conformance.vectors.files import load_dir
+    from sessionspec.conformance.vectors.runner import run_vector
+    from sessionspec.decisions.record import VECTORS
+
+    out: dict[str, list[tuple[dict[str, object], str]]] = {}
+    with recording() as probe:
+        for file in load_dir(VECTORS):
+            for vector in file["vectors"]:
+                probe.reset()
+                run_vector(InProcessAdapter(), vector, file.get("group", ""))
+                for decision in {o.rsplit(" => ", 1)[0] for o in probe.taken()} & set(HELD_OUT):
+                    out.setdefault(decision, []).append((vector, file.get("group", "")))
+    return out
+
+
+@pytest.mark.parametrize("decision", HELD_OUT)
+def test_the_vectors_catch_the_inverted_decision(decision: str, vectors_by_decision: dict[str, list[tuple[dict[str, object], str]]]) -> None:
+    """Some committed vector that takes the decision fails with it inverted (the vectors pin it, not only reach it)."""
+    from sessionspec.conformance.adapter.driver import InProcessAdapter
+    from sessionspec.conformance.vectors.runner import run_vector
+
+    vectors = vectors_by_decision.get(decision, [])
+    assert vectors, f"no vector takes {decision}"
+    with flipped(decision):
+        failed = [v["id"] for v, group in vectors if run_vector(InProcessAdapter(), v, group).status != "pass"]
+    assert failed, f"no vector of {len(vectors)} fails with {decision} inverted"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionspec.spec.decision_points import Kind, derive_decisions, instrument_source, module_files
+from sessionspec.spec.decision_points import PROBE, Kind, derive_decisions, instrument_source, module_files
 from sessionspec.spec.decision_probe import ModuleProbe, Probe, recording
 
 SAMPLE = '''
@@ -141,8 +141,33 @@ def test_recording_changes_no_answer_of_the_model_and_restores_its_code(tmp_path
     from sessionspec.model.loop import turn
 
     before = turn.drain_steering.__code__
+    outer = turn.__dict__.get(PROBE)  # set while the suite itself runs under a recording (the pins' record run)
     with recording() as probe:
-        assert turn.drain_steering.__code__ is not before
+        assert turn.drain_steering.__code__ is not before or PROBE in before.co_names
         assert record_vectors(probe) == []
     assert turn.drain_steering.__code__ is before
+    assert turn.__dict__.get(PROBE) is outer  # an outer recording counts on
     assert "loop.turn:drain_steering: pending.pop(0) => single" in probe.taken()
+
+
+def test_conform_can_ask_which_decisions_a_trace_reaches() -> None:
+    """The hook for conform (sessionspec/decisions/trace.py): the outcomes one protocol trace takes on the model, and
+    a coverage report over named traces against the table's reachable outcomes."""
+    from sessionspec.decisions.trace import DecisionCoverage, trace_outcomes
+    from sessionspec.spec.decision_table import reachable_outcomes
+
+    send = {"op": "send", "prompt": {"content": [{"type": "text", "text": "hi"}]}, "replies": [{"kind": "text", "text": "a"}],
+            "steering": [{"content": [{"type": "text", "text": "s1"}]}, {"content": [{"type": "text", "text": "s2"}]}]}
+    taken = trace_outcomes({"agent": {"system": "S"}}, [send])
+    assert "loop.turn:drain_steering: pending.pop(0) => several" in taken
+    assert "loop.turn:drain_steering: pending.pop(0) => single" in taken
+    from sessionspec.conformance.adapter.driver import InProcessAdapter
+
+    with DecisionCoverage() as coverage, coverage.trace("t1"):
+        adapter = InProcessAdapter()
+        adapter.call({"op": "init", "agent": {"system": "S"}})
+        adapter.call(send)
+    report = coverage.report()
+    assert report["reachable"] == len(reachable_outcomes()) and 0 < report["reached"] < report["reachable"]
+    assert set(report["byTrace"]) == {"t1"} and "loop.turn:drain_steering: pending.pop(0) => several" in report["byTrace"]["t1"]
+    assert len(report["missing"]) == report["reachable"] - report["reached"]

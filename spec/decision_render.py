@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from sessionspec.spec.decision_table import PinSet, Row, read_pins, rows, rules_of
+from sessionspec.spec.decision_table import NAMED, PinSet, Row, not_yet_pinned, read_pins, rows, rules_of
 
 DOC: Final = Path(__file__).resolve().parents[1] / "docs" / "decisions.md"
 REGENERATE: Final = "python -m sessionspec.spec.decision_render --out docs/decisions.md"
@@ -25,17 +25,17 @@ ordering comparison `below`/`equal`/`above` (its boundary), a `match` its cases,
 take or a sort `single`/`several`, a key merge `disjoint`/`overlap`, a rounding `exact`/`rounded`).  An outcome is
 **pinned** by the tests and the state machines' rules that take it (their checks then fail when it changes), by the
 vectors that take it with every answer matched (the number of distinct trace shapes, texts blanked, in brackets),
-and by the CrossHair targets whose function holds the decision.  Counts are complete; names are the first
-{shown} of each kind.
+and by the CrossHair targets whose function holds the decision (a `ci`-tier target counts as a pin; a `full`-tier
+one runs only on demand).  Counts are complete; where a kind has at most {named} pins the first is named (the pins file keeps only those names).
 
 """
 
 
-def _cell(count: int, names: Sequence[str], strip: bool = False) -> str:
+def _cell(count: int, first: str, strip: bool = False) -> str:
+    """The count, and the first name when the count is small."""
     if not count:
         return ""
-    shown = [n.rsplit("::", 1)[-1] if strip else n for n in names]
-    return f"{count}: " + ", ".join(f"`{n}`" for n in shown)
+    return f"{count}: `{first.rsplit('::', 1)[-1] if strip else first}`" if count <= NAMED else f"{count}"
 
 
 def _row(row: Row, first: bool) -> str:
@@ -46,14 +46,15 @@ def _row(row: Row, first: bool) -> str:
     if row.unreachable is not None:
         status = f"unreachable: {row.unreachable}"
     elif not row.pinned:
-        status = "**unpinned**"
+        listed = not_yet_pinned().get(row.outcome_id)
+        status = "**unpinned**" + (f" (listed as work left: {listed})" if listed else "")
     else:
         status = ""
-    vectors = f"{row.pins.vectors} ({row.pins.vector_shapes}): " + ", ".join(f"`{v}`" for v in row.pins.vector_pins) if row.pins.vectors else ""
+    vectors = f"{_cell(row.pins.vectors, row.pins.first_vector)} ({row.pins.vector_shapes})" if row.pins.vectors else ""
     if row.not_by_vectors is not None:
         vectors = (vectors + "; " if vectors else "") + f"not by vectors: {row.not_by_vectors}"
-    cells = [where, what, rules, f"{row.outcome}" + (f" {status}" if status else ""), _cell(row.pins.tests, row.pins.test_pins, True),
-             ", ".join(f"`{m}`" for m in row.pins.machine), ", ".join(f"`{t.removeprefix('sessionspec.model.')}`" for t in row.crosshair) if first else "",
+    cells = [where, what, rules, f"{row.outcome}" + (f" {status}" if status else ""), _cell(row.pins.tests, row.pins.first_test, True),
+             _cell(row.pins.machine, row.pins.first_machine), ", ".join(f"`{t.removeprefix('sessionspec.model.')}`" for t in row.crosshair) if first else "",
              vectors]
     return "| " + " | ".join(c.replace("\n", " ") for c in cells) + " |"
 
@@ -67,7 +68,7 @@ def render(pins: PinSet | None = None) -> str:
     pinned = sum(1 for r in reachable if r.pinned)
     three = sum(1 for r in reachable if r.pins.vector_shapes >= 3)
     exempt = sum(1 for r in reachable if r.not_by_vectors is not None and r.pins.vector_shapes < 3)
-    lines = [INTRO.format(regenerate=REGENERATE, shown=3),
+    lines = [INTRO.format(regenerate=REGENERATE, named=NAMED),
              "| | count |", "|---|---:|", f"| decisions | {len(decisions)} |", f"| outcomes | {len(table)} |",
              f"| declared unreachable (with the reason) | {unreachable} |", f"| reachable | {len(reachable)} |",
              f"| reachable and pinned | {pinned} |", f"| reachable, pinned by vectors of 3 or more shapes | {three} |",

@@ -3,8 +3,9 @@
 The decisions come from the code (spec/decision_points.py); the pins from recorded runs
 (sessionspec/decisions/record.py writes spec/decision_pins.json): the tests and the state machines'
 rules that took the outcome, and the vectors that took it with every answer matched; the CrossHair
-targets are read from proofs/targets.txt (a target pins the decisions inside the function it names, or
-inside every contracted function of the module it names).  An outcome no run takes is either declared
+targets are read from proofs/targets.txt: a target analyses the decisions inside the function it names
+(or inside every contracted function of the module it names), and one of the ``ci`` tier, which CI runs,
+pins them (a ``full``-tier target is listed, not counted: it runs only on demand).  An outcome no run takes is either declared
 unreachable, with the reason (spec/decision_unreachable.py), or *unpinned*: tests/spec/test_decision_table.py
 fails on it.  docs/decisions.md is :func:`render` of this table.
 
@@ -24,13 +25,13 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from sessionspec.spec.decision_points import MODEL_DIR, Decision, derive_decisions, module_files
-from sessionspec.spec.decision_unreachable import NOT_BY_VECTORS, UNREACHABLE
+from sessionspec.spec.decision_unreachable import NOT_BY_VECTORS, NOT_YET_PINNED, UNREACHABLE
 
 SPEC_DIR: Final = Path(__file__).resolve().parent
 PINS_FILE: Final = SPEC_DIR / "decision_pins.json"
 TARGETS: Final = SPEC_DIR.parent / "proofs" / "targets.txt"
-FORMAT: Final = "sessionspec-decision-pins/1"
-SHOWN: Final = 3  # pins of each kind kept by name per outcome (the counts are complete)
+FORMAT: Final = "sessionspec-decision-pins/2"
+NAMED: Final = 3  # a pin kind taken by at most this many keeps its first name (the fragile pins); a larger count stands alone
 
 
 def trace_shape(initial: Any, ops: Sequence[Any]) -> str:
@@ -58,24 +59,26 @@ def trace_shape(initial: Any, ops: Sequence[Any]) -> str:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutcomePins:
-    """What took one outcome: counts of tests and vectors (and the vectors' distinct shapes), a few of each
-    by name, and every machine rule."""
+    """What took one outcome: how many tests, machine rules and vectors (and the vectors' distinct shapes),
+    and the first of each by name where there are at most NAMED (the counts are what the checks read; the
+    names point a reader at the pins an outcome hangs on)."""
 
     tests: int = 0
-    test_pins: tuple[str, ...] = ()
-    machine: tuple[str, ...] = ()
+    first_test: str = ""
+    machine: int = 0
+    first_machine: str = ""
     vectors: int = 0
-    vector_pins: tuple[str, ...] = ()
     vector_shapes: int = 0
+    first_vector: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"tests": self.tests, "testPins": list(self.test_pins), "machine": list(self.machine),
-                "vectors": self.vectors, "vectorPins": list(self.vector_pins), "vectorShapes": self.vector_shapes}
+    def to_json(self) -> list[Any]:
+        return [self.tests, self.first_test, self.machine, self.first_machine, self.vectors, self.vector_shapes, self.first_vector]
 
     @staticmethod
-    def from_json(data: Mapping[str, Any]) -> OutcomePins:
-        return OutcomePins(tests=data["tests"], test_pins=tuple(data["testPins"]), machine=tuple(data["machine"]),
-                           vectors=data["vectors"], vector_pins=tuple(data["vectorPins"]), vector_shapes=data["vectorShapes"])
+    def from_json(data: Sequence[Any]) -> OutcomePins:
+        tests, first_test, machine, first_machine, vectors, shapes, first_vector = data
+        return OutcomePins(tests=tests, first_test=first_test, machine=machine, first_machine=first_machine, vectors=vectors,
+                           vector_shapes=shapes, first_vector=first_vector)
 
 
 @final
@@ -96,25 +99,32 @@ class PinSet:
             if tests is not None:
                 labels = set(tests.get(outcome, ()))
                 test_names = sorted(p.removeprefix("test:") for p in labels if p.startswith("test:"))
-                machine = tuple(sorted(p.removeprefix("machine:") for p in labels if p.startswith("machine:")))
-                count, named = len(test_names), tuple(test_names[:SHOWN])
+                rules = sorted(p.removeprefix("machine:") for p in labels if p.startswith("machine:"))
+                old = OutcomePins(tests=len(test_names), first_test=_first(test_names), machine=len(rules), first_machine=_first(rules))
             else:
                 old = previous.outcomes.get(outcome, OutcomePins()) if previous is not None else OutcomePins()
-                count, named, machine = old.tests, old.test_pins, old.machine
-            by_shape: dict[str, str] = {}
-            for vector_id in ids:
-                by_shape.setdefault(shapes.get(vector_id, vector_id), vector_id)
-            shown = tuple(sorted(by_shape.values())[:SHOWN])
-            pins = OutcomePins(tests=count, test_pins=named, machine=machine, vectors=len(ids), vector_pins=shown,
-                               vector_shapes=len(by_shape))
+            by_shape = {shapes.get(vector_id, vector_id) for vector_id in ids}
+            pins = OutcomePins(tests=old.tests, first_test=old.first_test, machine=old.machine, first_machine=old.first_machine,
+                               vectors=len(ids), vector_shapes=len(by_shape), first_vector=_first(ids))
             if pins != OutcomePins():
                 out[outcome] = pins
         return PinSet(out)
 
 
+def _first(names: Sequence[str]) -> str:
+    return names[0] if 0 < len(names) <= NAMED else ""
+
+
 def write_pins(pins: PinSet, path: Path = PINS_FILE) -> None:
-    data = {"format": FORMAT, "outcomes": {o: p.to_json() for o, p in sorted(pins.outcomes.items())}}
-    path.write_text(json.dumps(data, indent=0, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
+    """One line per decision: its outcomes' pins, each ``[tests, first test, machine rules, first rule, vectors,
+    vector shapes, first vector]``."""
+    by_decision: dict[str, dict[str, list[Any]]] = {}
+    for outcome, p in sorted(pins.outcomes.items()):
+        decision, _, name = outcome.rpartition(" => ")
+        by_decision.setdefault(decision, {})[name] = p.to_json()
+    rows = ",\n".join(json.dumps(d, ensure_ascii=False) + ":" + json.dumps(o, ensure_ascii=False, separators=(",", ":"))
+                      for d, o in by_decision.items())
+    path.write_text(f'{{"format":"{FORMAT}","decisions":{{\n{rows}\n}}}}\n', encoding="utf-8")
 
 
 def read_pins(path: Path = PINS_FILE) -> PinSet:
@@ -122,7 +132,8 @@ def read_pins(path: Path = PINS_FILE) -> PinSet:
         return PinSet()
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data.get("format") == FORMAT, f"{path}: not {FORMAT}"
-    return PinSet({o: OutcomePins.from_json(p) for o, p in data["outcomes"].items()})
+    return PinSet({f"{decision} => {name}": OutcomePins.from_json(p)
+                   for decision, outcomes in data["decisions"].items() for name, p in outcomes.items()})
 
 
 # --------------------------------------------------------------------------- CrossHair targets and rules
@@ -130,7 +141,7 @@ def read_pins(path: Path = PINS_FILE) -> PinSet:
 
 @cache
 def crosshair_targets() -> dict[tuple[str, str], tuple[str, ...]]:
-    """(module under model/, function) -> the proofs/targets.txt targets that analyse it."""
+    """(module under model/, function) -> the proofs/targets.txt targets that analyse it, as ``target (tier)``."""
     if not TARGETS.exists():
         return {}
     contracted: dict[str, set[str]] = {}
@@ -145,16 +156,16 @@ def crosshair_targets() -> dict[tuple[str, str], tuple[str, ...]]:
     out: dict[tuple[str, str], list[str]] = {}
     for line in TARGETS.read_text(encoding="utf-8").splitlines():
         target = line.split("#", 1)[0].split()
-        if not target or not target[0].startswith("sessionspec.model."):
+        if len(target) < 2 or not target[0].startswith("sessionspec.model."):
             continue
-        dotted = target[0].removeprefix("sessionspec.model.")
+        dotted, label = target[0].removeprefix("sessionspec.model."), f"{target[0]} ({target[1]})"
         if dotted in contracted:
             for name in contracted[dotted]:
-                out.setdefault((dotted, name), []).append(target[0])
+                out.setdefault((dotted, name), []).append(label)
         else:
             name = dotted.rsplit(".", 1)[-1]
             if name in functions:
-                out.setdefault((functions[name], name), []).append(target[0])
+                out.setdefault((functions[name], name), []).append(label)
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -222,7 +233,8 @@ class Row:
 
     @property
     def pinned(self) -> bool:
-        return bool(self.pins.tests or self.pins.machine or self.pins.vectors)
+        """Some test, machine rule or vector takes the outcome, or a CrossHair target CI runs analyses it."""
+        return bool(self.pins.tests or self.pins.machine or self.pins.vectors or any(t.endswith("(ci)") for t in self.crosshair))
 
 
 def rows(pins: PinSet | None = None) -> list[Row]:
@@ -243,8 +255,13 @@ def reachable_outcomes(pins: PinSet | None = None) -> frozenset[str]:
 
 
 def unpinned(pins: PinSet | None = None) -> list[Row]:
-    """Reachable outcomes no test, machine rule or vector takes."""
+    """Reachable outcomes no test, machine rule or vector takes (those listed in NOT_YET_PINNED included)."""
     return [r for r in rows(pins) if r.unreachable is None and not r.pinned]
+
+
+def not_yet_pinned() -> dict[str, str]:
+    """The unpinned outcomes listed as work left, with what is known (spec/decision_unreachable.py)."""
+    return dict(NOT_YET_PINNED)
 
 
 def short_of_vectors(pins: PinSet | None = None, needed: int = 3) -> list[Row]:
@@ -252,6 +269,5 @@ def short_of_vectors(pins: PinSet | None = None, needed: int = 3) -> list[Row]:
     return [r for r in rows(pins) if r.unreachable is None and r.not_by_vectors is None and r.pins.vector_shapes < needed]
 
 
-
-__all__ = ["MODEL_DIR", "OutcomePins", "PinSet", "Row", "crosshair_targets", "reachable_outcomes", "read_pins", "rows",
-           "rules_of", "short_of_vectors", "trace_shape", "unpinned", "write_pins"]
+__all__ = ["MODEL_DIR", "NAMED", "OutcomePins", "PinSet", "Row", "crosshair_targets", "reachable_outcomes", "read_pins", "rows",
+           "not_yet_pinned", "rules_of", "short_of_vectors", "trace_shape", "unpinned", "write_pins"]

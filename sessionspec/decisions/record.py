@@ -10,12 +10,13 @@ Three kinds of run are recorded under the instrumented model (spec/decision_prob
   attributed to the rule that ran them;
 - the CrossHair targets are not run here: spec/decision_table.py reads them from proofs/targets.txt.
 
-``python -m sessionspec.decisions.record [--tests [PYTEST ARGS...] | --parts DIR]`` writes
+``python -m sessionspec.decisions.record [--tests [PYTEST ARGS...] | --parts DIR | --list-short]`` writes
 spec/decision_pins.json: the vectors, and with ``--tests`` the test suite (minutes; the tests marked slow are
 left out; ``-n 2`` spreads it over two processes), or with ``--parts`` the parts an earlier test run wrote
 (``SESSIONSPEC_DECISION_PINS=DIR pytest -p sessionspec.decisions.record ...``); with neither, the test and
-machine pins of the committed file are kept.  The pins file keeps, per outcome, the counts and
-a few pins of each kind (the table shows those); the vectors' trace shapes are counted in full.
+machine pins of the committed file are kept.  The pins file keeps, per outcome, the counts and the
+first pin of each kind taken by at most three (the table shows those); the vectors' trace shapes are counted in full.
+``--list-short`` writes the outcomes still short of three vector shapes (spec/decision_short_of_vectors.txt).
 """
 
 from __future__ import annotations
@@ -169,13 +170,29 @@ def record(pytest_args: Sequence[str] | None = None, parts: Path | None = None, 
     return 1 if failed else status
 
 
+def list_short(out: Path | None = None) -> int:
+    """Write the reachable outcomes fewer than three vector shapes take (spec/decision_short_of_vectors.txt, the
+    list tests/spec/test_decision_table.py lets only shrink), from the committed pins."""
+    from sessionspec.spec.decision_table import short_of_vectors
+    from sessionspec.spec.decision_unreachable import SHORT_FILE
+
+    short = sorted(r.outcome_id for r in short_of_vectors())
+    (out or SHORT_FILE).write_text("# Reachable decision outcomes fewer than three vectors of distinct trace shapes take (issue 43 item 3).\n"
+                                   "# Written by `python -m sessionspec.decisions.record --list-short`; it may only shrink.\n"
+                                   + "".join(o + "\n" for o in short), encoding="utf-8")
+    print(f"decisions: {len(short)} reachable outcomes short of three vector shapes", file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
+    if argv == ["--list-short"]:
+        return list_short()
     if argv[:1] == ["--tests"]:
         return record(list(argv[1:]))
     if len(argv) == 2 and argv[0] == "--parts":
         return record(parts=Path(argv[1]))
     if argv:
-        print("usage: python -m sessionspec.decisions.record [--tests [PYTEST ARGS...] | --parts DIR]", file=sys.stderr)
+        print("usage: python -m sessionspec.decisions.record [--tests [PYTEST ARGS...] | --parts DIR | --list-short]", file=sys.stderr)
         return 2
     return record()
 

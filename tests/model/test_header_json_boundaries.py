@@ -89,3 +89,32 @@ def test_FMT_2_a_lone_surrogate_is_written_as_javascript_writes_it(text: str, wr
 ])
 def test_FMT_2_numbers_are_written_as_javascript_writes_them(number: float, written: str) -> None:
     assert js_stringify(number) == written
+
+
+# ---------------------------------------------------------------- HDR-4's clauses on the odd values a log can hold
+
+
+_CONFIG = freeze({"provider": "p", "model": "m"})
+_TOOLS = freeze([{"name": "read"}])
+_ODD = [
+    # (a's system, a's tools, b's system, b's tools, equal): HDR-4 "`system` strictly equal" (an object is never
+    # `===`), "the tool lists (absent = []) of equal length and pairwise JSONEQ"; a tool value that is not a list is
+    # compared by its JSON text (the fold keeps what the log holds)
+    ("s", _TOOLS, "{{system}}", _TOOLS, False),  # only the second holds a placeholder: whole-header JSON (Q-15)
+    ("s", 5, "s", 5, True),
+    ("s", 5, "s", 6, False),
+    ("s", _TOOLS, "s", 5, False),
+    ("s", 5, "s", _TOOLS, False),
+    (freeze({"t": 1}), _TOOLS, freeze({"t": 1}), _TOOLS, False),
+    ("s", _TOOLS, freeze({"t": 1}), _TOOLS, False),
+]
+
+
+@pytest.mark.parametrize(("sa", "ta", "sb", "tb", "equal"), _ODD)
+def test_HDR_4_clauses_and_header_eq_agree_on_odd_values(sa: object, ta: object, sb: object, tb: object, equal: bool) -> None:
+    from sessionspec.model.header import EpochHeader, hdr4_clauses, header_eq
+
+    a = EpochHeader(config=_CONFIG, system=sa, tools=ta)  # type: ignore[arg-type]
+    b = EpochHeader(config=_CONFIG, system=sb, tools=tb)  # type: ignore[arg-type]
+    assert all(hdr4_clauses(a, b)) is equal
+    assert header_eq(a, b) is equal

@@ -27,7 +27,7 @@ from sessionspec.model.jsonval import (
 )
 from sessionspec.model.log import AssistantChunk, Event, make_event
 from sessionspec.model.rejected import FailureKind, Rejected
-from sessionspec.model.rules import implements
+from sessionspec.model.rules import decides, implements
 
 ENVELOPE_KEYS: Final = frozenset({"type", "seq", "time", "data"})
 SURFACE_META_KEYS: Final = frozenset({"sourceEventSeqs", "surfaceOp"})
@@ -61,6 +61,7 @@ def parse_value(text: str) -> Json | Rejected:
     return value
 
 
+@decides("LOG-17", "LOG-18")
 @implements("LOG-18", "FMT-1")
 def parse_session_header(value: JsonObject) -> SessionHeader | Rejected:
     """LOG-17/18: the header line; a version other than 0 is rejected.
@@ -83,6 +84,7 @@ def parse_session_header(value: JsonObject) -> SessionHeader | Rejected:
     return SessionHeader(value=value)
 
 
+@decides("LOG-2", "LOG-3", "LEG-1")
 @implements("LOG-3", "LOG-2")
 def event_from_json(value: Json) -> Event | Rejected:
     """LOG-2: "`time` MUST be a non-negative safe integer (at most 2^53−1)."
@@ -198,6 +200,7 @@ def _is_js_safe_int(v: Json | Absent) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_SAFE_INTEGER
 
 
+@decides("CHK-5", "CHK-6", "FMT-5", "P-CHK-1")
 @implements("CHK-5", "CHK-6")
 def expand_row(row: JsonObject) -> tuple[Event, ...] | Rejected:
     """CHK-5: "A row-tagged value MUST be validated strictly before expansion, else rejected "malformed <tag>

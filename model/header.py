@@ -16,7 +16,7 @@ from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.placeholder import holds_placeholder
 from sessionspec.model.rejected import Rejected
-from sessionspec.model.rules import implements
+from sessionspec.model.rules import decides, implements
 
 
 class HeaderReason(Enum):
@@ -282,6 +282,7 @@ def fold_header(
     return baseline
 
 
+@decides("HDR-8", "LEG-5", "LEG-6")
 @implements("HDR-8", "LEG-5", "LEG-6")
 def check_llm_shape(event: Event) -> Rejected | None:
     """HDR-8: "At seed or load, each `request/header` MUST have:"

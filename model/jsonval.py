@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Final, TypeAlias, cast, final
 
-from sessionspec.model.rules import implements
+from sessionspec.model.rules import decides, implements
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
@@ -343,6 +343,7 @@ class JsonParseFailure:
         return f"JsonParseFailure({self.rule!r}, {self.reason!r})"
 
 
+@decides("LOG-4", "FMT-2", "P-LOG-3")
 @implements("LOG-4", "FMT-2")
 def parse_json(text: str) -> Json | JsonParseFailure:
     """FMT-2: "Event lines MUST be parsed with key order preserved (`json.loads(…, object_pairs_hook=…)`),

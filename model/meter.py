@@ -19,6 +19,7 @@ from sessionspec.model.derive import project
 from sessionspec.model.header import EpochHeader, header_of_event, opt_header_eq
 from sessionspec.model.jsonval import ABSENT, Absent, Json, get, js_stringify, u16
 from sessionspec.model.log import Dialect, Event, log_view
+from sessionspec.model.provenance import cited_stream
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import implements
 from sessionspec.model.surface import SurfacePlan, plan_surface_event, splice
@@ -249,24 +250,15 @@ def _bad(rule: str, event: Event, why: str) -> Rejected:
 def provider_output_price(event: Event, surface_price: int, events: Sequence[Event]) -> int | Rejected:
     """MTR-9: "Provider-output price: `sourceEventSeqs` absent → `t` (the durable price); else every cited seq
     MUST be `< event.seq`, unique, an `assistant/chunk` of the same turn and step (else reject); feed the
-    chunks in citation order to the stream assembler; no blocks → 0, else `price(blocks) + 4`." """
-    cited = event.source_event_seqs
-    if cited is ABSENT:
+    chunks in citation order to the stream assembler; no blocks → 0, else `price(blocks) + 4`."  The cited
+    chunks are :func:`sessionspec.model.provenance.cited_stream`'s (the part ``check`` decides in a log)."""
+    if event.source_event_seqs is ABSENT:
         return surface_price
-    if not isinstance(cited, tuple):
-        return _bad("MTR-9", event, "sourceEventSeqs is not an array")
-    turn, step = get(event.data, "turn"), get(event.data, "step")
-    seen: set[int] = set()
+    chunks = cited_stream(event, events.__getitem__)
+    if isinstance(chunks, Rejected):
+        return chunks
     assembler = BlockAssembler()
-    for seq in cited:
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or seq >= event.seq or seq in seen:
-            return _bad("MTR-9", event, f"cites an invalid chunk seq {seq!r}")
-        seen.add(seq)
-        chunk_event = events[seq]
-        if chunk_event.type != "assistant/chunk":
-            return _bad("MTR-9", event, f"cites seq {seq}, which is not an assistant/chunk")
-        if get(chunk_event.data, "turn") != turn or get(chunk_event.data, "step") != step:
-            return _bad("MTR-9", event, f"cites chunk seq {seq} of another turn or step")
+    for chunk_event in chunks:
         bad = assembler.feed(get(chunk_event.data, "chunk"))
         if bad is not None:
             return _bad("MTR-9", event, bad)

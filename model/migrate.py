@@ -13,7 +13,7 @@ from typing import Final, final
 
 from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get, with_values
 from sessionspec.model.log import Dialect, Event, make_event
-from sessionspec.model.rules import implements
+from sessionspec.model.rules import decides, implements
 
 D08_ONLY_TYPES: Final = frozenset({"session/end-seed", "agent/inbox/spliced", "request/context"})
 A55_ONLY_TYPES: Final = frozenset({"steering/message"})
@@ -69,6 +69,7 @@ def _a55_marker(event: Event) -> str | None:
     return None
 
 
+@decides("DIA-1", "FMT-10")
 @implements("FMT-10")
 def dialect_evidence(events: Sequence[Event], session_header: JsonObject | None = None) -> DialectEvidence:
     """FMT-10: "Dialect detection (MAY): `compaction/*`, `session/end-seed`, `agent/inbox/spliced`,

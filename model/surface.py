@@ -14,7 +14,7 @@ from typing import TypeVar, final
 from sessionspec.model.jsonval import ABSENT, Json, JsonObject, deep_eq, get, is_safe_int, with_values
 from sessionspec.model.log import Dialect, Event, log_view, surface_types
 from sessionspec.model.rejected import Rejected
-from sessionspec.model.rules import implements
+from sessionspec.model.rules import decides, implements
 
 T = TypeVar("T")
 
@@ -89,6 +89,7 @@ def is_surface_event(event: Event, dialect: Dialect = Dialect.A55) -> bool:
     return event.type in surface_types(dialect) and event.surface_op is not ABSENT
 
 
+@decides("SURF-2", "SURF-3", "P-SURF-1")
 @implements("SURF-2", "SURF-3")
 def surface_op_of(event: Event, dialect: Dialect = Dialect.A55) -> SurfaceOp | None | Rejected:
     """SURF-2: "An event of a non-surface type that carries `surfaceOp` or `sourceEventSeqs` MUST be rejected
@@ -129,6 +130,7 @@ def surface_op_of(event: Event, dialect: Dialect = Dialect.A55) -> SurfaceOp | N
     return SurfaceOp(kind=OpKind.REPLACE, start=start, end=end)
 
 
+@decides("SURF-4")
 @implements("SURF-4")
 def check_provenance(event: Event) -> Rejected | None:
     """SURF-4: "When `sourceEventSeqs` is present, it MUST meet all of these, on append and on replace alike:"
@@ -155,6 +157,7 @@ def check_provenance(event: Event) -> Rejected | None:
     return None
 
 
+@decides("SURF-5")
 @implements("SURF-5")
 def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[int, int] | Rejected:
     """SURF-5: "A replace MUST locate its range **by position** on the current surface:"
@@ -181,6 +184,7 @@ def replacement_range(nodes: Sequence[int], op: SurfaceOp, seq: int) -> tuple[in
     return start_idx, end_idx
 
 
+@decides("SURF-6")
 @implements("SURF-6")
 def check_coverage(event: Event, shadowed: Sequence[int]) -> Rejected | None:
     """SURF-6: "For a replace, `sourceEventSeqs` MUST contain every shadowed seq ("sourceEventSeqs must include
@@ -216,6 +220,7 @@ def _content_free(data: Json, dialect: Dialect) -> Json:
             return with_values(data, message=message)
 
 
+@decides("SURF-7", "P-SURF-4")
 @implements("SURF-7")
 def check_tool_result_rewrite(
     event: Event, shadowed: Sequence[int], events: Sequence[Event], dialect: Dialect = Dialect.A55
@@ -236,6 +241,7 @@ def check_tool_result_rewrite(
     return None
 
 
+@decides("LOG-1")
 @implements("LOG-1")
 def check_seq(event: Event, expected: int) -> Rejected | None:
     """LOG-1: "Every event MUST satisfy ``seq == its zero-based index in the log``."  The surface
@@ -245,6 +251,7 @@ def check_seq(event: Event, expected: int) -> Rejected | None:
     return None
 
 
+@decides("SURF-9", "CHK-8", "LEG-10", "P-LOG-1")
 @implements("SURF-9", "LOG-6", "SURF-12")
 def plan_surface_event(
     nodes: Sequence[int], event: Event, events: Sequence[Event], dialect: Dialect = Dialect.A55
@@ -329,6 +336,7 @@ def step_surface(
     return state if plan is None else apply_plan(state, plan)
 
 
+@decides("DIA-11", "P-SURF-2")
 @implements("SURF-1", "SURF-10")
 def fold_surface(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> SurfaceFold | Rejected:
     """SURF-1: "The surface state MUST be `{nodes: list[int], replaceGeneration: int}`."

@@ -15,10 +15,16 @@ from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from sessionspec.model.rules import implements
 
 
+@implements("WIRE-3")
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Request:
-    """WIRE-1: a loop request; ``signal`` and the loop marker are not values."""
+    """WIRE-3: "The request MUST be deeply immutable, except for `signal`. Any attempt to mutate it (for example by a
+    stream listener) raises into the step, which becomes a turn error."
+
+    A loop request (WIRE-1), deeply immutable by construction: a frozen dataclass of tuples and ``JsonObject``
+    (``tests/model/test_wire.py`` tries every way in); ``signal`` and the loop marker are not values.  The loop's
+    :func:`~sessionspec.model.loop.step.mutation_attempt` is where an attempt raises into the step."""
 
     provider: Json | Absent
     model: Json | Absent

@@ -33,12 +33,16 @@ from sessionspec.check.checker import (
     summarize,
 )
 from sessionspec.check.command import json_line, report_line, summary_line
+from sessionspec.check.deployment_file import load_deployment
 from sessionspec.check.logfile import MAX_EVENTS
+from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect
 
 __all__ = [
     "EXIT_CODES",
     "MAX_EVENTS",
+    "Deployment",
+    "DeploymentError",
     "Dialect",
     "FileReport",
     "Finding",
@@ -47,32 +51,50 @@ __all__ = [
     "check_bytes",
     "check_file",
     "check_url",
+    "read_deployment_file",
     "json_line",
     "report_line",
     "summarize",
     "summary_line",
 ]
 
-def check_file(path: str, *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+def check_file(path: str, *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS,
+               deployment: Deployment | None = None) -> FileReport:
     """Check one log file (``.jsonl`` or ``.jsonl.zst``; ``-`` reads stdin).
 
     Never raises for bad input: a missing, non-regular or undecodable file
-    is an ``unreadable`` report with the reason."""
-    return check_path(path, dialect, strict_quirks, max_events)
+    is an ``unreadable`` report with the reason.  ``deployment``: the
+    deployment's facts (:func:`read_deployment_file`), as ``check --deployment``."""
+    return check_path(path, dialect, strict_quirks, max_events, deployment=deployment)
 
 
 def check_bytes(
-    data: bytes, name: str = "<bytes>", *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS
+    data: bytes, name: str = "<bytes>", *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS,
+    deployment: Deployment | None = None,
 ) -> FileReport:
     """Check a log given as bytes; ``name`` is the report's path, and a name
     ending ``.zst`` means the bytes are a zstandard stream.  No file is read
     (no ``sessions.json`` sidecar, no fork parent beside it)."""
-    return check_handle(io.BytesIO(data), name, dialect, strict_quirks, max_events)
+    return check_handle(io.BytesIO(data), name, dialect, strict_quirks, max_events, deployment=deployment)
 
 
-def check_url(url: str, *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+def check_url(url: str, *, dialect: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS,
+              deployment: Deployment | None = None) -> FileReport:
     """Check one log named by a URL through fsspec (``s3://…``, ``gs://…``,
     ``file://…``; needs ``sessionspec[dask]``, or fsspec and the store's own
     fsspec backend).  A ``file://`` URL or a plain path is read as by
     :func:`check_file` (regular files only); the report's path is the URL."""
-    return check_location(url, dialect, strict_quirks, max_events)
+    return check_location(url, dialect, strict_quirks, max_events, deployment=deployment)
+
+
+class DeploymentError(ValueError):
+    """A deployment file that cannot be used: the message names the file, the field and the rule."""
+
+
+def read_deployment_file(path: str) -> Deployment:
+    """The deployment facts of a deployment file (docs/check.md, "Deployment facts"); raises
+    :class:`DeploymentError` naming the field when the file cannot be used (as ``check`` exits 2)."""
+    read = load_deployment(path)
+    if isinstance(read, str):
+        raise DeploymentError(read)
+    return read

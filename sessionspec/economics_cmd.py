@@ -21,7 +21,8 @@ from sessionspec.designs import (
     generate_scenario,
 )
 from sessionspec.economics import PRESETS, CacheModel, request_costs
-from sessionspec.options import write_output
+from sessionspec.economics_verdict import conclusions, design_sentence
+from sessionspec.options import add_verbosity, describe, write_output
 
 HELP = "compare the session-prefix design with its alternatives (full-price vs cache-read tokens, resume drift)"
 
@@ -40,14 +41,24 @@ COLUMN_MEANINGS: Final = (
 COLUMNS: Final = tuple(name for name, _ in COLUMN_MEANINGS)
 
 
+EXIT_CODES: Final = ((0, "the comparison is written"), (2, "a usage error (--seeds below 1, a negative --notice-chars), or FILE cannot be written"))
+DOCS: Final = "docs/economics.md"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache-model", choices=sorted(PRESETS), default="neutral", help="provider cache model")
-    parser.add_argument("--seeds", type=int, default=3, metavar="N", help="generated scenarios per workload (seeds 1..N)")
+    describe(parser, exit_codes=EXIT_CODES, see=DOCS)
+    parser.add_argument("--cache-model", choices=sorted(PRESETS), default="neutral",
+                        help="the provider cache model that meters cache hits (docs/economics.md: minimum, granularity, what counts as a hit)")
+    parser.add_argument("--seeds", type=int, default=3, metavar="N", help="generated scenarios per workload: seeds 1..N")
     parser.add_argument("--notice-chars", type=int, metavar="N",
                         help="size of design (a+)'s durable change notice (default: the opener's size, 8000)")
     parser.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text",
-                        help="html: one page with the token chart of every design and workload (seed 1's scenario)")
-    parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout (missing directories are created)")
+                        help="text: a table per workload and what it concludes; markdown: the same as markdown tables; json: "
+                             "the rows and conclusions (docs/schemas/economics.v1.schema.json); html: one page with the conclusions, "
+                             "the designs, the tables and the token charts (seed 1's scenario; designs whose charts are equal share one)")
+    parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout (default: stdout; missing directories are created)")
+    add_verbosity(parser, quiet="text and markdown: the tables alone, without the conclusions",
+                  verbose="text and markdown: also one sentence per design saying what it does with the opener")
 
 
 def _row(r: DesignResult, cost: float) -> tuple[str, ...]:
@@ -67,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         case "html":
             output = economics_html(results, model, args.notice_chars)
         case _:
-            output = economics_text(results, model, markdown=args.format == "markdown")
+            output = economics_text(results, model, markdown=args.format == "markdown", conclude=not args.quiet, designs=args.verbose)
     return write_output(output, args.out, "sessionspec economics")
 
 
@@ -78,12 +89,18 @@ def economics_json(results: tuple[DesignResult, ...], model: CacheModel) -> dict
          "fullPriceTokens": r.full_price_tokens, "cacheReadTokens": r.cache_read_tokens,
          "effectiveCost": round(effective_cost(r, model), 1), "resumeDriftTokens": r.resume_drift_tokens,
          "headerChanges": r.header_changes, "staleRequests": r.stale_requests, "afterSlotTokens": r.after_tokens}
-        for r in results]}
+        for r in results],
+        "conclusions": [{"workload": w.value, "text": text} for w, text in conclusions(results, model)]}
 
 
-def economics_text(results: tuple[DesignResult, ...], model: CacheModel, *, markdown: bool) -> str:
-    """``--format text`` (aligned columns) or ``markdown`` (one table per workload)."""
+def economics_text(results: tuple[DesignResult, ...], model: CacheModel, *, markdown: bool, conclude: bool = True,
+                   designs: bool = False) -> str:
+    """``--format text`` (aligned columns) or ``markdown`` (one table per workload), each table followed by what it
+    concludes; ``designs``: first a sentence per design."""
     lines = [f"cache model: {model.name} ({model.source}); cost = full-price + {model.read_price} x cache-read"]
+    if designs:
+        lines += ["", *((f"- {design_sentence(d)}" if markdown else f"  {design_sentence(d)}") for d in Design)]
+    said = dict(conclusions(results, model))
     for workload in Workload:
         rows = [r for r in results if r.workload is workload]
         lines.append("")
@@ -93,6 +110,9 @@ def economics_text(results: tuple[DesignResult, ...], model: CacheModel, *, mark
         else:
             lines += [f"opener {workload.value}", f"  {'design':34}" + "".join(f"{c:>13}" for c in COLUMNS)]
             lines += [f"  {DESIGN_TITLES[r.design]:34}" + "".join(f"{v:>13}" for v in _row(r, effective_cost(r, model))) for r in rows]
+        if conclude and workload in said:
+            lines += ["", said[workload]] if markdown else [f"  {said[workload]}"]
+    lines += ["", f"What the columns count and each design: {DOCS}"] if conclude else []
     return "\n".join(lines) + "\n"
 
 
@@ -108,43 +128,65 @@ def design_bars(workload: Workload, design: Design, model: CacheModel, notice_ch
 
 
 _CSS: Final = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222;max-width:1400px}
 table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}
 td:first-child,th:first-child{text-align:left} th[title]{text-decoration:underline dotted;cursor:help}
 .columns{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:13px;max-width:1100px}
 .columns dt{font-weight:bold} .columns dd{margin:0}
+.conclusions li,.designs li{margin:.3em 0;max-width:1100px}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px 20px;margin:.5em 0 1.5em}
 .chart{min-width:0} svg.token-chart{width:100%;height:auto}
 """
 
 
+def chart_groups(workload: Workload, model: CacheModel, notice_chars: int | None) -> list[tuple[list[Design], list[Bar]]]:
+    """The designs of a workload whose charts are the same bars (seed 1's scenario) as one group each, in design order."""
+    groups: list[tuple[list[Design], list[Bar]]] = []
+    for design in Design:
+        bars = design_bars(workload, design, model, notice_chars)
+        same = next((g for g in groups if g[1] == bars), None)
+        if same is not None:
+            same[0].append(design)
+        else:
+            groups.append(([design], bars))
+    return groups
+
+
 def economics_html(results: tuple[DesignResult, ...], model: CacheModel, notice_chars: int | None) -> str:
-    """One self-contained page (no script, no network): what the columns mean
-    and the page's one legend, then per workload the table of every design and
-    each design's token chart for the scenario of seed 1, in a grid."""
+    """One self-contained page (no script, no network): what it concludes per workload, a sentence per design,
+    what the columns mean and the page's one legend, then per workload the table of every design and the token
+    charts for the scenario of seed 1 in a grid, designs whose charts are equal sharing one."""
     parts = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sessionspec economics</title>",
              f"<style>{_CSS}</style></head><body>",
              f"<h1>sessionspec economics: the session-prefix design against its alternatives</h1>"
              f"<p>cache model {html.escape(model.name)} ({html.escape(model.source)}); cost = full-price + "
-             f"{model.read_price} &times; cache-read. Tables sum the generated scenarios; charts show seed 1's scenario.</p>",
+             f"{model.read_price} &times; cache-read. Tables sum the generated scenarios; charts show seed 1's scenario. "
+             f'How the designs and workloads are built, and what the seed note claims: <a href="{DOCS}" id="docs-link">{DOCS}</a>.</p>',
+             '<h2 id="conclusions">What the numbers say</h2><ul class="conclusions">'
+             + "".join(f'<li data-workload="{w.name}">{html.escape(text)}</li>' for w, text in conclusions(results, model)) + "</ul>",
+             '<h2 id="designs">The designs</h2><ul class="designs">'
+             + "".join(f'<li data-design="{d.name}">{html.escape(design_sentence(d))}</li>' for d in Design) + "</ul>",
              "<h2>Columns</h2><dl class=\"columns\" id=\"columns\">"
              + "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(meaning)}</dd>" for name, meaning in COLUMN_MEANINGS)
              + "</dl>",
              legend_html(None, model.name, window_note=False)]
+    said = dict(conclusions(results, model))
     for workload in Workload:
-        parts.append(f"<h2 id=\"workload-{workload.name.lower()}\">opener {html.escape(workload.value)}</h2><table><tr><th>design</th>"
+        parts.append(f"<h2 id=\"workload-{workload.name.lower()}\">opener {html.escape(workload.value)}</h2>"
+                     f"<p class=\"conclusion\">{html.escape(said.get(workload, ''))}</p><table><tr><th>design</th>"
                      + "".join(f"<th title=\"{html.escape(meaning)}\">{html.escape(name)}</th>" for name, meaning in COLUMN_MEANINGS)
                      + "</tr>")
         for r in (r for r in results if r.workload is workload):
             parts.append(f"<tr><td>{html.escape(DESIGN_TITLES[r.design])}</td>"
                          + "".join(f"<td>{v}</td>" for v in _row(r, effective_cost(r, model))) + "</tr>")
         parts.append("</table><div class=\"charts\">")
-        for design in Design:
-            chart_id = f"chart-{workload.name.lower()}-{design.name.lower()}"
-            title = f"{DESIGN_TITLES[design]}, opener {workload.value}"
-            parts.append(f"<div class=\"chart\" data-design=\"{design.name}\" data-workload=\"{workload.name}\">"
-                         + svg_chart(design_bars(workload, design, model, notice_chars), title=title, chart_id=chart_id)
-                         + "</div>")
+        for designs, bars in chart_groups(workload, model, notice_chars):
+            names = ", ".join(DESIGN_TITLES[d] for d in designs)
+            chart_id = f"chart-{workload.name.lower()}-{designs[0].name.lower()}"
+            title = (f"{names}, opener {workload.value}" if len(designs) == 1
+                     else f"{', '.join(DESIGN_TITLES[d].split(' ', 1)[0] for d in designs)} (the same requests), opener {workload.value}")
+            parts.append(f"<div class=\"chart\" data-designs=\"{' '.join(d.name for d in designs)}\" data-workload=\"{workload.name}\" "
+                         f"title=\"{html.escape(names)}\">" + svg_chart(bars, title=title, chart_id=chart_id, width=640) + "</div>")
         parts.append("</div>")
     parts.append("</body></html>\n")
     return "".join(parts)

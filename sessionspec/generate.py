@@ -28,7 +28,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TextIO, final
@@ -41,6 +41,8 @@ from sessionspec.model.log import Event, make_event
 from sessionspec.model.meter import PricedSurface, node_price
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfaceOp, surface_op_of
+from sessionspec.options import add_verbosity, describe
+from sessionspec.progress import ProgressBar, on_terminal
 from sessionspec.simulate import simulate
 
 HELP: Final = "write a valid synthetic session log of about N events from the model's loop simulator"
@@ -318,21 +320,27 @@ def generate_events(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS,
             turns_done += turns
 
 
-def generate_lines(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS, workers: int = 0) -> Iterator[str]:
-    """The log's storage lines (no newline): chunk runs packed as rows (CHK-3/4), each ``JS(record)`` (FMT-3)."""
+def generate_lines(events: int, seed: int = 0, block_turns: int = BLOCK_TURNS, workers: int = 0,
+                   progress: Callable[[int], None] | None = None) -> Iterator[str]:
+    """The log's storage lines (no newline): chunk runs packed as rows (CHK-3/4), each ``JS(record)`` (FMT-3);
+    ``progress`` is told the events generated so far after each block."""
+    done = 0
     for block in generate_events(events, seed, block_turns, workers):
         for record in pack_chunk_runs(block):
             yield js_text(record)
+        done += len(block)
+        if progress is not None:
+            progress(done)
 
 
-def write_log(out: TextIO, events: int, seed: int, workers: int | None = None) -> int:
+def write_log(out: TextIO, events: int, seed: int, workers: int | None = None, progress: Callable[[int], None] | None = None) -> int:
     """Write the log; the number of lines written.  ``workers`` (default: from
     :data:`WORKERS_FROM_EVENTS` events on, :func:`default_workers`) simulate blocks ahead."""
     if workers is None:
         workers = default_workers() if events >= WORKERS_FROM_EVENTS else 0
     lines = 0
     batch: list[str] = []
-    for line in generate_lines(events, seed, workers=workers):
+    for line in generate_lines(events, seed, workers=workers, progress=progress):
         batch.append(line)
         if len(batch) == WRITE_BATCH:
             lines += _write(out, batch)
@@ -348,26 +356,45 @@ def _write(out: TextIO, batch: list[str]) -> int:
     return count
 
 
+EXIT_CODES: Final = ((0, "the log is written"), (2, "a usage error (--events below 1), or FILE cannot be written"))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    describe(parser, exit_codes=EXIT_CODES, see="docs/performance.md")
     parser.add_argument("--events", type=int, required=True, metavar="N", help="about how many events to write (at least one turn)")
     parser.add_argument("--out", default="-", metavar="FILE",
                         help="write the log to FILE, a .jsonl file (default: stdout, as every command; missing directories are created)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0); the same seed gives the same bytes")
+    add_verbosity(parser, quiet="no progress bar", verbose="when done, say on stderr what was written (events, lines, where)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.events < 1:
         print("sessionspec generate: --events must be at least 1", file=sys.stderr)
         return 2
-    if args.out == "-":
-        write_log(sys.stdout, args.events, args.seed)
-        sys.stdout.flush()
-        return 0
+    bar = ProgressBar(stream=sys.stderr, total=args.events, unit="events") if not args.quiet and on_terminal() else None
+    written: list[int] = [0]
+
+    def progress(done: int) -> None:
+        written[0] = done
+        if bar is not None:
+            bar.update(min(done, args.events))
+
     try:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        with Path(args.out).open("w", encoding="utf-8", newline="\n") as out:
-            write_log(out, args.events, args.seed)
+        if args.out == "-":
+            lines = write_log(sys.stdout, args.events, args.seed, progress=progress)
+            sys.stdout.flush()
+        else:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            with Path(args.out).open("w", encoding="utf-8", newline="\n") as out:
+                lines = write_log(out, args.events, args.seed, progress=progress)
     except OSError as error:
         print(f"sessionspec generate: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
         return 2
+    finally:
+        if bar is not None:
+            bar.clear()
+    if args.verbose:
+        where = "stdout" if args.out == "-" else args.out
+        print(f"sessionspec generate: wrote {written[0]} events in {lines} lines to {where} (seed {args.seed})", file=sys.stderr)
     return 0

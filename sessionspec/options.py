@@ -1,9 +1,10 @@
 """One command-line dialect: option values spelled the same in every subcommand.
 
-Every subcommand that reads a dialect takes ``--dialect a55|d08`` (documented
-spelling, lower case, docs/cli.md); the upper-case ``A55``/``D08`` that
-``check`` used to print and the full commit names (``a55f148516``,
-``611615650f``) are accepted too, so old scripts keep working.  The exit codes
+A dialect has one spelling in every output and in the documentation: ``A55``
+and ``D08`` (:func:`dialect_text`, the rule book's names; issue 46: ``check``'s
+text, its JSON and ``replay`` used to print ``A55``, ``a55f148516`` and ``a55``).
+``--dialect`` takes that spelling in any case, and the full commit names
+(``a55f148516``, ``611615650f``) too, so old scripts keep working.  The exit codes
 are one table, printed by ``sessionspec --help`` and copied in docs/cli.md (a
 test keeps the two equal).
 """
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from sessionspec.model.log import Dialect
 
-DIALECT_METAVAR: Final = "a55|d08"
+DIALECT_METAVAR: Final = "A55|D08"
 # The one exit-code table (issue 30): `sessionspec --help`, docs/cli.md, docs/guide.md and the
 # README show exactly these rows; tests/tools/test_exit_codes.py keeps them equal and runs a command for
 # each code.  `check --help` adds its own precedence (docs/check.md); its codes mean the same.
@@ -32,22 +34,63 @@ EXIT_CODES: Final = (
 )
 
 
-def exit_codes_text() -> str:
-    return "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
+# Every command's own table ends with the two codes any command can give.
+COMMON_CODES: Final = ((3, "an internal error: a bug in sessionspec itself (please report it)"), (130, "interrupted (Ctrl-C)"))
+
+
+def exit_codes_text(rows: Sequence[tuple[int, str]] = EXIT_CODES) -> str:
+    return "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in rows)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``--help`` as every command of this package writes it: the description and epilog (the exit-code
+    table) as written, and each option's default at the end of its help (``(default: 3)``, ``(default:
+    off)`` for a flag) unless the help already says it; an option whose default is None says in its own
+    words what happens without it (tests/tools/test_cli_words.py keeps every option's help saying so)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default is argparse.SUPPRESS or action.required or action.default is None:
+            return text
+        if not action.option_strings and action.nargs not in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            return text
+        if action.default is False or action.nargs == 0:
+            return f"{text} (default: off)"
+        return f"{text} (default: %(default)s)"
+
+
+def describe(parser: argparse.ArgumentParser, *, exit_codes: Sequence[tuple[int, str]], see: str, extra: str = "") -> None:
+    """A command's help as every command of this package writes it (:class:`HelpFormatter`): its own exit
+    codes (the meanings of sessionspec.options.EXIT_CODES for that command, then 3 and 130), what else to
+    know, and the document to read."""
+    parser.formatter_class = HelpFormatter
+    rows = sorted([*exit_codes, *(row for row in COMMON_CODES if row[0] not in {code for code, _ in exit_codes})])
+    parser.epilog = exit_codes_text(rows) + (f"\n{extra}" if extra else "") + f"\n\nsee {see}"
+
+
+def add_verbosity(parser: argparse.ArgumentParser, *, quiet: str, verbose: str) -> None:
+    """``-q``/``--quiet`` and ``-v``/``--verbose`` (one or the other), each with what it does for this command."""
+    words = parser.add_mutually_exclusive_group()
+    words.add_argument("-q", "--quiet", action="store_true", help=quiet)
+    words.add_argument("-v", "--verbose", action="store_true", help=verbose)
+
+
+def package_version() -> str:
+    """The installed package's version (``0+unknown`` when run from a tree that is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sessionspec")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 def version_text() -> str:
     """``sessionspec --version``: the package, the rule registry and the vector format it speaks."""
-    from importlib.metadata import PackageNotFoundError, version
-
     from sessionspec.conformance.vectors.format import FORMAT
     from sessionspec.spec.registry import registry_digest
 
-    try:
-        number = version("sessionspec")
-    except PackageNotFoundError:
-        number = "0+unknown"
-    return f"sessionspec {number} ({build_kind()}; rule registry {registry_digest()}, {FORMAT}, dialects a55 d08)"
+    return f"sessionspec {package_version()} ({build_kind()}; rule registry {registry_digest()}, {FORMAT}, dialects A55 D08)"
 
 
 def build_kind() -> str:
@@ -65,13 +108,18 @@ def build_kind() -> str:
     return "compiled (mypyc)" if origin is not None and origin.endswith(tuple(EXTENSION_SUFFIXES)) else "pure Python"
 
 
+def dialect_text(dialect: Dialect | None) -> str | None:
+    """A dialect's one spelling in every output (text, JSON, pages): ``A55`` or ``D08``; None for none."""
+    return None if dialect is None else dialect.name
+
+
 def dialect_value(text: str) -> Dialect:
-    """``a55``/``d08`` in any case, or a dialect's commit name; else a usage error."""
+    """``A55``/``D08`` in any case, or a dialect's commit name; else a usage error."""
     key = text.strip().lower()
     for dialect in Dialect:
         if key in (dialect.name.lower(), dialect.value.lower()):
             return dialect
-    raise argparse.ArgumentTypeError(f"unknown dialect {text!r} (choose a55 or d08)")
+    raise argparse.ArgumentTypeError(f"unknown dialect {text!r} (choose A55 or D08)")
 
 
 def add_dialect(parser: argparse.ArgumentParser, *, default: Dialect | None, help: str) -> None:

@@ -26,6 +26,8 @@ vector).  docs/conformance.md shows the one-line CI step.
 
 from __future__ import annotations
 
+import argparse
+import fnmatch
 import json
 import re
 import shlex
@@ -39,6 +41,7 @@ import pytest
 if TYPE_CHECKING:
     from sessionspec.conformance.adapter.driver import ProcessAdapter
     from sessionspec.conformance.vectors.expectations import Expectations
+    from sessionspec.conformance.vectors.floor import Floor
 
 # The model and the kit are imported only when --sessionspec-adapter is given:
 # the plugin loads in every pytest run of an environment that has sessionspec.
@@ -80,10 +83,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"a vector whose adapter does not answer within SECONDS fails and the adapter is restarted "
                          f"(default {DEFAULT_TIMEOUT:g}, as `sessionspec conform --timeout`)")
     group.addoption("--sessionspec-expect", metavar="FILE", default=None,
-                    help="vectors expected to fail (one 'ID-or-glob reason' per line, or JSON; conform: 'conform/RULE'): "
-                         "they are xfail, and a listed vector that passes fails as XPASS(strict)")
+                    help="vectors expected to fail (one 'ID-or-glob [@SIGNATURE] reason' per line, or JSON; conform: "
+                         "'conform/SIGNATURE'): they are xfail, a listed vector that passes fails as XPASS(strict), one "
+                         "that fails another way than @SIGNATURE fails; an entry matching no vector is a usage error, one "
+                         "matching only skipped vectors fails the session (default: none)")
     group.addoption("--sessionspec-failures", metavar="DIR", default=".sessionspec-failures",
                     help="where each failing vector is written as a replayable one-vector directory (default .sessionspec-failures)")
+    group.addoption("--sessionspec-min-run", metavar="N|P%", default=None,
+                    help="fail the session when fewer than N sessionspec items, or less than P%% of those selected, ran "
+                         "(not skipped) (default 1, as `sessionspec vectors run --min-run`: a run where nothing ran fails)")
+    group.addoption("--sessionspec-fail-on-skip", action="store_true", default=False,
+                    help="fail the session when any sessionspec item was skipped (default: a skip is not a failure)")
 
 
 @dataclass
@@ -97,6 +107,9 @@ class _State:
     timeout: float
     expectations: Expectations | None = None
     adapter: ProcessAdapter | None = field(default=None)
+    floor: Floor | None = None
+    outcomes: dict[str, str] = field(default_factory=dict)  # node id -> ran / skipped (the controller's view)
+    problems: list[str] = field(default_factory=list)  # why the session fails beyond its items
 
     def connection(self) -> ProcessAdapter:
         """This process's adapter (one per pytest process, so one per xdist worker)."""
@@ -156,15 +169,41 @@ def pytest_configure(config: pytest.Config) -> None:
         expectations = load_expectations(expect) if expect else None
     except ExpectationsError as bad:
         raise pytest.UsageError(f"--sessionspec-expect: {bad}") from bad
+    from sessionspec.conformance.vectors.floor import DEFAULT_MIN_RUN, Floor, parse_min_run
+
+    try:
+        least = parse_min_run(config.getoption("--sessionspec-min-run") or DEFAULT_MIN_RUN)
+    except argparse.ArgumentTypeError as bad:
+        raise pytest.UsageError(f"--sessionspec-min-run: {bad}") from bad
+    floor = Floor(count=least.count, percent=least.percent, fail_on_skip=config.getoption("--sessionspec-fail-on-skip"))
+    ids = [str(v["id"]) for d in documents for v in d["vectors"]]
+    for entry in expectations.entries if expectations is not None else ():
+        if not entry.pattern.startswith("conform/") and not any(fnmatch.fnmatchcase(i, entry.pattern) for i in ids):
+            raise pytest.UsageError(f"--sessionspec-expect: {expectations.source if expectations else ''}: "
+                                    f"{entry.pattern!r} matches no vector of {directory}")
     config.stash[STATE] = _State(command=command, directory=directory, documents=documents, examples=examples,
                                  seed=config.getoption("--sessionspec-seed"), timeout=timeout, expectations=expectations,
-                                 failures=failures if failures.is_absolute() else config.rootpath / failures)
+                                 failures=failures if failures.is_absolute() else config.rootpath / failures, floor=floor)
+    from sessionspec.conformance.vectors.pytest_session import SessionOutcome, report_kit_items_by_node_id
+
+    config.pluginmanager.register(SessionOutcome(config.stash[STATE]), "sessionspec-session-outcome")
+    report_kit_items_by_node_id(config)
     for document in documents:
         config.addinivalue_line("markers", f"sessionspec_{marker_name(document['group'])}: vectors of group {document['group']}")
         for vector in document["vectors"]:
             for rule in vector["rules"]:
                 config.addinivalue_line("markers", f"sessionspec_rule_{marker_name(rule)}: vectors that name rule {rule}")
     config.addinivalue_line("markers", "sessionspec_conform: the conform item (generated traces)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A kit item's skip is reported at its node id, not at the plugin's line that skipped it."""
+    report = yield
+    if isinstance(item, VectorItem | ConformItem) and report.skipped and isinstance(report.longrepr, tuple):
+        # A relative path is shown as it is; lineno None: no line (pytest's own skip-marker reports have none).
+        report.longrepr = (item.nodeid, None, report.longrepr[2])  # type: ignore[assignment]
+    return report
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -214,6 +253,11 @@ class Failed(Exception):
     """A readable conformance failure (the report is the message)."""
 
 
+class FailedOtherwise(Exception):
+    """A vector listed in the expectations fails, but not the way its entry pins (its signature): not the
+    expected failure (``xfail(raises=Failed)`` does not take it), so the item fails."""
+
+
 def replay_command(state: _State, directory: Path) -> str:
     return f"sessionspec vectors run {shlex.quote(str(directory))} --adapter {shlex.quote(state.command)}"
 
@@ -250,7 +294,7 @@ class VectorItem(pytest.Item):
     def runtest(self) -> None:
         from sessionspec.conformance.adapter.protocol import AdapterError
         from sessionspec.conformance.vectors.format import FORMAT
-        from sessionspec.conformance.vectors.runner import failure_lines, run_vector
+        from sessionspec.conformance.vectors.runner import expect, failure_lines, run_vector
 
         state = self.config.stash[STATE]
         try:
@@ -267,20 +311,22 @@ class VectorItem(pytest.Item):
         if any(f.startswith("adapter:") for f in result.failures):
             state.drop()
         if result.skipped:  # not supported is not wrong (issue 27)
-            pytest.skip(f"unsupported: {', '.join(result.skipped)}")
+            pytest.skip(result.skip_reason or f"unsupported: {', '.join(result.skipped)}")
         if result.passed:
             return
         directory = write_replay(state, str(self.vector["id"]), {
             "format": FORMAT, "registry": self.document["registry"], "group": self.document["group"], "vectors": [self.vector]})
-        lines = [f"vector {self.vector['id']} failed (rules: {', '.join(self.vector['rules']) or '-'})",
-                 f"  {self.vector['description']}"]
+        lines = [f"vector {self.vector['id']} failed (rules: {', '.join(self.vector['rules']) or '-'})"]
         # The same text as `sessionspec vectors run` (vectors.runner.failure_lines); -v shows every difference.
-        lines += [f"  {line}" for line in failure_lines(result, None if self.config.get_verbosity() > 0 else 8)]
+        lines += [f"  {line}" for line in failure_lines(expect(result, state.expectations),
+                                                        None if self.config.get_verbosity() > 0 else 8)]
         lines.append(f"replay: {replay_command(state, directory)}")
+        if expect(result, state.expectations).unpinned:
+            raise FailedOtherwise("\n".join(lines))
         raise Failed("\n".join(lines))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, Failed):
+        if isinstance(excinfo.value, Failed | FailedOtherwise):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo, style=style))
 
@@ -298,34 +344,40 @@ class ConformItem(pytest.Item):
 
     def runtest(self) -> None:
         from sessionspec.conformance.adapter.protocol import AdapterError
-        from sessionspec.conformance.conform.search import divergence_lines, run_conform
+        from sessionspec.conformance.conform.outcome import Tally
+        from sessionspec.conformance.conform.report import crash_lines, divergence_lines, expected_lines, trace_lines
+        from sessionspec.conformance.conform.search import run_conform
         from sessionspec.conformance.vectors.format import FORMAT
         from sessionspec.hypothesis_home import scratch_hypothesis_home
 
         state = self.config.stash[STATE]
+        tally = Tally()
         try:
             with scratch_hypothesis_home():  # no .hypothesis/ left in the user's directory
-                divergence = run_conform(state.command, examples=state.examples, seed=state.seed, timeout=state.timeout)
+                divergence = run_conform(state.command, examples=state.examples, seed=state.seed, timeout=state.timeout,
+                                         tally=tally, expectations=state.expectations)
         except AdapterError as failed:
             raise Failed(f"conform: adapter: {failed}") from None
-        if divergence is None:
-            return
-        from sessionspec.spec.registry import registry_digest
+        verbose = self.config.get_verbosity() > 0
+        lines: list[str] = []
+        if divergence is not None:
+            from sessionspec.spec.registry import registry_digest
 
-        vector = divergence.vector().to_json()
-        directory = write_replay(state, "conform", {"format": FORMAT, "registry": registry_digest(), "group": "conform",
-                                                    "vectors": [vector]})
-        expected = None if state.expectations is None else state.expectations.reason_for(f"conform/{divergence.rule}")
-        if expected is not None:  # --sessionspec-expect lists conform/RULE
-            pytest.xfail(f"conform/{divergence.rule}: {expected}")
-        lines = [f"conform: DIVERGENCE, rule {divergence.rule}, at operation {divergence.index} of a "
-                 f"{len(divergence.trace)}-operation trace ({state.examples} examples, seed {state.seed})"]
-        lines += [f"  {line}" for line in divergence_lines(divergence, None if self.config.get_verbosity() > 0 else 8)]
-        lines.append("shrunk trace:")
-        lines.append("  " + json.dumps({"op": "init", **divergence.initial}, sort_keys=True, ensure_ascii=False))
-        lines += ["  " + json.dumps(op, sort_keys=True, ensure_ascii=False) for op in divergence.trace]
-        lines.append(f"replay: {replay_command(state, directory)}")
-        raise Failed("\n".join(lines))
+            vector = divergence.vector().to_json()
+            directory = write_replay(state, "conform", {"format": FORMAT, "registry": registry_digest(), "group": "conform",
+                                                        "vectors": [vector]})
+            lines = [f"conform: DIVERGENCE, rule {divergence.rule}, at operation {divergence.index} of a "
+                     f"{len(divergence.trace)}-operation trace ({state.examples} examples, seed {state.seed})"]
+            lines += [f"  {line}" for line in divergence_lines(divergence, None if verbose else 8)]
+            lines.append("shrunk trace:")
+            lines += [f"  {line}" for line in trace_lines(divergence.initial, divergence.trace)]
+            lines.append(f"replay: {replay_command(state, directory)}")
+        for crash in tally.crashes:
+            lines += crash_lines(crash)
+        if lines:
+            raise Failed("\n".join([*lines, *expected_lines(tally, verbose), *tally.lines()]))
+        if tally.expected:  # --sessionspec-expect lists what diverged: the search went on past each
+            pytest.xfail("; ".join(f"{key}: {seen.reason} ({seen.count} traces)" for key, seen in sorted(tally.expected.items())))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, Failed):

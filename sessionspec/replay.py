@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 from sessionspec.economics import CacheModel, RequestCost, request_costs, shape_of_request, totals
 from sessionspec.fast.request_points import RequestPoint, request_points
@@ -26,6 +26,10 @@ from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.wire import Request, request_to_json
+from sessionspec.options import dialect_text
+
+if TYPE_CHECKING:
+    from sessionspec.replay_read import StopPoint
 
 DEFAULT_INSTRUCTION: Final = "<COMPACTION_INSTRUCTION: opaque parameter, not logged (RULES Appendix A); pass --instruction-file>"
 
@@ -110,6 +114,9 @@ class ReplayReport:
     events: tuple[Event, ...]
     cache_model: str | None
     dialect_source: str | None = None  # how the dialect was decided (check's words: detected, forced, default)
+    verdict: str = "valid"  # check's verdict on the log (valid, invalid, unknown)
+    # Where the log stops being a valid loop log (check's first finding): the events above end before it.
+    stop: StopPoint | None = None
 
 
 def _leading_shared(a: Sequence[Json], b: Sequence[Json]) -> int:
@@ -265,11 +272,13 @@ def report_to_json(report: ReplayReport) -> dict[str, object]:
         value["meta"] = request_meta(r)
         requests.append(value)
     meta: dict[str, object] = {
-        "dialect": report.dialect.value,
+        "dialect": dialect_text(report.dialect),
         "firstLiveSeq": report.first_live_seq,
         "events": len(report.events),
         "requestsWithoutHeader": report.skipped_without_header,
         "summariesNote": report.summaries_note,
+        "verdict": report.verdict,
+        "stop": None if report.stop is None else report.stop.to_json(),
     }
     out: dict[str, object] = {"requests": requests, "summaries": [thaw(s) for s in report.summaries], "meta": meta}
     if report.cache_model is not None:
@@ -294,10 +303,20 @@ def difference_text(r: ReplayedRequest) -> str:
     return r.cost.first_difference or "none (append-extends the previous request)"
 
 
-def report_to_text(report: ReplayReport) -> str:
+def stop_sentence(report: ReplayReport) -> str:
+    """Where the log stops being a valid loop log, in one sentence (text and page)."""
+    stop = report.stop
+    assert stop is not None
+    where = f"line {stop.finding.line}" if stop.finding.line is not None else "the file as a whole"
+    kind = "stops being a valid loop log" if stop.finding.kind.value == "invalid" else "is undecided from here (a limit of sessionspec)"
+    return (f"the log {kind} at {where} ({stop.finding.rule}): the {len(report.requests)} request(s) above are rebuilt "
+            f"from its first {stop.events_rebuilt} events; nothing after it is")
+
+
+def report_to_text(report: ReplayReport, *, full: bool = False) -> str:
     source = f" ({report.dialect_source})" if report.dialect_source else ""
-    lines: list[str] = [f"dialect {report.dialect.value}{source}; {len(report.requests)} loop request(s); "
-                        f"{len(report.summaries)} summariser request(s)"]
+    lines: list[str] = [f"dialect {dialect_text(report.dialect)}{source}; {len(report.requests)} loop request(s); "
+                        f"{len(report.summaries)} summariser request(s); check: {report.verdict}"]
     for r in report.requests:
         p = r.point
         reason = "?" if r.header_reason is ABSENT else js_stringify(r.header_reason)
@@ -318,7 +337,9 @@ def report_to_text(report: ReplayReport) -> str:
         assert isinstance(messages, tuple)
         for i, m in enumerate(messages):
             region = "prefix " if i < r.prefix_length else ("shared " if i < r.shared_messages else "new    ")
-            lines.append(f"   [{i:3}] {region} {short(get(m, 'role'), 12)} {short(get(m, 'content'))}")
+            content = get(m, "content")
+            shown = ("(absent)" if content is ABSENT else js_stringify(content)) if full else short(content)
+            lines.append(f"   [{i:3}] {region} {short(get(m, 'role'), 12)} {shown}")
         if r.cost is not None:
             c = r.cost
             lines.append(f"   tokens: input {c.input_tokens}, cache hit {c.cache_hit_tokens}, uncached {c.uncached_tokens}; "
@@ -328,6 +349,10 @@ def report_to_text(report: ReplayReport) -> str:
         lines.append("")
         lines.append(f"totals ({report.cache_model}): input {t.input_tokens}, cache hit {t.cache_hit_tokens}, "
                      f"uncached {t.uncached_tokens}")
+    if report.stop is not None:
+        lines.append("")
+        lines.append(f"== {stop_sentence(report)}")
+        lines.append(f"   {report.stop.text}")
     for i, s in enumerate(report.summaries):
         lines.append("")
         lines.append(f"== summariser request {i + 1}: {short(s, 400)}")

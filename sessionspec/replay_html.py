@@ -1,8 +1,11 @@
 """``replay --format html``: one self-contained page (inline CSS, no script, no network).
 
-Read top to bottom: the token chart of the session with the page's one legend,
-a timeline of the log (turns, steps linked to their request, header
-snapshots, compactions and prunes), then one section per request.  Messages
+Read top to bottom, with a bar of links that stays at the top of the window: the summary
+(sessionspec/replay_summary.py: requests, input, cache reads and hit ratio, cost against the
+no-cache and no-prefix baselines, and where check finds the log stops being valid), the token
+chart of the session across the page's width with the page's one legend, the contents (every
+request, by turn), the timeline in sentences (sessionspec/replay_timeline.py), then one section
+per request.  Messages
 are shown as a reader wants them (issue 30): text blocks as text, tool calls
 and results on one line each, the JSON of a message, header or summariser
 request only on demand (``<details>``).  A message is shown open where it is
@@ -21,22 +24,34 @@ from collections.abc import Sequence
 from typing import Final
 
 from sessionspec.chart import COLOURS, Bar, bar_of, legend_html, svg_chart
-from sessionspec.economics import PRESETS, request_costs, shape_of_request
+from sessionspec.economics import PRESETS, CacheModel, request_costs, shape_of_request
 from sessionspec.model.header import EpochHeader, header_to_json, prefix_messages
 from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, thaw
-from sessionspec.replay import ReplayedRequest, ReplayReport, difference_text, replace_kind, request_of, short
+from sessionspec.options import dialect_text
+from sessionspec.replay import ReplayedRequest, ReplayReport, difference_text, replace_kind, request_of, short, stop_sentence
+from sessionspec.replay_summary import overview_html, session_costs
+from sessionspec.replay_timeline import timeline_html
 
 PREVIEW_CHARS: Final = 600  # a longer text shows this much, the rest on demand
 PREVIEW_LINES: Final = 12
 INLINE_CHARS: Final = 160  # a tool call's arguments, a tool result, an unknown block: one line
 
 _CSS: Final = f"""
-body{{font:14px/1.45 system-ui,sans-serif;margin:1em 2em;color:#222;max-width:1200px}}
+body{{font:14px/1.45 system-ui,sans-serif;margin:0 2em 1em;color:#222;max-width:1200px}}
 h1{{font-size:1.3em}} h2{{font-size:1.15em;margin-top:1.4em}} h3{{font-size:1em;margin:.2em 0 .4em}}
-svg.token-chart{{max-width:100%;height:auto}}
-.legend{{font-size:12px;margin:.3em 0 1em}} .legend .key{{padding:0 6px 0 4px;margin-right:8px;border-left:10px solid}}
+[id]{{scroll-margin-top:3em}}
+.topnav{{position:sticky;top:0;z-index:10;background:#fff;border-bottom:1px solid #ccc;padding:6px 0;font-size:13px}}
+.topnav a{{margin-right:1.2em;white-space:nowrap}} .topnav b{{margin-right:1.2em}}
+.stats{{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:4px 24px;margin:.4em 0}}
+.stat dt{{font-size:12px;color:#555}} .stat dd{{margin:0}}
+.stop-banner{{background:#fde8e8;border-left:6px solid #c00;padding:6px 10px}}
+.ev-stop{{background:#fde8e8;border-left:6px solid #c00;padding:4px 8px;margin:6px 0;font-weight:bold}}
+svg.token-chart{{width:100%;height:auto;display:block}}
+.toc-turn{{display:inline-block;margin:2px 2em 2px 0;font-size:13px;white-space:nowrap}} .toc-turn b{{margin-right:.4em}} .toc-turn a{{margin-right:.4em}}
+.legend{{font-size:12px;margin:.3em 0 1em}} .legend .key{{padding:0 6px 0 4px;border-left:10px solid}}
 .key-prefix{{border-color:{COLOURS["prefix"]}}} .key-cache-read{{border-color:{COLOURS["cache-read"]}}} .key-new{{border-color:{COLOURS["new"]}}}
-.timeline{{border-left:3px solid #888;padding-left:1em;margin-bottom:1.5em}}
+.timeline{{border-left:3px solid #888;padding-left:1em;margin-bottom:1.5em;max-height:70vh;overflow:auto}}
+.ev .seq{{color:#888;font-size:12px}} .ev details.json{{display:inline-block;margin-left:.6em}}
 .ev{{margin:2px 0}} .ev-turn{{font-weight:bold;margin-top:.6em}} .ev-header{{color:#05c}} .ev-compaction{{color:#b50;font-weight:bold}}
 .ev-prune{{color:#a0a;font-weight:bold}} .ev-request a{{color:#070}}
 .request{{border:1px solid #aaa;border-radius:6px;padding:.4em 1em .6em;margin:1em 0}}
@@ -163,10 +178,10 @@ def chart_markers(report: ReplayReport, r: ReplayedRequest, previous: ReplayedRe
     return tuple(markers)
 
 
-def chart_of(report: ReplayReport, *, context_window: int | None = None) -> str:
-    """The token chart of the session and the page's one legend: the
-    economics of ``--economics``, else the neutral cache model's."""
-    model = PRESETS[report.cache_model or "neutral"]
+def chart_of(report: ReplayReport, *, context_window: int | None = None, model: CacheModel | None = None) -> str:
+    """The token chart of the session and the page's one legend, under ``model`` (default: the cache
+    model of ``--economics``, else the neutral one)."""
+    model = model or PRESETS[report.cache_model or "neutral"]
     shapes = [shape_of_request(request_of(r), r.prefix_length) for r in report.requests]
     costs = request_costs(shapes, model)
     bars: list[Bar] = []
@@ -182,33 +197,6 @@ def chart_of(report: ReplayReport, *, context_window: int | None = None) -> str:
 
 
 # --------------------------------------------------------------------------- the page
-
-
-def _timeline(report: ReplayReport) -> list[str]:
-    parts: list[str] = ['<h2>Timeline</h2><div class="timeline" id="timeline">']
-    by_boundary = {r.point.step_start_seq: r for r in report.requests}
-    for e in report.events:
-        if e.type == "turn/start":
-            parts.append(f'<div class="ev ev-turn">turn {_inline(get(e.data, "turn"), 20)} (seq {e.seq})</div>')
-        elif e.type == "turn/end":
-            parts.append(f'<div class="ev">turn end {_inline(get(e.data, "reason"), 80)} (seq {e.seq})</div>')
-        elif e.type == "step/start":
-            r = by_boundary.get(e.seq)
-            link = f' → <a href="#request-{r.index + 1}">request {r.index + 1}</a>' if r is not None else ""
-            parts.append(f'<div class="ev ev-request">step {_inline(get(e.data, "step"), 20)} (seq {e.seq}){link}</div>')
-        elif e.type == "request/header":
-            snapshot = get(e.data, "header")
-            parts.append(f'<div class="ev ev-header">header snapshot seq {e.seq}, reason {_inline(get(e.data, "reason"), 40)}'
-                         f'{json_details(snapshot, "snapshot JSON") if snapshot is not ABSENT else ""}</div>')
-        elif e.type.startswith("compact/") or e.type.startswith("compaction/"):
-            parts.append(f'<div class="ev ev-compaction">{html.escape(e.type)} (seq {e.seq})</div>')
-        if isinstance(e.surface_op, JsonObject) and get(e.surface_op, "op") == "replace":
-            kind = replace_kind(e)
-            cls = "ev-prune" if kind == "prune" else "ev-compaction"
-            parts.append(f'<div class="ev {cls}" data-replace="{html.escape(kind)}">{html.escape(kind)} at seq {e.seq}: '
-                         f'{_inline(e.surface_op)}</div>')
-    parts.append("</div>")
-    return parts
 
 
 def message_html(index: int, message: Json, region: str) -> str:
@@ -266,21 +254,48 @@ def summary_html(index: int, request: JsonObject) -> str:
             f'{message_html(count - 1, last, "new") if last is not ABSENT else ""}{json_details(request, "request JSON")}</section>')
 
 
-def report_to_html(report: ReplayReport, *, context_window: int | None = None) -> str:
-    """The page: the chart and its legend at the top, the timeline, the requests."""
+def contents_html(report: ReplayReport) -> str:
+    """Every request, by turn, as links: the way into a long log."""
+    by_turn: dict[int | None, list[ReplayedRequest]] = {}
+    for r in report.requests:
+        by_turn.setdefault(r.point.turn, []).append(r)
+    rows = [f'<div class="toc-turn"><b>turn {"?" if turn is None else turn}</b>' + "".join(f'<a href="#request-{r.index + 1}">{r.index + 1}</a>' for r in rs)
+            + "</div>" for turn, rs in by_turn.items()]
+    return '<section id="contents"><h2>Contents</h2>' + ("".join(rows) or "<p>no request</p>") + "</section>"
+
+
+def nav_html(report: ReplayReport) -> str:
+    """The bar of links that stays at the top of the window."""
+    links = [("summary", "Summary"), ("chart", "Chart"), ("contents", "Contents"), ("timeline-heading", "Timeline"),
+             ("requests", f"Requests ({len(report.requests)})")]
+    if report.stop is not None:
+        links.append(("stop", "Where the log stops"))
+    if report.summaries:
+        links.append(("summaries", f"Summariser requests ({len(report.summaries)})"))
+    return '<nav class="topnav" id="nav"><b>sessionspec replay</b>' + "".join(f'<a href="#{a}">{t}</a>' for a, t in links) + "</nav>"
+
+
+def report_to_html(report: ReplayReport, *, context_window: int | None = None, cache_model: CacheModel | None = None) -> str:
+    """The page: the navigation bar, the summary, the chart and its legend, the contents, the timeline, the requests."""
+    model = cache_model or PRESETS[report.cache_model or "neutral"]
     source = f" ({report.dialect_source})" if report.dialect_source else ""
     parts: list[str] = ['<!DOCTYPE html><html><head><meta charset="utf-8"><title>sessionspec replay</title>',
-                        f"<style>{_CSS}</style></head><body>",
-                        f"<h1>sessionspec replay: {len(report.requests)} request(s), dialect {report.dialect.value}{source}</h1>",
-                        f'<div class="chart">{chart_of(report, context_window=context_window)}</div>']
-    parts += _timeline(report)
-    parts.append("<h2>Requests</h2>")
+                        f"<style>{_CSS}</style></head><body>", nav_html(report),
+                        f"<h1>sessionspec replay: {len(report.requests)} request(s), dialect {dialect_text(report.dialect)}{source}</h1>",
+                        overview_html(report, session_costs(report, model)),
+                        f'<section id="chart"><div class="chart">{chart_of(report, context_window=context_window, model=model)}</div></section>',
+                        contents_html(report)]
+    parts += timeline_html(report)
+    parts.append('<h2 id="requests">Requests</h2>')
     previous: ReplayedRequest | None = None
     for r in report.requests:
         parts.append(request_html(r, previous))
         previous = r
+    if report.stop is not None:
+        parts.append(f'<p class="ev-stop" id="stop-after-requests">{html.escape(stop_sentence(report).capitalize())}: '
+                     f'{html.escape(report.stop.text)}</p>')
     if report.summaries:
-        parts.append("<h2>Summariser requests</h2>")
+        parts.append('<h2 id="summaries">Summariser requests</h2>')
         parts += [summary_html(i, s) for i, s in enumerate(report.summaries)]
     if report.summaries_note:
         parts.append(f'<p class="hdr">note: {html.escape(report.summaries_note)}</p>')

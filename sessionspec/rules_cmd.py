@@ -7,16 +7,41 @@ import json
 import sys
 from typing import assert_never
 
-from sessionspec.spec.registry import properties, quirks, registry_digest, rules
-from sessionspec.spec.status import STATUS, Audited, Defined, LogStatus, ModelStatus, NotDefined, NotYet, OutOfScope, Undecidable
+from sessionspec.model.rules import DECIDERS
+from sessionspec.options import add_verbosity, describe
+from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
+from sessionspec.spec.registry import load_definitions, properties, quirks, registry_digest, rules
+from sessionspec.spec.status import (
+    DECIDED_BY_CHECKER_CODE,
+    STATUS,
+    Audited,
+    Defined,
+    LogStatus,
+    ModelStatus,
+    NotDefined,
+    NotYet,
+    OutOfScope,
+    Undecidable,
+    WithDeployment,
+)
 
 HELP = "print the rule registry (ID, normative sentence, implementing functions, what the model and the checker decide)"
 
 
+EXIT_CODES = ((0, "the registry is printed"), (2, "a usage error: an unknown --area (the areas are listed)"))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--area", metavar="AREA", help="only rules of this area, in any case (e.g. SURF; an unknown area lists the areas)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    describe(parser, exit_codes=EXIT_CODES, see="docs/SPEC.md")
+    parser.add_argument("--area", metavar="AREA",
+                        help="only rules of this area, in any case (e.g. SURF; an unknown area lists the areas; default: every area)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text: per rule its ID and normative sentence, the functions that implement it, and what the model "
+                             "and the checker decide of it, then the registry digest; json: the registry, rules and quirks "
+                             "(docs/schemas/rules.v1.schema.json)")
     parser.add_argument("--properties", action="store_true", help="list the properties instead")
+    add_verbosity(parser, quiet="text: one line per rule, its ID and normative sentence",
+                  verbose="text: each rule's whole normative text, not its first sentence")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,14 +61,18 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({
             "registry": registry_digest(),
             "rules": [{"id": r.id, "area": r.area, "sentence": r.sentence, "implementedBy": list(r.implemented_by),
-                       "model": _facet(STATUS[r.id].model), "log": _facet(STATUS[r.id].log)} for r in selected],
+                       "model": _facet(STATUS[r.id].model), "log": {**_facet(STATUS[r.id].log), **_deciders(r.id)}} for r in selected],
             "quirks": [{"id": q.id, "title": q.title} for q in quirks()],
         }, indent=2, sort_keys=True))
         return 0
     for r in selected:
+        if args.quiet:
+            print(f"{r.id:8} {r.sentence}")
+            continue
         impl = ", ".join(r.implemented_by) or "(not implemented)"
-        print(f"{r.id:8} {r.sentence}\n         implemented by: {impl}")
-        print(f"         model: {_facet_text(STATUS[r.id].model)}; log: {_facet_text(STATUS[r.id].log)}")
+        text = "\n         ".join(r.text.strip().splitlines()) if args.verbose else r.sentence
+        print(f"{r.id:8} {text}\n         implemented by: {impl}")
+        print(f"         model: {_facet_text(STATUS[r.id].model)}; log: {_facet_text(STATUS[r.id].log)}{_deciders_text(r.id)}")
     print(f"{len(selected)} rules; registry digest {registry_digest()}")
     return 0
 
@@ -59,12 +88,38 @@ def _facet(status: ModelStatus | LogStatus) -> dict[str, str]:
             return {"status": "not-defined", "reason": reason}
         case Audited(part=part, reported_as=named):
             return {"status": "audited", **({"part": part} if part else {}), **({"reportedAs": named} if named else {})}
+        case WithDeployment(part=part):
+            return {"status": "with-deployment", "part": part}
         case Undecidable(reason=reason):
             return {"status": "undecidable", "reason": reason}
         case NotYet(reason=reason):
             return {"status": "not-yet", "reason": reason}
         case unreachable:
             assert_never(unreachable)
+
+
+def _deciders(rule_id: str) -> dict[str, object]:
+    """Issue 44: for an audited rule, the model functions ``check`` runs to decide it (``@decides``), and whether
+    checker code of its own still decides it too (spec/status.py, DECIDED_BY_CHECKER_CODE: its area has not
+    moved into the model yet).  Read without importing the checker."""
+    decidable: dict[str, object] = {"decidable": decidability(rule_id)}
+    if rule_id in DECIDED_WITH_DEPLOYMENT:
+        decidable["withDeployment"] = DECIDED_WITH_DEPLOYMENT[rule_id]
+    if not isinstance(STATUS[rule_id].log, Audited | WithDeployment):
+        return decidable
+    load_definitions()
+    names = sorted(f"{f.__module__}.{f.__qualname__}" for f in DECIDERS.get(rule_id, []))
+    return {**decidable, "decidedBy": names, "checkerCode": rule_id in DECIDED_BY_CHECKER_CODE}
+
+
+def _deciders_text(rule_id: str) -> str:
+    found = _deciders(rule_id)
+    decidable = f"; decidable: {found['decidable']}" + (f" (with the deployment: {found['withDeployment']})" if "withDeployment" in found else "")
+    if "decidedBy" not in found:
+        return decidable
+    names = ", ".join(str(name) for name in found["decidedBy"])  # type: ignore[attr-defined]
+    shown = f", decided by {names}" if names else ""
+    return shown + (" and by checker code of its own (sessionspec/check, until its area moves into model/)" if found["checkerCode"] else "") + decidable
 
 
 def _facet_text(status: ModelStatus | LogStatus) -> str:

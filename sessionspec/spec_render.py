@@ -19,11 +19,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, assert_never
 
-from sessionspec.check.audits import load_audits
+from sessionspec.check.deciders import deciders
 from sessionspec.coverage import RuleCoverage, coverage, summary
 from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.options import add_verbosity, describe
 from sessionspec.spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules
-from sessionspec.spec.status import STATUS, Audited, Defined, LogStatus, NotDefined, NotYet, OutOfScope, Undecidable
+from sessionspec.spec.status import (
+    STATUS,
+    Audited,
+    Defined,
+    LogStatus,
+    NotDefined,
+    NotYet,
+    OutOfScope,
+    Undecidable,
+    WithDeployment,
+)
 
 HELP = "render the reviewer's spec (docs/SPEC.md) from the rule registry"
 
@@ -79,9 +90,12 @@ def _log_line(rule_id: str, status: LogStatus) -> str:
     """What ``sessionspec check`` decides of the rule from a log (docs/check.md says the same)."""
     match status:
         case Audited(part=part):
-            audited = sorted({_qualname(f) for f in load_audits().get(rule_id, [])})
+            audited = sorted({_qualname(f) for f in deciders().get(rule_id, [])})
             scope = f" ({part})" if part else ""
             return f"*Audited in logs by* {', '.join(f'`{name}`' for name in audited)}{scope} (docs/check.md, audit table)."
+        case WithDeployment(part=part):
+            deciding = sorted({_qualname(f) for f in deciders().get(rule_id, [])})
+            return f"*Decided with the deployment's facts (check --deployment) by* {', '.join(f'`{name}`' for name in deciding)}: {part}."
         case Undecidable(reason=reason):
             return f"*Not decidable from a log:* {reason}."
         case NotYet(reason=reason):
@@ -183,8 +197,15 @@ def _summary_lines(report: tuple[RuleCoverage, ...]) -> list[str]:
     return summary(report).splitlines()
 
 
+EXIT_CODES: Final = ((0, "the spec is written"), (2, "a usage error, or FILE cannot be written"))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, metavar="FILE", help="write to FILE instead of stdout (the committed copy is docs/SPEC.md)")
+    describe(parser, exit_codes=EXIT_CODES, see="docs/SPEC.md (regenerate: sessionspec spec --out docs/SPEC.md)")
+    parser.add_argument("--out", type=Path, metavar="FILE",
+                        help="write to FILE instead of stdout (default: stdout; the committed copy is docs/SPEC.md; missing directories are created)")
+    add_verbosity(parser, quiet="with --out: say nothing on stderr",
+                  verbose="with --out: also count what the spec holds (rules, properties, quirks) on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -198,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(text, encoding="utf-8")
     except OSError as error:
         print(f"sessionspec spec: cannot write {out}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    print(f"sessionspec spec: wrote {out} ({len(text.splitlines())} lines)", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        counts = f"; {len(rules())} rules, {len(properties())} properties, {len(quirks())} quirks" if args.verbose else ""
+        print(f"sessionspec spec: wrote {out} ({len(text.splitlines())} lines{counts})", file=sys.stderr)
     return 0

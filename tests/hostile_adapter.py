@@ -11,6 +11,7 @@ The k-th request gets the k-th behaviour (the last one repeats).  Behaviours:
 - ``huge``: write bytes without a newline, forever (1 MiB at a time);
 - ``badutf8``: answer with a byte that is not UTF-8;
 - ``die``: exit with code 7 without answering;
+- ``scream``: write two lines on standard error, then exit with code 7 without answering;
 - ``wrongid``: answer as the model, under another id;
 - ``noprotocol``: answer ``hello`` without a ``protocol``;
 - ``hello1``: answer ``hello`` as a ``sessionspec-adapter/1`` adapter;
@@ -72,6 +73,10 @@ def main() -> int:
                 message = json.loads(line)
                 out.write(json.dumps({"id": message["id"], "ok": {"x": "@"}}).encode("utf-8").replace(b"@", b"\xff") + b"\n")
             case "die":
+                os._exit(7)
+            case "scream":
+                sys.stderr.write("hostile_adapter: about to fail\nhostile_adapter: fatal: out of cheese\n")
+                sys.stderr.flush()
                 os._exit(7)
             case "wrongid":
                 message = json.loads(line)

@@ -24,9 +24,22 @@ from sessionspec.model.codec import parse_event_line
 from sessionspec.model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, compact_region
 from sessionspec.model.jsonval import ABSENT, freeze
 from sessionspec.model.log import Event, make_event
+from sessionspec.model.loop import (
+    AgentConfig,
+    Hooks,
+    Prompt,
+    Reply,
+    ReplyKind,
+    ToolCallSpec,
+    TurnScript,
+    new_instance,
+    run_turn,
+    text_content,
+)
 from sessionspec.model.prune import PruneConfig
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfaceState, fold_surface
+from sessionspec.simulate import ECHO_TOOL, PERSONA
 
 # The bundled data: real logs (tests/data/real, from ../shared/corpus) and the real harness's ground truth.
 DATA = Path(__file__).parent / "data"
@@ -266,3 +279,33 @@ def generated_log(events: int, seed: int) -> bytes:
     out = io.StringIO()
     write_log(out, events, seed)
     return out.getvalue().encode()
+
+
+# check --deployment (issue 44): turns of tool dumps written by the loop model, and the deployment file stating
+# the configuration of spec.machine_scripts.compaction_plugin(700, prune=True), under which they compact.
+DUMP_AGENT = AgentConfig(system=PERSONA, tools=(ECHO_TOOL,))
+DUMP_DEPLOYMENT: dict[str, Any] = {
+    "version": 1,
+    "compaction": {"thresholdRatio": 0.5, "retainTokens": 87, "maxTokens": 128},
+    "prune": {"thresholdChars": 400, "headChars": 100, "tailChars": 50},
+    "models": [{"provider": "mock", "model": "mock-1", "contextWindow": 700}],
+}
+
+
+def dump_turn(n: int, size: int = 900) -> TurnScript:
+    """A turn that calls ``echo`` once and gets ``size`` characters back, then answers."""
+    call = ToolCallSpec(call_id=f"call-{n}", name="echo", arguments='{"text":"dump"}',
+                        result=f"dump {n}: " + "lorem ipsum " * (size // 12))
+    return TurnScript(prompt=Prompt(content=text_content(f"dump {n}")),
+                      replies=(Reply(kind=ReplyKind.TOOL_CALLS, text="dumping", tool_calls=(call,)), Reply(text=f"dumped {n}")))
+
+
+def dump_turns(hooks: Hooks, scripts: tuple[TurnScript, ...] | None = None) -> tuple[Event, ...]:
+    """The log the loop model writes for ``scripts`` (default: four dumps, the third of 2000 characters) with ``hooks``."""
+    log: tuple[Event, ...] = ()
+    instance = new_instance()
+    for script in scripts or (dump_turn(1), dump_turn(2), dump_turn(3, 2000), dump_turn(4)):
+        out = run_turn(log, instance, DUMP_AGENT, script, hooks=hooks)
+        assert not isinstance(out, Rejected), out
+        log, instance = out.log, out.instance
+    return log

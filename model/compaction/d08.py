@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sessionspec.model.compaction import brackets, summary
+import sessionspec.model.compaction.brackets as brackets
+import sessionspec.model.compaction.summary as summary
 from sessionspec.model.compaction.lock import step_is_open
 from sessionspec.model.compaction.records import (
     D08_INSTRUCTION_SOURCE,

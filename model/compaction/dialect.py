@@ -13,7 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, final
 
-from sessionspec.model.compaction import brackets, d08, lock, summary
+import sessionspec.model.compaction.brackets as brackets
+import sessionspec.model.compaction.d08 as d08
+import sessionspec.model.compaction.lock as lock
+import sessionspec.model.compaction.summary as summary
 from sessionspec.model.compaction.records import (
     CompactionRun,
     Ids,

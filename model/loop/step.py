@@ -84,15 +84,10 @@ def dispatch_request(t: Turn, reply: Reply, boundary: tuple[JsonObject, ...], st
     return header
 
 
-@implements("WIRE-3")
 def mutation_attempt(t: Turn, request: Request, message: str) -> None:
-    """WIRE-3: "The request MUST be deeply immutable, except for `signal`."
-
-    WIRE-3: "The request MUST be deeply immutable, except for signal.  Any attempt to mutate it
-    (for example by a stream listener) raises into the step, which becomes a turn error."  The
-    script's stream listener edits the first message's content when the request has a message (as
-    the harness adapter's listener does); the model's request is a frozen value (a frozen dataclass
-    of tuples and ``JsonObject``: ``tests/model/test_wire.py`` tries every way in), so the edit raises and
-    the step ends as a turn error with the listener's message."""
+    """A stream listener's edit of the request (WIRE-3, defined by :class:`~sessionspec.model.wire.Request`): the
+    script's listener edits the first message's content when the request has a message (as the harness adapter's
+    listener does); the request is frozen, so the edit raises into the step, which ends as a turn error with the
+    listener's message."""
     if request.messages:
         raise TurnFailed(obj(("kind", "error"), ("step", t.step), ("message", message)))

@@ -34,37 +34,22 @@ string identity, never through HDR-4 (Q-15).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, final
+from typing import final
 
 from sessionspec.check.audits import audits
-from sessionspec.check.compaction_audit import CompactionFold  # noqa: F401  (registers the fold)
-from sessionspec.check.compaction_rules_audit import CompactionRulesAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit, check_d08_turn_end  # noqa: F401  (registers the folds)
-from sessionspec.check.folds import FoldOutcome, WalkFold, registered_folds, run_alone, run_folds
-from sessionspec.check.header_audit import HeaderReasonAudit, check_header_types  # noqa: F401  (registers the fold)
-from sessionspec.check.loop_audit import LoopAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.nesting_audit import NestingAudit  # noqa: F401  (registers the fold)
+from sessionspec.check.fold_loop import run_folds
+from sessionspec.check.fold_set import registered_folds
+from sessionspec.check.folds import FoldOutcome
 from sessionspec.check.observations import placeholder_notes as placeholder_notes
 from sessionspec.check.observations import pre_a55_designs as pre_a55_designs
 from sessionspec.check.observations import quirk_observations as quirk_observations
-from sessionspec.check.provenance_audit import ProvenanceAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.repair_audit import RepairAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.request_audit import RequestPointAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.retention_audit import ZeroRetentionAudit  # noqa: F401  (registers the fold)
-from sessionspec.check.shape_audit import ShapeAudit  # noqa: F401  (registers the fold)
 from sessionspec.check.writers import Attribution
 from sessionspec.check.writers_audit import TurnWritersAudit
-from sessionspec.fast.constants import A55, ABSENT
-from sessionspec.fast.jsonget import get
 from sessionspec.model.codec import serialize_event
-from sessionspec.model.header import check_llm_shape
-from sessionspec.model.jsonval import JsonObject, js_stringify
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
-
-A55_TURN_END_KINDS: Final = frozenset({"completed", "aborted", "error", "disposed", "max-tokens", "rejected", "interrupted"})
 
 
 @final
@@ -88,62 +73,6 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
     """Deterministic order: by seq (file-level first), then rule, then reason; duplicates dropped."""
     unique = {(f.seq, f.rule, f.reason, f.kind.value): f for f in findings}
     return tuple(unique[k] for k in sorted(unique, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2], k[3])))
-
-
-# --------------------------------------------------------------------------- LOG-8 shapes
-
-
-class LoadShapeAudit(WalkFold):
-    """LOG-8 (strict load): the legacy ``fallback`` reason (LEG-2), ``mode/set``
-    (LEG-3), a reason-bearing A55 ``aborted`` (LEG-4), the LLM shape (HDR-8,
-    LEG-5, LEG-6; D08 assistant provenance lives in ``message.source``,
-    checked with its shape by DIA-10), the header field types (HDR-1/DIA-8,
-    FMT-6), the A55 ``turn/end`` reason kinds (LOG-11) and the D08 aborted
-    reasons (DIA-14)."""
-
-    EVENT_TYPES = frozenset({"request/header", "mode/set", "assistant/message", "turn/end"})
-
-    def walk(self) -> Generator[None, Event | None, list[Rejected]]:
-        dialect = self.dialect
-        found: list[Rejected] = []
-        while (event := (yield)) is not None:
-            data = event.data
-            match event.type:
-                case "request/header":
-                    if get(data, "reason") == "fallback":
-                        found.append(Rejected(rule="LEG-2", seq=event.seq, reason='uses unsupported legacy request/header reason "fallback"'))
-                    shape = check_llm_shape(event)
-                    if shape is not None:
-                        found.append(shape)
-                    found += check_header_types(event, dialect)
-                case "mode/set":
-                    found.append(Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load"))
-                case "assistant/message" if dialect is A55:
-                    shape = check_llm_shape(event)
-                    if shape is not None:
-                        found.append(shape)
-                case "turn/end" if dialect is A55:
-                    reason = get(data, "reason")
-                    kind = get(reason, "kind")
-                    if kind == "aborted" and isinstance(reason, JsonObject) and len(reason) != 1:
-                        found.append(Rejected(rule="LEG-4", seq=event.seq, reason="uses unsupported reason-bearing aborted format"))
-                    elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
-                        found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
-                case "turn/end":
-                    aborted = check_d08_turn_end(event)
-                    if aborted is not None:
-                        found.append(aborted)
-                case _:
-                    pass
-        return found
-
-
-audits("LOG-8", "LEG-2", "LEG-3", "LEG-4", "LOG-11", "P-LOG-4")(LoadShapeAudit)
-
-
-def check_load_shapes(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
-    """:class:`LoadShapeAudit` run alone."""
-    return run_alone(LoadShapeAudit, events, dialect)
 
 
 # --------------------------------------------------------------------------- LEG-7

@@ -2,9 +2,8 @@
 
 Whether a rule is audited, undecidable from a log, or not yet audited (and why) is
 ``spec.status.STATUS``; which functions audit it is the ``@audits`` links
-(:mod:`sessionspec.check.audits`); this module adds what the real loader does
-(``LOADER_REFUSES``: LOG-8 seed validation, LOG-17 persistence load, line decoding;
-``COMPANION_REFUSES``) and renders the table.  :func:`render` writes it into
+(:mod:`sessionspec.check.deciders`); this module adds what the real loader does
+(:mod:`sessionspec.check.loader_levels`) and renders the table.  :func:`render` writes it into
 ``docs/check.md`` (a test keeps the two equal).
 """
 
@@ -12,43 +11,10 @@ from __future__ import annotations
 
 from typing import Final, assert_never
 
-from sessionspec.check.audits import load_audits
+from sessionspec.check.deciders import deciders
+from sessionspec.check.loader_levels import loader_level
 from sessionspec.model.rejected import FailureKind
-from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable
-
-# Rules the real loader enforces too (LOG-8 seed validation, LOG-17 load, line decoding).
-LOADER_REFUSES: Final = frozenset({
-    "LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-8", "LOG-17", "LOG-18",
-    "SURF-2", "SURF-3", "SURF-4", "SURF-5", "SURF-6", "SURF-7", "SURF-9",
-    "HDR-8", "LEG-1", "LEG-2", "LEG-3", "LEG-4", "LEG-5", "LEG-6", "LEG-10",
-    "CHK-5", "CHK-8", "FMT-1", "FMT-5", "DIA-10", "DIA-11",
-})
-
-
-# Rules the harness's session invariant companion vetoes at load (LOG-13: it replays the seed's
-# relational checks on session/created), on in the harness's own tests and dev runs, off in a bare
-# core load (the adapter's check op with HARNESS_ADAPTER_INVARIANTS=0).
-COMPANION_REFUSES: Final = frozenset({"LOG-13"})
-
-# The three answers of the real loader, from the strictest load to none (docs/check.md).
-LOADER_LEVELS: Final = ("refuses", "companion-refuses", "accepts")
-
-
-def loader_level(rule: str, kind: FailureKind) -> str:
-    """The loader's answer for one finding in three levels: ``refuses`` (the core load refuses it),
-    ``companion-refuses`` (only the invariant companion does), ``accepts``."""
-    if kind is not FailureKind.INVALID:
-        return "accepts"
-    if rule in LOADER_REFUSES:
-        return "refuses"
-    return "companion-refuses" if rule in COMPANION_REFUSES else "accepts"
-
-
-def loader_answer(rule: str, kind: FailureKind) -> str:
-    """``refuses`` when the real loader rejects a log for this finding too,
-    else ``accepts`` (the loader has no checker limits, and quirks are what
-    the real code does)."""
-    return "refuses" if kind is FailureKind.INVALID and rule in LOADER_REFUSES else "accepts"
+from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable, WithDeployment
 
 
 def _cell(text: str) -> str:
@@ -56,7 +22,7 @@ def _cell(text: str) -> str:
 
 
 def _auditors(rule_id: str) -> str:
-    return ", ".join(f"`{name}`" for name in sorted({f"{f.__module__}.{f.__qualname__}" for f in load_audits().get(rule_id, [])}))
+    return ", ".join(f"`{name}`" for name in sorted({f"{f.__module__}.{f.__qualname__}" for f in deciders().get(rule_id, [])}))
 
 
 def render(ids: list[str]) -> str:
@@ -73,6 +39,8 @@ def render(ids: list[str]) -> str:
                 rows.append(f"| {rid} | {where} | {loader} | |")
             case NotYet(reason=reason):
                 rows.append(f"| {rid} | **not yet audited**: {_cell(reason)} | | |")
+            case WithDeployment(part=part):
+                rows.append(f"| {rid} | with `--deployment` only: {_auditors(rid)} ({_cell(part)}) | | without it: the log does not record the configuration |")
             case Undecidable(reason=reason):
                 rows.append(f"| {rid} | | | {_cell(reason)} |")
             case unreachable:

@@ -1,12 +1,12 @@
-"""Links from rule IDs to the checker functions that audit them in a log.
+"""What decides each rule in a log: the model's definitions, and (until each area moves, issue 44) checker code.
 
-``model.rules.implements`` marks the one normative definition of a rule (in
-``model/``); a checker function that looks for a rule's violation in a log is
-not a second definition of the rule, so it says ``@audits`` instead.  The
-audit table (``audit_table.py``, docs/check.md) and docs/SPEC.md read these
-links; the decorator returns the function unchanged.  An audit fold class is linked
-by a call after its body, ``audits(ID, ...)(TheFold)``, not by a class decorator
-(see :mod:`sessionspec.check.folds`: mypyc would compile it as a plain Python class).
+``sessionspec.model.rules.decides`` links a rule to the definition of ``model/`` that ``check`` runs to
+decide it: the checker is a driver of the model's definitions.  The rules whose decision has not yet moved
+into the model are still decided by a checker function carrying ``@audits`` here; an audit fold class is
+linked by a call after its body, ``audits(ID, ...)(TheFold)``, not by a class decorator (see
+:mod:`sessionspec.check.folds`: mypyc would compile it as a plain Python class).
+``tests/spec/test_rule_status.py`` holds the list of those rules, which only shrinks.  The audit table
+(``audit_table.py``, docs/check.md) and docs/SPEC.md read :func:`sessionspec.check.deciders.deciders`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,3 @@ def audits(*rule_ids: str) -> Callable[[F], F]:
         return function
 
     return register
-
-
-def load_audits() -> dict[str, list[Callable[..., object]]]:
-    """Every ``@audits`` link: the checker's pipeline imports every audit module (and the
-    definitions it runs, :mod:`sessionspec.check.by_definition`), so importing it registers all."""
-    import sessionspec.check.checker  # noqa: F401
-
-    return AUDITS

@@ -24,7 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from sessionspec.check import by_definition  # noqa: F401  (registers the audits that are definitions)
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.byte_source import open_regular
 from sessionspec.check.chunk_run import ChunkRun
@@ -45,6 +44,7 @@ from sessionspec.check.report import DialectSource as DialectSource
 from sessionspec.check.report import FileReport as FileReport
 from sessionspec.check.report import Finding as Finding
 from sessionspec.check.report import Verdict as Verdict
+from sessionspec.check.report import decide
 from sessionspec.check.spool import Spooled
 from sessionspec.check.summary import EXIT_CODES as EXIT_CODES
 from sessionspec.check.summary import EXIT_PRECEDENCE as EXIT_PRECEDENCE
@@ -52,6 +52,7 @@ from sessionspec.check.summary import SCHEMA_VERSION as SCHEMA_VERSION
 from sessionspec.check.summary import Summary as Summary
 from sessionspec.check.summary import summarize as summarize
 from sessionspec.fast.constants import A55, D08
+from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.migrate import DialectEvidence, dialect_evidence
 from sessionspec.model.rejected import FailureKind
@@ -97,14 +98,14 @@ def _check_mixed(read: ReadLog, prefix: AuditedPrefix, line_findings: list[Findi
     return _verdict(read, None, None, min(a55.live, d08.live), findings, (), unknown=mixed)
 
 
-def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
+def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool = False, deployment: Deployment | None = None) -> FileReport:
     """The verdict for one read file (FMT-7), its events in memory (:func:`check_read` for the rest)."""
     if log.unreadable is not None:
         return FileReport.unreadable(log.name, log.unreadable)
     first_damage = min((f.line for f in log.findings if f.damages and f.line is not None), default=None)
 
     def again(guess: Guess | None) -> LogPass:
-        one = _new_pass(log, guess, forced)
+        one = _new_pass(log, guess, forced, deployment)
         for event, line in zip(log.events, log.lines, strict=True):
             one.take(event, line, first_damage)
         one.finish()
@@ -113,12 +114,12 @@ def check_log(log: LogFile, forced: Dialect | None = None, strict_quirks: bool =
     return check_read(ReadLog(log=log, total=len(log.events), first=again(None), again=again), forced, strict_quirks)
 
 
-def _new_pass(log: LogFile | LineReader, guess: Guess | None, forced: Dialect | None) -> LogPass:
+def _new_pass(log: LogFile | LineReader, guess: Guess | None, forced: Dialect | None, deployment: Deployment | None) -> LogPass:
     """A pass over a log's events: its header's dialect evidence (DIA-21), seed and session id
     (a reader's are known once its first line is read)."""
     header = log.header
     evidence = dialect_evidence((), None if header is None else header.value)
-    return LogPass(guess, log.seed_length, session_id_of(header), evidence, forced)
+    return LogPass(guess, log.seed_length, session_id_of(header), evidence, forced, deployment)
 
 
 def check_read(read: ReadLog, forced: Dialect | None = None, strict_quirks: bool = False) -> FileReport:
@@ -162,10 +163,7 @@ def _file_load_answers(read: ReadLog, dialect: Dialect, findings: list[Finding])
 
 
 def _with_notes(report: FileReport, notes: tuple[str, ...]) -> FileReport:
-    return FileReport(
-        path=report.path, verdict=report.verdict, dialect=report.dialect, dialect_source=report.dialect_source, events=report.events,
-        first_live_seq=report.first_live_seq, findings=report.findings, reason=report.reason, notes=report.notes + notes,
-    )
+    return replace(report, notes=report.notes + notes)
 
 
 def _verdict(
@@ -178,19 +176,7 @@ def _verdict(
     unknown: str | None = None,
 ) -> FileReport:
     ordered = tuple(sorted(findings, key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule, f.reason)))
-    invalid = [f for f in ordered if f.kind is FailureKind.INVALID and f.only_if is None]
-    limited = [f for f in ordered if f.kind is not FailureKind.INVALID and f.only_if is None]
-    reason: str | None = None
-    if invalid:
-        verdict = Verdict.INVALID
-    elif limited:
-        verdict = Verdict.UNKNOWN
-        first = limited[0]
-        reason = f"{first.kind.value}: {first.rule}: {first.reason}"
-    elif unknown is not None:
-        verdict, reason = Verdict.UNKNOWN, unknown
-    else:
-        verdict = Verdict.VALID
+    verdict, reason = decide(ordered, unknown)  # the one definition of the verdict (sessionspec/check/report.py)
     if unknown is not None and reason != unknown:
         # A finding decided the verdict; why the log is outside the model stays visible as a note.
         notes = (*notes, unknown)
@@ -204,6 +190,7 @@ def _verdict(
         findings=ordered,
         reason=reason,
         notes=tuple(notes),
+        outside=unknown,
     )
 
 
@@ -225,21 +212,29 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+def check_path(path: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS,
+               watch: Callable[[BinaryIO], BinaryIO] | None = None, deployment: Deployment | None = None) -> FileReport:
     """Read and check one file (or ``-``): the per-file function of the
     command line, of ``sessionspec.api`` and of its fleet recipes.  The file
     is checked as it is read, its events not kept (issue 26: memory is bounded by the
     surface and the open turn and step); a wrong guess of the dialect or first live
     seq (:mod:`sessionspec.check.log_pass`) reads it once more (standard input from
-    the copy :class:`Spooled` kept on disk)."""
+    the copy :class:`Spooled` kept on disk).  ``watch`` wraps each opened file (``check``'s progress bar
+    counts the bytes read through it).  ``deployment``: the deployment's facts, when given (the rules that
+    need them are then decided too, :mod:`sessionspec.check.deployment_fold`)."""
+
+    def opener() -> BinaryIO | str:
+        handle = open_regular(path)
+        return handle if watch is None or isinstance(handle, str) else watch(handle)
+
     with _gc_paused():
         if path != STDIN:
-            return _check_stream(path, Path(path), lambda: open_regular(path), forced, strict_quirks, max_events)
-        return _check_spooled(sys.stdin.buffer, "<stdin>", None, forced, strict_quirks, max_events)
+            return _check_stream(path, Path(path), opener, forced, strict_quirks, max_events, deployment)
+        return _check_spooled(sys.stdin.buffer, "<stdin>", None, forced, strict_quirks, max_events, deployment)
 
 
 def _check_spooled(source: BinaryIO | io.RawIOBase, name: str, sidecar: Path | None, forced: Dialect | None, strict_quirks: bool,
-                   max_events: int) -> FileReport:
+                   max_events: int, deployment: Deployment | None = None) -> FileReport:
     """Check a stream that cannot be opened again (standard input, an fsspec handle) as it is read,
     a second pass reading the copy :class:`Spooled` keeps on disk."""
     spool = Spooled(source)
@@ -253,20 +248,20 @@ def _check_spooled(source: BinaryIO | io.RawIOBase, name: str, sidecar: Path | N
         return spool.again()
 
     try:
-        return _check_stream(name, sidecar, opener, forced, strict_quirks, max_events)
+        return _check_stream(name, sidecar, opener, forced, strict_quirks, max_events, deployment)
     finally:
         spool.discard()
 
 
 def _check_stream(name: str, sidecar: Path | None, opener: Callable[[], BinaryIO | str], forced: Dialect | None, strict_quirks: bool,
-                  max_events: int) -> FileReport:
+                  max_events: int, deployment: Deployment | None = None) -> FileReport:
     """Check what ``opener`` opens, as it is read; ``opener`` again for a second pass."""
-    first = _stream_pass(name, sidecar, opener, None, forced, max_events)
+    first = _stream_pass(name, sidecar, opener, None, forced, max_events, deployment)
     if isinstance(first, str):
         return FileReport.unreadable(name, first)
 
     def again(guess: Guess) -> LogPass:
-        read = _stream_pass(name, sidecar, opener, guess, forced, max_events)
+        read = _stream_pass(name, sidecar, opener, guess, forced, max_events, deployment)
         if isinstance(read, str):
             raise _Vanished(read)
         return read[1]
@@ -283,7 +278,7 @@ class _Vanished(Exception):
 
 
 def _stream_pass(name: str, sidecar: Path | None, opener: Callable[[], BinaryIO | str], guess: Guess | None, forced: Dialect | None,
-                 max_events: int) -> tuple[LineReader, LogPass] | str:
+                 max_events: int, deployment: Deployment | None = None) -> tuple[LineReader, LogPass] | str:
     """One pass over what ``opener`` opens, its events handed to a :class:`LogPass` as they are read."""
     handle = opener()
     if isinstance(handle, str):
@@ -294,7 +289,7 @@ def _stream_pass(name: str, sidecar: Path | None, opener: Callable[[], BinaryIO 
     def fold(reader: LineReader) -> None:
         # The first damaged line met so far: the events read before it lie before it (PrefixTracker).
         if not made:
-            made.append(_new_pass(reader, guess, forced))
+            made.append(_new_pass(reader, guess, forced, deployment))
         one, damage = made[0], reader.first_damage
         for record, line in batch:
             if isinstance(record, ChunkRun):
@@ -323,23 +318,25 @@ def unlistable_report(item: Unlistable) -> FileReport:
 
 
 def check_handle(
-    handle: BinaryIO, name: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS, sidecar: Path | None = None
+    handle: BinaryIO, name: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS, sidecar: Path | None = None,
+    deployment: Deployment | None = None,
 ) -> FileReport:
     """Read and check an open binary stream (closed afterwards); a ``name``
     ending ``.zst`` is a zstandard stream.  Errors of the stream's own
     backend are read errors (``unreadable``), never exceptions.  Checked as it is
     read, like a file; a second pass reads the copy kept on disk (:class:`Spooled`)."""
     with _gc_paused(), handle:
-        return _check_spooled(OSErrorsOnly(handle), name, sidecar, forced, strict_quirks, max_events)
+        return _check_spooled(OSErrorsOnly(handle), name, sidecar, forced, strict_quirks, max_events, deployment)
 
 
-def check_location(location: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS) -> FileReport:
+def check_location(location: str, forced: Dialect | None = None, strict_quirks: bool = False, max_events: int = MAX_EVENTS,
+                   deployment: Deployment | None = None) -> FileReport:
     """A path, or a URL read through fsspec (``file://`` as a local path, so
     only regular files are read); the report's path is ``location``."""
     if "://" not in location:
-        return check_path(location, forced, strict_quirks, max_events)
+        return check_path(location, forced, strict_quirks, max_events, deployment=deployment)
     if location.startswith("file://"):
-        return check_path(location.removeprefix("file://"), forced, strict_quirks, max_events).renamed(location)
+        return check_path(location.removeprefix("file://"), forced, strict_quirks, max_events, deployment=deployment).renamed(location)
     try:
         import fsspec  # the optional fleet extra
     except ImportError:
@@ -348,7 +345,7 @@ def check_location(location: str, forced: Dialect | None = None, strict_quirks: 
         handle = fsspec.open(location, "rb").open()
     except Exception as error:  # any storage backend's failure to open is this file's problem, not a bug
         return FileReport.unreadable(location, f"cannot open: {type(error).__name__}: {error}")
-    return check_handle(handle, location, forced, strict_quirks, max_events)
+    return check_handle(handle, location, forced, strict_quirks, max_events, deployment=deployment)
 
 
 def sample_paths() -> list[str]:

@@ -15,7 +15,8 @@ from typing import Final
 
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import CHUNK, WalkFold, run_alone
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import CHUNK, WalkFold
 from sessionspec.check.shape_keys import key_flaw
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get

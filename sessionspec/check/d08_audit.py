@@ -7,7 +7,8 @@ from collections.abc import Generator, Sequence
 from typing import Final
 
 from sessionspec.check.audits import audits
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import WalkFold
 from sessionspec.check.nesting_audit import is_replace
 from sessionspec.fast.constants import D08
 from sessionspec.fast.jsonget import get

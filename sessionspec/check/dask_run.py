@@ -3,7 +3,7 @@
 The file list is made here (local paths and directories as the command line
 walks them; ``file://`` and other fsspec URLs globbed by fsspec), becomes a
 Dask bag, and each partition maps the per-file function
-(:func:`sessionspec.check.command.check_task`) and folds its reports with
+(:func:`sessionspec.check.task.check_task`) and folds its reports with
 :meth:`Summary.add` on the worker.  The client writes the partitions' lines
 in input order as they arrive and merges their summaries
 (:meth:`Summary.merge`), so the output is byte for byte that of
@@ -26,8 +26,10 @@ from dataclasses import replace
 from typing import Any, Final, TextIO
 
 from sessionspec.check.checker import Summary
-from sessionspec.check.command import Task, available_cpus, check_task, report_line, summary_line
+from sessionspec.check.output import report_line, summary_line
 from sessionspec.check.paths import LOG_SUFFIXES, LogPath, escape_text, iter_log_paths
+from sessionspec.check.task import Task, available_cpus, check_task
+from sessionspec.check.undecided import not_decided
 
 LOCAL_SCHEDULERS: Final = ("processes", "threads", "synchronous", "sync", "single-threaded")
 MAX_PARTITION_FILES: Final = 1000
@@ -162,6 +164,6 @@ def run_dask(scheduler: str, paths: Sequence[str], template: Task, fmt: str, qui
         except lost as error:  # the cluster failed (a worker died, a connection dropped), not the check
             out.flush()
             return _fail(f"dask: the run was lost after {summary.files} files: {type(error).__name__}: {error}")
-    out.write(summary_line(summary, fmt))
+    out.write(summary_line(summary, fmt, not_decided(template.deployment is not None)))
     out.flush()
     return summary.exit_code()

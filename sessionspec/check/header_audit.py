@@ -11,7 +11,8 @@ from typing import Final
 
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import WalkFold
 from sessionspec.check.opaque import is_opaque
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.json_eq import same_json

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import final
 
 from sessionspec.check.audit import check_end_seed, check_fork_seed
-from sessionspec.check.audit_table import loader_level
 from sessionspec.check.audited_prefix import AuditedPrefix
-from sessionspec.check.cascades import collapse_cascades
+from sessionspec.check.cascades import knock_ons
 from sessionspec.check.line_table import LineTable
+from sessionspec.check.loader_levels import loader_level
 from sessionspec.check.log_pass import Guess, LogPass
 from sessionspec.check.logfile import LogFile, read_path, session_id
 from sessionspec.check.report import Finding
@@ -36,17 +36,27 @@ def finding_of(lines: LineTable, rejected: Rejected, line: int | None = None) ->
     )
 
 
+def _is_quirk(rule: str) -> bool:
+    return rule.startswith(("Q-", "QF-"))
+
+
 def quirk_notes(quirks: Sequence[Finding]) -> tuple[str, ...]:
-    """One note per quirk ID (§17: the model follows the real code; a note, not a failure)."""
+    """One note per quirk ID (§17: the model follows the real code; a note, not a failure), then one per rule
+    the writer's own invariant guard caught it breaking (``model.guard``: the writer stopped itself)."""
     by_rule: dict[str, list[Finding]] = {}
     for quirk in quirks:
         by_rule.setdefault(quirk.rule, []).append(quirk)
     notes: list[str] = []
-    for rule in sorted(by_rule, key=lambda r: int(r.split("-")[1])):
+    for rule in sorted(by_rule, key=lambda r: (not _is_quirk(r), int(r.split("-")[1]))):
         first = by_rule[rule][0]
         where = ", ".join(part for part in (f"line {first.line}" if first.line is not None else "", f"seq {first.seq}" if first.seq is not None else "") if part)
         count = len(by_rule[rule])
-        notes.append(f"quirk {rule} ({count} time{'s' if count != 1 else ''}, first at {where}): {first.reason} (the real code does this; --strict-quirks makes it a finding)")
+        times = f"{count} time{'s' if count != 1 else ''}, first at {where}"
+        if _is_quirk(rule):
+            notes.append(f"quirk {rule} ({times}): {first.reason} (the real code does this; --strict-quirks makes it a finding)")
+        else:
+            notes.append(f"the writer's own invariant guard caught it breaking {rule} ({times}): {first.reason} "
+                         "(the writer stopped itself: a note; --strict-quirks makes it a finding)")
     return tuple(notes)
 
 
@@ -109,7 +119,7 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     attribution = audit.writers
     notes_of_writers = writer_notes(attribution)
     found = list(audit.findings)
-    findings, cascade_notes = collapse_cascades([audit_finding(lines, r, prefix) for r in found])
+    findings = knock_ons([audit_finding(lines, r, prefix) for r in found], attribution.turns)
     complete = prefix.count == read.total and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = check_fork(log, events, dialect, complete)
     findings += [finding_of(lines, r) for r in fork_findings]
@@ -121,7 +131,7 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     )
     # LEG-7: a pre-A55 design is outside the model: unknown, unless invalid anyway.
     outside = "; ".join(audit.outside) or None
-    notes = notes_of_writers + audit.notes + fork_notes + cascade_notes
+    notes = notes_of_writers + audit.notes + fork_notes
     if strict_quirks:
         return Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside, writers=attribution.turns)
     return Judged(live=live, findings=tuple(findings), notes=notes + quirk_notes(quirks), outside=outside, writers=attribution.turns)

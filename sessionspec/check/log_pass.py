@@ -26,10 +26,12 @@ from sessionspec.check.audit import Audit, audit_outcome
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.file_load import TurnEndLines, repair_walk_throws_on
-from sessionspec.check.folds import FoldLoop, registered_folds
+from sessionspec.check.fold_loop import FoldLoop
+from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.fast.constants import A55, D08
 from sessionspec.fast.surface import with_markers
+from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event
 
@@ -52,10 +54,11 @@ class LogPass:
     """One pass over a log's events (see the module docstring)."""
 
     def __init__(self, guess: Guess | None, seed_length: int, session_id: str, evidence: DialectEvidence = NO_EVIDENCE,
-                 forced: Dialect | None = None) -> None:
+                 forced: Dialect | None = None, deployment: Deployment | None = None) -> None:
         self.seed_length = seed_length
         self.session_id = session_id
         self.forced = forced
+        self.deployment = deployment
         self.evidence = evidence
         self.prefix = PrefixTracker()
         self.lines = LineTable()
@@ -137,7 +140,7 @@ class LogPass:
 
     def start(self, guess: Guess) -> None:
         self.judged_as = guess
-        self.loop = FoldLoop(guess.dialect, guess.live, registered_folds())
+        self.loop = FoldLoop(guess.dialect, guess.live, registered_folds(), self.deployment)
         held, self.held = self.held, []
         for event in held:
             self.judge(event)

@@ -22,7 +22,8 @@ from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.event_fields import message_content, message_route, result_call_id, show, tool_blocks
-from sessionspec.check.folds import AuditFold, run_alone
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import AuditFold
 from sessionspec.check.loop_state import LoopState as _Loop
 from sessionspec.check.loop_state import TurnState as _Turn
 from sessionspec.check.loop_stream import FAILED_FINISHES, chunk, chunk_run, step_end, step_start

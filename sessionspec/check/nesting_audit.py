@@ -9,7 +9,8 @@ from typing import Final
 
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import WalkFold, run_alone
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import WalkFold
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.jsonget import json_int as _int

@@ -8,11 +8,13 @@ from collections.abc import Sequence
 
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import AuditFold, run_folds
+from sessionspec.check.fold_loop import run_folds
+from sessionspec.check.folds import AuditFold
 from sessionspec.check.opaque import is_opaque
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.jsonget import json_int as _int
+from sessionspec.model.guard import INVARIANT_CODE, guard_trip
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
@@ -113,6 +115,9 @@ class QuirkAudit(AuditFold):
       a prompt-submit failure yields ``step: 0``."
     * Q-17: "Refreshed snapshots reuse timestamps; never assert time order":
       an event whose ``time`` is earlier than the previous event's.
+
+    Beside them, a turn ended by the writer's own invariant guard (:func:`model.guard.guard_trip`), named by
+    the rule the guard enforces: like a quirk, a note unless ``--strict-quirks``.
     """
 
     TAKES_RUNS = True
@@ -137,6 +142,10 @@ class QuirkAudit(AuditFold):
                 step = _int(get(reason, "step"))
                 if get(reason, "kind") == "error" and step is not None and step not in self.started:
                     self.found.append(Rejected(rule="Q-4", seq=event.seq, reason=f"turn/end error names step {step}, which never started"))
+                trip = guard_trip(reason, self.dialect)
+                if trip is not None:
+                    self.found.append(Rejected(rule=trip.rule, seq=event.seq,
+                                               reason=f"turn/end error {INVARIANT_CODE} ({trip.package}): {trip.message}"))
             case _:
                 pass
 

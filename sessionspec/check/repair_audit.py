@@ -16,12 +16,13 @@ from typing import Final
 
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import CHUNK, WalkFold, run_alone
-from sessionspec.check.provenance_audit import call_key
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import CHUNK, WalkFold
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.model.jsonval import Absent, Json, JsonObject, js_stringify, json_eq, obj
 from sessionspec.model.log import Dialect, Event
+from sessionspec.model.provenance import call_key
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.repair import REPAIR_NOT_STARTED, REPAIR_UNKNOWN
 

@@ -19,7 +19,8 @@ from typing import Final
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.chunk_shape import chunk_flaw, well_formed_chunk
-from sessionspec.check.folds import AuditFold, run_alone
+from sessionspec.check.fold_loop import run_alone
+from sessionspec.check.folds import AuditFold
 from sessionspec.check.opaque import is_opaque
 from sessionspec.check.shape_keys import Keys, key_flaw, valid_orders
 from sessionspec.fast.constants import A55, ABSENT, D08

@@ -10,7 +10,7 @@ from typing import Any, Final, final
 from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.check.report import FileReport, Verdict
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 
 # The exit codes of `sessionspec check`, the one table (docs/check.md, docs/guide.md and --help
 # show it; tests/check/test_hostile_files.py keeps them equal).  When several apply the first listed in

@@ -4,7 +4,7 @@ The surface transition of every event (SURF-9's plan: append, splice, or None fo
 event that leaves the surface as it is) is computed once and handed to the audits
 that fold the surface themselves: the request points' incremental derivation (DER-7)
 and the compaction audit's priced surface (MTR-7).  Since step 2 the checker computes
-it inside its one loop (:func:`sessionspec.check.folds.run_folds`, one event at a time);
+it inside its one loop (:func:`sessionspec.check.fold_loop.run_folds`, one event at a time);
 :func:`surface_transitions` is the same fold over a whole log, kept for
 tests/check/test_one_pass.py (which ties both to the definition) and ``bench/check_passes``.
 

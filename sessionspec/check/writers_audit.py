@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from sessionspec.check.api_steps import ApiStepJudge
 from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import AuditFold, run_folds
+from sessionspec.check.fold_loop import run_folds
+from sessionspec.check.folds import AuditFold
 from sessionspec.check.writers import (
     SHAPED_TYPES,
     Attribution,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -205,9 +206,14 @@ def mutant_session(name: str) -> ModelSession:
 class Kill:
     mutant: Mutant
     vector: str | None  # the first vector that failed
-    vector_rules: tuple[str, ...]
+    vector_rules: tuple[str, ...]  # the rules it exercises
+    vector_breaks: tuple[str, ...]  # the rules its first difference breaks (what the killer reports)
     conform_rule: str | None  # the rule conform's first divergence maps to
     conform_trace: int | None  # its length (operations)
+
+    @property
+    def killed(self) -> bool:
+        return self.vector is not None and self.conform_rule is not None
 
 
 def adapter_command(name: str) -> str:
@@ -222,10 +228,12 @@ def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...]
     files = load_dir(vectors_dir)
     out: list[Kill] = []
     chosen = [m for m in MUTANTS if names is None or m.name in names]
+    started = time.monotonic()
     for number, mutant in enumerate(chosen, 1):
         command = adapter_command(mutant.name)
         if progress is not None:  # a run takes minutes: say what runs as it starts (--no-progress: nothing)
-            print(f"mutants: {number}/{len(chosen)} {mutant.name}: running the vectors", file=progress, flush=True)
+            print(f"mutants: {number}/{len(chosen)} {mutant.name}: running the vectors{_eta(started, number - 1, len(chosen))}",
+                  file=progress, flush=True)
         results = run_vectors(files, command, stop_at_first=True)
         failed = next((r for r in results if r.status in ("fail", "error")), None)
         if progress is not None:
@@ -234,6 +242,7 @@ def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...]
         divergence = run_conform(command, examples=examples, progress=progress, progress_every=10.0)
         out.append(Kill(mutant=mutant, vector=None if failed is None else failed.vector_id,
                         vector_rules=() if failed is None else failed.rules,
+                        vector_breaks=() if failed is None else failed.breaks,
                         conform_rule=None if divergence is None else divergence.rule,
                         conform_trace=None if divergence is None else len(divergence.trace)))
         if progress is not None:
@@ -242,35 +251,69 @@ def kill_table(vectors_dir: Path, *, examples: int = 200, names: tuple[str, ...]
     return tuple(out)
 
 
+def _eta(started: float, done: int, total: int) -> str:
+    """``, 1:20 elapsed, about 3:05 left`` once a mutant has run."""
+    if done == 0:
+        return ""
+    elapsed = time.monotonic() - started
+    left = elapsed / done * (total - done)
+    return f", {int(elapsed) // 60}:{int(elapsed) % 60:02d} elapsed, about {int(left) // 60}:{int(left) % 60:02d} left"
+
+
 def table_json(kills: tuple[Kill, ...]) -> dict[str, object]:
-    """The kill table as ``--format json`` (docs/schemas/mutants.v2.schema.json)."""
+    """The kill table as ``--format json`` (docs/schemas/mutants.v3.schema.json)."""
     rows = [{"name": k.mutant.name, "breaks": k.mutant.rule, "description": k.mutant.description, "vector": k.vector,
-             "vectorRules": list(k.vector_rules), "conformRule": k.conform_rule, "conformTrace": k.conform_trace,
-             "status": "killed" if k.vector is not None and k.conform_rule is not None else "survived"} for k in kills]
-    return {"format": "sessionspec-mutants/2", "killed": sum(1 for r in rows if r["status"] == "killed"),
+             "vectorRules": list(k.vector_rules), "vectorReports": list(k.vector_breaks), "conformRule": k.conform_rule,
+             "conformTrace": k.conform_trace, "status": "killed" if k.killed else "survived"} for k in kills]
+    return {"format": "sessionspec-mutants/3", "killed": sum(1 for r in rows if r["status"] == "killed"),
             "total": len(rows), "mutants": rows}
 
 
-def table_text(kills: tuple[Kill, ...]) -> str:
-    lines = [f"{'mutant':28} {'breaks':8} {'vectors: first failing vector (rules)':60} conform"]
+def table_text(kills: tuple[Kill, ...], *, quiet: bool = False, verbose: bool = False) -> str:
+    """The kill table: per mutant the rule it breaks, the first vector that failed and the rule its first
+    difference reports, and the rule conform reports (issue 46, part 6); ``quiet``: the survivors only."""
+    lines = [f"{'mutant':34} {'breaks':8} {'killed by vector':48} {'it reports':10} {'conform reports':16}"]
     for k in kills:
-        shown = ", ".join(k.vector_rules[:3]) + (", …" if len(k.vector_rules) > 3 else "")
-        by_vector = "SURVIVED" if k.vector is None else f"{k.vector} ({shown})"
+        if quiet and k.killed:
+            continue
+        vector = "SURVIVED" if k.vector is None else k.vector
+        reports = ", ".join(k.vector_breaks) if k.vector is not None else "-"
         by_conform = "SURVIVED" if k.conform_rule is None else f"{k.conform_rule} ({k.conform_trace} ops)"
-        lines.append(f"{k.mutant.name:28} {k.mutant.rule:8} {by_vector:60} {by_conform}")
-    killed = sum(1 for k in kills if k.vector is not None and k.conform_rule is not None)
+        lines.append(f"{k.mutant.name:34} {k.mutant.rule:8} {vector:48} {reports:10} {by_conform}")
+        if verbose:
+            lines.append(f"    {k.mutant.description}; the vector exercises {', '.join(k.vector_rules) or '-'}")
+    if len(lines) == 1:
+        lines = []
+    killed = sum(1 for k in kills if k.killed)
     lines.append(f"{killed}/{len(kills)} mutants killed by both the vectors and conform")
     return "\n".join(lines)
 
 
+EXIT_CODES: Final = (
+    (0, "every mutant was killed by both the vectors and conform"),
+    (1, "a mutant survived the vectors or conform"),
+    (2, "a usage error (an unknown mutant, no vector directory)"),
+    (3, "a bug in sessionspec itself"),
+    (130, "interrupted (Ctrl-C)"),
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sessionspec.conformance.vectors.cli_words import add_verbosity_arguments, exit_codes
+
+    parser.epilog = exit_codes(EXIT_CODES) + "\n\ndocs/conformance.md section 5"
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors/)")
     parser.add_argument("--examples", type=int, default=200, metavar="N", help="conform examples per mutant (default 200)")
-    parser.add_argument("--only", action="append", default=None, metavar="NAME", help="run only this mutant (repeatable)")
-    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
-    parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr (as check --no-progress)")
+    parser.add_argument("--only", action="append", default=None, metavar="NAME",
+                        help="run only this mutant (repeatable; default: every mutant)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit (default: run them)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress lines on stderr (default: a line as each mutant starts its vectors and conform)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text (default) or json (one object, docs/schemas/mutants.v2.schema.json)")
+                        help="text (default) or json (one object, docs/schemas/mutants.v3.schema.json)")
+    add_verbosity_arguments(parser, quiet="the survivors and the final line only, no progress",
+                            verbose="each mutant's description and the rules its killing vector exercises")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -278,22 +321,25 @@ def run(args: argparse.Namespace) -> int:
 
     if args.list:
         for m in MUTANTS:
-            print(f"{m.name:28} {m.rule:8} {m.description}")
+            print(f"{m.name:34} {m.rule:8} {m.description}")
         return 0
     unknown = [n for n in args.only or [] if n not in BY_NAME]
     if unknown:
         print(f"sessionspec mutants: unknown mutant {unknown[0]} (see --list)", file=sys.stderr)
+        return 2
+    if args.examples < 1:
+        print("sessionspec mutants: --examples must be at least 1", file=sys.stderr)
         return 2
     directory = Path(args.vectors) if args.vectors else VECTORS_DIR
     if not directory.is_dir():
         print(f"sessionspec mutants: no vector directory {directory}", file=sys.stderr)
         return 2
     kills = kill_table(directory, examples=args.examples, names=tuple(args.only) if args.only else None,
-                       progress=None if args.no_progress else sys.stderr)
+                       progress=None if args.no_progress or args.quiet else sys.stderr)
     if args.format == "json":
         import json
 
         print(json.dumps(table_json(kills)))
     else:
-        print(table_text(kills))
-    return 0 if all(k.vector is not None and k.conform_rule is not None for k in kills) else 1
+        print(table_text(kills, quiet=args.quiet, verbose=args.verbose))
+    return 0 if all(k.killed for k in kills) else 1

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sessionspec.check.audit_table import END_MARK, LOADER_REFUSES, START_MARK, loader_answer, registered_ids, render, with_table
+from sessionspec.check.audit_table import END_MARK, START_MARK, registered_ids, render, with_table
+from sessionspec.check.loader_levels import LOADER_REFUSES, loader_answer
 from sessionspec.model.rejected import FailureKind
-from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable
+from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable, WithDeployment
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "check.md"
 
@@ -23,7 +24,7 @@ def test_every_registered_rule_and_property_has_one_row() -> None:
 def test_reasons_are_one_line() -> None:
     for status in STATUS.values():
         match status.log:
-            case Audited(part=text) | Undecidable(reason=text) | NotYet(reason=text):
+            case Audited(part=text) | WithDeployment(part=text) | Undecidable(reason=text) | NotYet(reason=text):
                 assert "\n" not in text and len(text) < 200
 
 

@@ -1,4 +1,4 @@
-"""The call key the provenance and repair audits index calls by (sessionspec.check.provenance_audit.call_key)
+"""The call key the provenance and repair audits index calls by (sessionspec.model.provenance.call_key)
 equates two ids exactly when their JS texts are equal, as the harness's keys ``JS(id)`` do."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionspec.check.provenance_audit import call_key
 from sessionspec.model.jsonval import Json, freeze, js_stringify
+from sessionspec.model.provenance import call_key
 
 # Ids that collide or nearly: a string spelling a number or a JS text, lone surrogates, escapes.
 _TRICKY = ["1", '"1"', "null", "true", "[]", "\ud800", "\\ud800", '"\\ud800"', "1.0", ""]

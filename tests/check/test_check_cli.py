@@ -82,14 +82,19 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     assert code == 1
     docs = [json.loads(line) for line in out.splitlines()]
     assert [d["kind"] for d in docs] == ["file", "file", "summary"]
-    assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings", "loader", "writers"]
+    assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings", "loader",
+                             "writers", "ignored"]
     # QF-15: a hole after the last valid turn/end is a torn tail the real file load drops (scanLog), so the
     # loader accepts what the checker calls invalid (FMT-1).
     assert docs[0]["loader"] == "accepts" and docs[1]["loader"] == "accepts"
-    assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "a55f148516"
+    assert docs[0]["verdict"] == "valid" and docs[0]["dialect"] == "A55"
     finding = docs[1]["findings"][0]
-    assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader", "onlyIf"] and finding["rule"] == "FMT-1" and finding["loader"] == "accepts"
-    assert docs[2] == {"kind": "summary", "schema": 3, "files": 2, "valid": 1, "invalid": 1, "unknown": 0, "unreadable": 0, "exit": 1}
+    assert list(finding) == ["line", "rule", "seq", "kind", "reason", "loader", "onlyIf", "causedBy"]
+    assert finding["rule"] == "FMT-1" and finding["loader"] == "accepts" and finding["causedBy"] is None
+    # Issue 44: the summary also lists the rules the run could not decide (tests/check/test_deployment.py).
+    assert {k: v for k, v in docs[2].items() if k != "notDecided"} == {"kind": "summary", "schema": 4, "files": 2, "valid": 1, "invalid": 1,
+                                                                        "unknown": 0, "unreadable": 0, "exit": 1}
+    assert {item["why"] for item in docs[2]["notDecided"]} == {"deployment", "request-only"}
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -151,7 +156,9 @@ def test_bad_input_is_a_finding_never_a_traceback(name: str, tmp_path: Path, cap
     data, rule, verdict = BAD_INPUTS[name]
     path = _write(tmp_path, f"{name}.jsonl", data)
     code, out, err = _run(capsys, path)
-    assert err == "" and "Traceback" not in out
+    assert "Traceback" not in out + err
+    # Nothing on stderr, but after an unknown file the hint on how to leave files out of a run.
+    assert err == ("" if verdict != "unknown" else err) and (verdict != "unknown" or "--exclude GLOB" in err)
     assert re.search(rf"^{re.escape(path)}(:\d+)?: {rule}\b", out, re.M), out
     assert f"{path}: {verdict}" in out
     assert code == {"invalid": 1, "unknown": 4}.get(verdict, 0)
@@ -310,11 +317,11 @@ def test_progress_bar_redraws_in_place_throttled_and_clears() -> None:
     stream = io.StringIO()
     now = [0.0]
     bar = ProgressBar(stream=stream, total=3, clock=lambda: now[0], interval=1.0)
-    bar.update(1, 0)
+    bar.update(1)
     now[0] = 0.5
-    bar.update(2, 1)  # within the interval: not drawn
+    bar.update(2, ", 1 invalid")  # within the interval: not drawn
     assert stream.getvalue() == "\r" + progress_line(1, 3, 0)
-    bar.update(3, 1)  # the last file is always drawn
+    bar.update(3, ", 1 invalid")  # the last file is always drawn
     assert stream.getvalue().endswith("\r" + progress_line(3, 3, 1))
     width = len(progress_line(3, 3, 1))
     bar.clear()

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from sessionspec.check.audit_table import loader_level
 from sessionspec.check.checker import FileReport, check_log
+from sessionspec.check.loader_levels import loader_level
 from sessionspec.check.logfile import read_stream
 from sessionspec.model.rejected import FailureKind
 from tests.support import Row, check, gt, index, renumber_insert
 
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "check.v3.schema.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "check.v4.schema.json"
 
 
 def B() -> list[Row]:
@@ -50,7 +50,7 @@ def test_a_nesting_break_is_refused_by_the_companion_only() -> None:
     rows[20]["seq"], rows[21]["seq"] = 20, 21
     rows[21]["sourceEventSeqs"] = list(range(4, 20))
     loader, text, record = _answer(rows)
-    assert loader == "companion-refuses" and text.endswith("[loader: only its invariant companion refuses]"), text
+    assert loader == "companion-refuses" and text.endswith("[real loader: only its invariant companion would refuse the log]"), text
     assert {f["loader"] for f in record["findings"]} >= {"companion-refuses"}  # type: ignore[attr-defined]
     assert list(Draft202012Validator(json.loads(SCHEMA.read_text())).iter_errors(record)) == []
 
@@ -59,13 +59,13 @@ def test_a_seq_break_is_refused_by_the_core_load() -> None:
     rows = B()
     rows[5]["seq"] = 4
     loader, text, _ = _answer(rows)
-    assert loader == "refuses" and text.endswith("[loader refuses]")
+    assert loader == "refuses" and text.endswith("[real loader: would refuse to load the log]")
 
 
 def test_a_writer_finding_is_accepted_by_the_loader() -> None:
     """Two assistant/message in one step (LOOP-11): no load check forbids it."""
     loader, text, record = _answer(renumber_insert(B(), 21, copy.deepcopy(B()[20])))
-    assert record["verdict"] == "invalid" and loader == "accepts" and text.endswith("[loader accepts]")
+    assert record["verdict"] == "invalid" and loader == "accepts" and text.endswith("[real loader: would load the log]")
 
 
 # --------------------------------------------------------------------------- the persistence (file) load
@@ -86,7 +86,7 @@ def test_a_header_version_other_than_0_is_refused_by_the_file_load() -> None:
     """LOG-17: "A persistence load MUST reject a session header `version` other than `0`"
     (`coordinator.ts` `assertVersion`, line 391 at a55f148516, run by `loadCore` before any event)."""
     loader, text, _ = _answer([{**HEADER, "version": 1}, *B()])
-    assert loader == "refuses" and text.endswith("[loader refuses]"), text
+    assert loader == "refuses" and text.endswith("[real loader: would refuse to load the log]"), text
 
 
 def test_a_mode_set_event_is_refused_by_the_file_load() -> None:

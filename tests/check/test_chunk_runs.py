@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.checker import check_log, check_path
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.folds import AuditFold, FoldLoop, registered_folds
+from sessionspec.check.fold_loop import FoldLoop
+from sessionspec.check.fold_set import registered_folds
+from sessionspec.check.folds import AuditFold
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.logfile import LineReader, read_stream
 from sessionspec.check.surface_events import SurfaceEvents

@@ -5,6 +5,7 @@ processes over real and generated logs gives, byte for byte, the output of
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -114,3 +115,21 @@ def test_an_fsspec_store_url_glob_is_read_through_fsspec(fleet: Path, check: Cal
     for name in ("bad.jsonl", "gen-0.jsonl", "gen-1.jsonl"):
         expected = expected.replace(f'"path": "{fleet / name}"', f'"path": "memory:///fleet/{name}"')  # fsspec's canonical URL
     assert remote.stdout == expected
+
+
+def test_the_deployment_reaches_the_workers(tmp_path: Path, check: Callable[..., Run]) -> None:
+    """``--deployment`` travels with each task (sessionspec/check/task.py) to a cluster's workers: the same
+    findings and the same summary (notDecided without the deployment's rules) as in one process."""
+    from sessionspec.model.codec import serialize_event
+    from sessionspec.model.loop import Hooks
+    from tests.support import DUMP_DEPLOYMENT, dump_turns
+
+    log = tmp_path / "uncompacted.jsonl"
+    log.write_text("".join(serialize_event(e) + "\n" for e in dump_turns(Hooks())), encoding="utf-8")
+    deployment = tmp_path / "deployment.json"
+    deployment.write_text(json.dumps(DUMP_DEPLOYMENT), encoding="utf-8")
+    sequential = check("--format", "json", "--deployment", str(deployment), str(log))
+    distributed = check("--format", "json", "--dask", "threads", "--jobs", "2", "--deployment", str(deployment), str(log))
+    assert sequential.returncode == 1 and '"CMP-6"' in sequential.stdout
+    assert distributed.stdout == sequential.stdout and distributed.returncode == 1
+    assert '"why": "deployment"' not in sequential.stdout.splitlines()[-1]

@@ -272,7 +272,7 @@ def test_max_events_stops_reading_and_is_unknown(tmp_path: Path, capsys: pytest.
     report = docs[0]
     assert code == 4 and report["verdict"] == "unknown" and report["events"] == 10
     assert report["reason"] == "limit: FMT-1: more than 10 events: reading stopped at this line (--max-events 10, checker limit)"
-    assert report["findings"] == [{"line": 11, "rule": "FMT-1", "seq": None, "kind": "limit", "reason": str(report["reason"]).removeprefix("limit: FMT-1: "), "loader": "accepts", "onlyIf": None}]
+    assert report["findings"] == [{"line": 11, "rule": "FMT-1", "seq": None, "kind": "limit", "reason": str(report["reason"]).removeprefix("limit: FMT-1: "), "loader": "accepts", "onlyIf": None, "causedBy": None}]
 
 
 def test_max_events_never_hides_a_finding_before_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -302,7 +302,7 @@ def test_one_bad_line_is_reported_once(tmp_path: Path, capsys: pytest.CaptureFix
     path.write_bytes(GOOD.read_bytes().replace(b'"seq":4,', b'"seq":40,', 1))
     code, out, _ = _run(capsys, str(path))
     assert code == 1
-    assert out.splitlines()[0] == f"{path}:5: LOG-1 seq 40: seq 40 is not contiguous; expected 4 (loader refuses)"
+    assert out.splitlines()[0] == f"{path}:5: LOG-1 seq 40: seq 40 is not contiguous; expected 4 (real loader: would refuse to load the log)"
     assert out.splitlines()[1].startswith(f"{path}: invalid [A55 detected, 56 events] (notes: 51 events after the seq break at line 5")
     assert len(out.splitlines()) == 3
 
@@ -310,7 +310,8 @@ def test_one_bad_line_is_reported_once(tmp_path: Path, capsys: pytest.CaptureFix
 def test_one_bad_step_start_does_not_cascade_into_a_finding_per_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``step/start`` of step 7 where step 1 is next (LOG-13): every later
     event of the step then names step 1 while 7 is open, the same complaint
-    18 times.  The first is shown, the 17 repeats are a note with their lines."""
+    18 times.  The first is shown, the 17 repeats follow from it (``causedBy``, sessionspec/check/cascades.py)
+    and the text format shows them as one line under it."""
     lines = GOOD.read_bytes().splitlines(keepends=True)
     assert b'"type":"step/start","seq":2,' in lines[2]
     lines[2] = lines[2].replace(b'"step":1', b'"step":7')
@@ -319,9 +320,14 @@ def test_one_bad_step_start_does_not_cascade_into_a_finding_per_event(tmp_path: 
     code, docs = _json_reports(capsys, str(path))
     report = docs[0]
     assert code == 1 and report["verdict"] == "invalid"
-    assert [(f["line"], f["rule"]) for f in report["findings"]] == [(3, "LOG-13"), (5, "LOG-13")]
-    assert report["findings"][1]["reason"] == "assistant/chunk names turn 1 step 1, but turn 1 step 7 is open"
-    assert "17 more LOG-13 findings like line 5 (lines 6-22): the same complaint on later events, following from it" in report["notes"]
+    findings = report["findings"]
+    assert [(f["line"], f["rule"]) for f in findings] == [(3, "LOG-13"), (5, "LOG-13")] + [(n, "LOG-13") for n in range(6, 23)]
+    assert findings[1]["reason"] == "assistant/chunk names turn 1 step 1, but turn 1 step 7 is open"
+    assert [f["causedBy"] for f in findings[:2]] == [None, None]
+    assert all(f["causedBy"] == {"rule": "LOG-13", "line": 5, "seq": findings[1]["seq"]} for f in findings[2:])
+    code, out, _ = _run(capsys, str(path))
+    assert out.splitlines()[2] == "  caused by LOG-13 at line 5: 17 more: LOG-13 x17 (lines 6-22) (-v shows each)"
+    assert len(out.splitlines()) == 5
 
 
 def test_a_damaged_line_inside_a_fork_seed_does_not_cascade_into_fmt_11(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

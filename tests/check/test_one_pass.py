@@ -16,14 +16,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionspec.check import audit  # noqa: F401  (imports every fold module)
-from sessionspec.check.audit import LoadShapeAudit
 from sessionspec.check.audits import AUDITS
 from sessionspec.check.chunk_shape import well_formed_chunk
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
-from sessionspec.check.folds import FoldLoop, registered_folds, run_alone, run_folds
+from sessionspec.check.fold_loop import FoldLoop, run_alone, run_folds
+from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
+from sessionspec.check.load_shape_audit import LoadShapeAudit
 from sessionspec.check.loop_audit import LoopAudit
 from sessionspec.check.nesting_audit import NestingAudit
 from sessionspec.check.observations import PlaceholderNoteAudit, PreA55DesignAudit, QuirkAudit
@@ -121,13 +122,37 @@ def test_the_one_loop_gives_what_each_audit_gives_alone(drawn: tuple[tuple[Event
     assert sorted(found, key=repr) == sorted(alone, key=repr)
 
 
-def test_every_fold_is_registered_with_its_rules() -> None:
-    """The ``@audits`` link is the one registration: the loop runs exactly the fold classes it
-    links, and each links at least one rule."""
+def test_every_fold_of_the_checker_runs_and_each_decides_something() -> None:
+    """Issue 44: the folds are one list (fold_set.FOLDS), not registered by importing their modules.  Every fold
+    class of sessionspec/check is in it, and each either drives model definitions (a module of the model
+    ``@decides``-linked, imported by the fold's module) or is an area not yet moved and carries ``@audits``."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import sessionspec.check
+    from sessionspec.check.folds import AuditFold, WalkFold
+    from sessionspec.model.rules import DECIDERS
+
     folds = registered_folds()
     assert {QuirkAudit, PlaceholderNoteAudit, PreA55DesignAudit, LoadShapeAudit, D08MessageShapeAudit, RetryAttemptAudit, CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
+    defined = {cls for info in pkgutil.iter_modules(sessionspec.check.__path__)
+               for _, cls in inspect.getmembers(importlib.import_module(f"sessionspec.check.{info.name}"), inspect.isclass)
+               if issubclass(cls, AuditFold) and cls not in (AuditFold, WalkFold) and cls.__module__.startswith("sessionspec.check.")}
+    # The deployment's fold is the one fold outside the list: it runs only when a deployment is given (check --deployment).
+    from sessionspec.check.deployment_fold import DeploymentFold
+
+    assert defined == {*folds, DeploymentFold}
+    deciding = {id(f) for functions in DECIDERS.values() for f in functions}
+    # A compiled twin (sessionspec/fast) is named as its definition: fast.provenance.check_stream_provenance drives
+    # model.provenance.check_stream_provenance (tests/fast ties the two).
+    twinned = {f"{f.__module__.replace('sessionspec.model.', 'sessionspec.fast.', 1)}.{f.__qualname__}"
+               for functions in DECIDERS.values() for f in functions}
     for fold in folds:
-        assert any(fold in linked for linked in AUDITS.values()), fold
+        module = importlib.import_module(fold.__module__)
+        drives = any(id(value) in deciding or f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}" in twinned
+                     for value in vars(module).values())
+        assert drives or any(fold in linked for linked in AUDITS.values()), fold
 
 
 @given(_logs())

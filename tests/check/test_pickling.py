@@ -9,9 +9,9 @@ import pickle
 from pathlib import Path
 
 from sessionspec.check.checker import check_path
-from sessionspec.check.command import Task
 from sessionspec.check.report import Verdict
 from sessionspec.check.summary import Summary, summarize
+from sessionspec.check.task import Task
 from sessionspec.model.log import Dialect
 from tests.support import GROUNDTRUTH
 

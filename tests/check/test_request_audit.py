@@ -12,7 +12,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionspec.check.folds import run_alone, run_folds
+from sessionspec.check.fold_loop import run_alone, run_folds
 from sessionspec.check.logfile import LineReader
 from sessionspec.check.request_audit import RequestPointAudit, check_request_points
 from sessionspec.model.log import Dialect, Event

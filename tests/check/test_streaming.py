@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from sessionspec.check import log_pass
 from sessionspec.check.checker import check_handle, check_log, check_path
-from sessionspec.check.folds import FoldLoop, registered_folds
+from sessionspec.check.fold_loop import FoldLoop
+from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.log_pass import LogPass
 from sessionspec.check.logfile import read_path, read_stream

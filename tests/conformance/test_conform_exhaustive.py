@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +77,18 @@ def test_conform_exhaustive_cli(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "depth 1: 360" in out and "no divergence in any trace of up to 1 operations" in out
     assert main(["conform", "--exhaustive", "--depth", "0", "--adapter", serve]) == 2
+
+
+def test_an_adapter_that_crashes_is_restarted_and_the_run_goes_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 43: the adapter dies after 250 answers (every restarted one too); each crash is counted, the first
+    of its kind reported with what the adapter wrote on its standard error, and every trace of depth 1 is still
+    sent; exit 1."""
+    hostile = f"{sys.executable} {Path(__file__).parents[1] / 'hostile_adapter.py'} {','.join(['model'] * 250 + ['scream'])}"
+    code = main(["conform", "--adapter", hostile, "--exhaustive", "--depth", "1", "--jobs", "1", "--no-progress",
+                 "--timeout", "20"])
+    out = capsys.readouterr().out
+    summary = re.search(r"^(\d+)/(\d+) traces passed, 0 failed, 0 skipped, (\d+) crashed the adapter$", out, re.MULTILINE)
+    assert code == 1 and summary is not None, out
+    passed, total, crashed = map(int, summary.groups())
+    assert total == 360 and crashed >= 2 and passed == total - crashed
+    assert "CRASH (crash/" in out and "    | hostile_adapter: fatal: out of cheese" in out

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -98,3 +99,27 @@ def test_stale_vectors_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_a_missing_directory_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["vectors", "pack", "--out", str(tmp_path / "x.tar.gz"), "--vectors", str(tmp_path / "none")]) == 2
     assert "no vector directory" in capsys.readouterr().err
+
+
+def test_the_default_archive_stays_out_of_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46: run inside the source checkout the archive goes to dist/ (git-ignored), so a pack leaves no
+    untracked file; run elsewhere, to the current directory."""
+    from sessionspec.conformance.vectors.pack import ROOT, default_name, default_out
+
+    assert default_out("9", cwd=ROOT) == ROOT / "dist" / default_name("9")
+    assert default_out("9", cwd=ROOT / "docs") == ROOT / "dist" / default_name("9")
+    assert default_out("9", cwd=tmp_path) == tmp_path.resolve() / default_name("9")
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(ROOT / "dist" / default_name("9"))], cwd=ROOT)
+    assert ignored.returncode == 0  # git ignores it
+    monkeypatch.chdir(tmp_path)
+    assert main(["vectors", "pack", "-q"]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == [default_name()]
+
+
+def test_generate_check_says_so_when_the_vectors_are_fresh(capsys: pytest.CaptureFixture[str]) -> None:
+    from sessionspec.conformance.vectors.command import VECTORS_DIR
+
+    assert main(["vectors", "generate", "--check"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith(f"{VECTORS_DIR}: ") and line.endswith("vectors, equal to a fresh generation")
+    assert main(["vectors", "generate", "--check", "-q"]) == 0 and capsys.readouterr().out == ""

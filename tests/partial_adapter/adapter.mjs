@@ -1,15 +1,24 @@
 #!/usr/bin/env node
 // A partial implementation of the harness loop behind sessionspec-adapter/2, written from
-// docs/conformance.md and docs/events.md alone, as an implementer half-way there would (issue 27).
-// It declares what it implements in `hello`: the kit skips the vectors that need anything else.
-// It handles text and tool-call replies; it does NOT implement reasoning blocks, an `empty` reply
-// (no assistant content), request mutation or injected messages, so the vectors that use them fail
-// with a real, aligned diff.
+// docs/conformance.md and docs/events.md alone, as an implementer half-way there would (issues 27, 45).
+// It declares in `hello` the operations and the shapes (features) it implements: the kit skips the
+// vectors that need anything else and conform generates nothing else.  It handles text and tool-call
+// replies (tool errors included); it declares, but gets wrong, three shapes: an `empty` reply (it logs an
+// empty text block instead of no content), a request-time inject and a request mutation (it ignores both),
+// so the vectors that use them fail with a real, aligned diff and conform finds real divergences.
+//
+// `--undeclared`: hello declares nothing, so the kit learns what is missing from `unsupported` answers,
+// whose words name what is refused (`unsupported: reply kind error-thrown`, `unsupported: agent option
+// requestConfig` for an init, ...); `configure` and `fork` are refused as operations ("unsupported").
+// `PARTIAL_ADAPTER_OPLOG=FILE`: append the name of every operation it executed (answered ok or rejected), one a
+// line, so a test can count what it really ran.
+import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const DECLARED = ["init", "send", "log", "dispose", "resume"];
-// `--undeclared`: hello declares nothing, so the kit learns what is missing from `unsupported` answers.
+const FEATURES = ["tool-calls", "tool-error", "reply-empty", "request-inject", "request-mutation"];
 const UNDECLARED = process.argv.includes("--undeclared");
+const OPLOG = process.env.PARTIAL_ADAPTER_OPLOG;
 let log = [], agent = {}, disposed = false, lastHeader = null;
 
 function append(type, data, extra = {}) {
@@ -98,11 +107,36 @@ function send(op) {
   return { ok: { appended: log.slice(start), requests, summaries: [] } };
 }
 
+// What this adapter does not implement, in words that name it (docs/conformance.md section 1.1); null: it
+// implements the operation.  Checked before anything changes: a refused operation leaves the session as it was.
+function refusal(op) {
+  const agent = op.agent ?? {};
+  if (agent.requestConfig && Object.keys(agent.requestConfig).length) return "unsupported: agent option requestConfig";
+  if (agent.contributors && agent.contributors.length) return "unsupported: contributors";
+  if (agent.compaction) return "unsupported: compaction";
+  if (op.op !== "send") return null;
+  if (op.interrupt) return "unsupported: interrupts";
+  if (op.steering && op.steering.length) return "unsupported: steering";
+  if (op.preStepError) return "unsupported: preStepError";
+  const prompt = op.prompt ?? {};
+  for (const key of ["blockReason", "submitError", "contexts"]) if (prompt[key]) return `unsupported: prompt ${key}`;
+  for (const reply of op.replies ?? []) {
+    if (reply.kind === "error-thrown" || reply.kind === "error-in-band") return `unsupported: reply kind ${reply.kind}`;
+    for (const key of ["reasoning", "maxTokens", "continueWith", "stepResultError", "systemAfter", "toolsAfter"])
+      if (reply[key]) return `unsupported: reply option ${key}`;
+    for (const call of reply.toolCalls ?? []) if (call.deferred) return "unsupported: deferred context";
+  }
+  return null;
+}
+
 function handle(op) {
+  if (UNDECLARED && (op.op === "configure" || op.op === "fork")) return { error: "unsupported" };
+  const refused = UNDECLARED ? refusal(op) : null;
+  if (refused) return { error: refused };
   switch (op.op) {
     case "hello":
       return { ok: UNDECLARED ? { protocol: "sessionspec-adapter/2", implementation: "partial-node" }
-        : { protocol: "sessionspec-adapter/2", implementation: "partial-node", operations: DECLARED, features: [] } };
+        : { protocol: "sessionspec-adapter/2", implementation: "partial-node", operations: DECLARED, features: FEATURES } };
     case "init":
       log = []; agent = op.agent ?? {}; disposed = false; lastHeader = null;
       return { ok: { length: 0 } };
@@ -118,5 +152,7 @@ const lines = createInterface({ input: process.stdin });
 lines.on("line", (line) => {
   if (!line.trim()) return;
   const op = JSON.parse(line);
-  process.stdout.write(JSON.stringify({ id: op.id, ...handle(op) }) + "\n");
+  const answer = handle(op);
+  if (OPLOG && op.op !== "hello" && !("error" in answer)) appendFileSync(OPLOG, op.op + "\n");
+  process.stdout.write(JSON.stringify({ id: op.id, ...answer }) + "\n");
 });

@@ -1,9 +1,10 @@
 """`replay` reads what `check` reads (issue 30): one reading path
-(sessionspec/logsource.py over sessionspec/check/logfile.py) for dialect
-detection (FMT-10), zstandard frames, `-` for stdin, the limits and the error
-wording.  Expectations come from `check` on the same bytes: whatever check
-reads, replay reads; whatever check cannot read, replay names in check's words
-with check's exit code."""
+(sessionspec/replay_read.py over sessionspec/check/logfile.py and check's
+verdict) for dialect detection (FMT-10), zstandard frames, `-` for stdin, the
+limits and the error wording.  Expectations come from `check` on the same
+bytes: whatever check reads, replay reads; a log check finds invalid or
+unknown is rebuilt up to check's first finding, marked, with check's exit code
+(issue 46); whatever check cannot read, replay names in check's words."""
 
 from __future__ import annotations
 
@@ -54,9 +55,9 @@ def test_replay_cli_on_a_d08_log_check_calls_valid() -> None:
     assert check_path(str(path)).verdict is Verdict.VALID
     done = _cli("replay", str(path))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("dialect 611615650f (detected); 2 loop request(s)")
+    assert done.stdout.startswith("dialect D08 (detected); 2 loop request(s)")
     forced = _cli("replay", str(path), "--dialect", "d08")
-    assert forced.returncode == 0 and forced.stdout.startswith("dialect 611615650f (forced);")
+    assert forced.returncode == 0 and forced.stdout.startswith("dialect D08 (forced);")
     assert forced.stdout.split("\n", 1)[1] == done.stdout.split("\n", 1)[1]
 
 
@@ -94,22 +95,71 @@ def test_replay_cannot_read_what_check_cannot_read_and_says_it_in_checks_words(t
         assert "(read error at line 1: zstd stream ends at byte" in done.stderr and "line 0" not in done.stderr
 
 
-def test_a_bad_line_is_reported_as_check_reports_it(tmp_path: Path) -> None:
+def test_a_bad_line_stops_the_replay_where_check_reports_it(tmp_path: Path) -> None:
+    """Line 21 of scenario b (turn 1's assistant/message) cut: FMT-1 there.  The request of turn 1 (its step
+    started at seq 2, header at seq 3) is rebuilt; the log stops being a valid loop log at line 21; exit 1."""
     lines = A55_LOG.read_text(encoding="utf-8").splitlines()
-    lines[3] = lines[3][:-1]
+    assert '"type":"assistant/message","seq":20,' in lines[20]
+    lines[20] = lines[20][:-1]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    finding = next(line for line in _cli("check", str(path)).stdout.splitlines() if line.startswith(f"{path}:4: "))
+    finding = next(line for line in _cli("check", str(path)).stdout.splitlines() if line.startswith(f"{path}:21: FMT-1"))
     done = _cli("replay", str(path))
-    assert done.returncode == 1 and done.stderr == f"sessionspec replay: {finding}\n"
+    assert done.returncode == 1
+    assert done.stdout.startswith("dialect A55 (detected); 1 loop request(s); 0 summariser request(s); check: invalid\n")
+    assert done.stdout.count("== request ") == 1
+    assert "== the log stops being a valid loop log at line 21 (FMT-1): the 1 request(s) above are rebuilt from its first 20 events" in done.stdout
+    assert f"   {finding}\n" in done.stdout
+    assert done.stderr == f"sessionspec replay: check finds this log invalid: {finding}; the 1 request(s) before it are rebuilt (exit 1)\n"
+    meta = json.loads(_cli("replay", str(path), "--format", "json").stdout)["meta"]
+    assert meta["verdict"] == "invalid" and meta["stop"] == {"line": 21, "rule": "FMT-1", "seq": None, "kind": "invalid",
+                                                             "reason": meta["stop"]["reason"], "eventsRebuilt": 20}
+    quiet = _cli("replay", "-q", str(path))
+    assert quiet.returncode == 1 and quiet.stderr == "" and quiet.stdout == done.stdout
 
 
 def test_max_events_is_the_same_limit_and_the_replay_is_undecided(tmp_path: Path) -> None:
     check = _cli("check", "--max-events", "5", str(A55_LOG))
     assert check.returncode == 4
     done = _cli("replay", "--max-events", "5", str(A55_LOG))
-    assert done.returncode == 4 and "more than 5 events: reading stopped at this line" in done.stderr
-    assert done.stderr.removeprefix("sessionspec replay: ").rstrip("\n") in check.stdout
+    limit = next(line for line in check.stdout.splitlines() if "more than 5 events: reading stopped at this line" in line)
+    assert done.returncode == 4 and f"check finds this log unknown: {limit};" in done.stderr
+    # The events before the limit hold request 1's step/start and header: it is rebuilt, the rest is undecided.
+    assert "== the log is undecided from here (a limit of sessionspec) at line 6 (FMT-1)" in done.stdout
+    assert done.stdout.count("== request ") == 1
+
+
+def test_a_log_check_calls_unknown_is_replayed_and_exits_4_as_check_does() -> None:
+    """A replay script of bare assistant/chunk events: check says unknown (not a loop log), exit 4; replay
+    shows what it can (no loop request) and exits 4 too, never 0."""
+    script = REAL / "a55f148516" / "examples" / "headless-agent" / "tests" / "snapshots" / "ralph-loop" / "session.1.jsonl"
+    assert _cli("check", str(script)).returncode == 4
+    done = _cli("replay", str(script))
+    assert done.returncode == 4 and done.stdout.startswith("dialect A55 (default); 0 loop request(s)")
+    assert "check: unknown" in done.stdout.splitlines()[0]
+    assert done.stderr.startswith("sessionspec replay: check finds this log unknown (a replay script of bare assistant/chunk events")
+    page = _cli("replay", str(script), "--format", "html")
+    assert page.returncode == 4 and 'data-verdict="unknown"' in page.stdout
+
+
+def test_an_invalid_surface_op_stops_the_replay_before_it(tmp_path: Path) -> None:
+    """Turn 2's first assistant/message (seq 38) with an invalid surfaceOp (SURF-3, line 39): requests 1 and 2
+    are rebuilt (their steps start at seqs 2 and 25, before it); request 3 (step/start seq 39) is not; the page
+    marks the stop in its summary, its timeline and after the requests."""
+    rows = [json.loads(line) for line in A55_LOG.read_text(encoding="utf-8").splitlines()]
+    message = next(r for r in rows if r["type"] == "assistant/message" and r["seq"] > 23)
+    message["surfaceOp"] = "none"
+    path = tmp_path / "surface.jsonl"
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows), encoding="utf-8")
+    check = _cli("check", "-v", str(path))
+    first = check.stdout.splitlines()[0]
+    assert check.returncode == 1 and first.startswith(f"{path}:{message['seq'] + 1}: SURF-3 seq {message['seq']}: ")
+    done = _cli("replay", str(path))
+    assert done.returncode == 1 and done.stdout.count("== request ") == 2
+    assert f"at line {message['seq'] + 1} (SURF-3)" in done.stdout and f"   {first.split(' [follows')[0]}" in done.stdout
+    page = _cli("replay", str(path), "--format", "html").stdout
+    assert page.count('<section class="request"') == 2 and 'id="stop"' in page and 'class="stop-banner"' in page
+    assert 'id="stop-after-requests"' in page and page.index('id="request-2"') < page.index('id="stop-after-requests"')
 
 
 def test_mixed_dialect_markers_are_undecided_until_dialect_decides(tmp_path: Path) -> None:
@@ -124,7 +174,9 @@ def test_mixed_dialect_markers_are_undecided_until_dialect_decides(tmp_path: Pat
     assert isinstance(read, ReadFailure) and read.exit_code == 4 and "mixed dialect markers (FMT-10)" in read.message
     done = _cli("replay", str(path))
     assert done.returncode == 4 and "use --dialect to force one" in done.stderr
-    assert _cli("replay", str(path), "--dialect", "a55").returncode == 0
+    # Forced to A55, the D08-shaped user/message is a finding (LOG-12) at its line: replay stops there, exit 1.
+    forced = _cli("replay", str(path), "--dialect", "A55")
+    assert forced.returncode == 1 and "LOG-12" in forced.stderr and forced.stdout.startswith("dialect A55 (forced)")
 
 
 def test_the_sidecar_seed_length_check_reads_is_the_replays_default() -> None:
@@ -139,16 +191,14 @@ def test_the_sidecar_seed_length_check_reads_is_the_replays_default() -> None:
     assert json.loads(_cli("replay", str(child), "--format", "json", "--seed-length", "0").stdout)["meta"]["firstLiveSeq"] == 0
 
 
-def test_a_log_check_finds_invalid_is_still_replayed_with_a_note(tmp_path: Path) -> None:
-    """A header whose reason is "change" before any initial anchor breaks FMT-9,
-    but every request can still be rebuilt: replay shows them and says what
-    check finds, in check's words, once on stderr."""
+def test_a_log_whose_first_header_is_invalid_rebuilds_nothing_before_it(tmp_path: Path) -> None:
+    """A header whose reason is "change" before any initial anchor breaks FMT-9 at the first header (seq 3):
+    no request lies wholly before it, so none is rebuilt; the stop is marked and check's finding said once."""
     rows = [json.loads(line) for line in A55_LOG.read_text(encoding="utf-8").splitlines()]
     next(r for r in rows if r["type"] == "request/header")["data"]["reason"] = "change"
     path = tmp_path / "reason.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    finding = next(line for line in _cli("check", str(path)).stdout.splitlines() if ": FMT-9 " in line)
+    finding = next(line for line in _cli("check", "-v", str(path)).stdout.splitlines() if ": FMT-9 " in line)
     done = _cli("replay", str(path))
-    assert done.returncode == 0 and done.stdout.count("== request ") == 3
-    assert done.stderr == (f"sessionspec replay: note: check finds this log invalid ({finding}); "
-                           "the requests below are rebuilt from the log as it is\n")
+    assert done.returncode == 1 and done.stdout.count("== request ") == 0
+    assert done.stderr == f"sessionspec replay: check finds this log invalid: {finding}; the 0 request(s) before it are rebuilt (exit 1)\n"

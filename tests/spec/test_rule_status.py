@@ -6,10 +6,19 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from sessionspec.check.audits import load_audits
+from sessionspec.check.deciders import deciders
 from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
 from sessionspec.spec.registry import load_definitions, properties, rules
-from sessionspec.spec.status import STATUS, Audited, Defined, NotDefined, OutOfScope
+from sessionspec.spec.status import (
+    DECIDED_BY_CHECKER_CODE,
+    STATUS,
+    Audited,
+    Defined,
+    NotDefined,
+    OutOfScope,
+    WithDeployment,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,18 +58,46 @@ def test_out_of_scope_is_for_rules_only() -> None:
     assert not [rid for rid, status in STATUS.items() if rid.startswith("P-") and isinstance(status.model, OutOfScope)]
 
 
-def test_audited_exactly_when_a_checker_function_audits_it() -> None:
-    links = load_audits()
+def test_audited_exactly_when_a_function_decides_it() -> None:
+    links = deciders()
     wrong = {rid: type(status.log).__name__ for rid, status in STATUS.items()
-             if isinstance(status.log, Audited) != bool(links.get(rid))}
+             if isinstance(status.log, Audited | WithDeployment) != bool(links.get(rid))}
     assert wrong == {}
+
+
+def test_the_deployments_rules_are_those_its_definitions_decide() -> None:
+    """Issue 44, item 3: DECIDED_WITH_DEPLOYMENT lists exactly the rules a definition of
+    ``model.compaction.obligation`` (what ``check --deployment`` runs) decides; a rule only the deployment
+    decides is WithDeployment, and ``sessionspec rules`` says which: log, log+deployment, deployment, never."""
+    links = deciders()
+    by_deployment = {rid for rid, functions in links.items()
+                     if any(f.__module__ == "sessionspec.model.compaction.obligation" for f in functions)}
+    assert set(DECIDED_WITH_DEPLOYMENT) == by_deployment
+    only = {rid for rid, status in STATUS.items() if isinstance(status.log, WithDeployment)}
+    assert only <= by_deployment
+    assert {decidability(rid) for rid in by_deployment} == {"log+deployment", "deployment"}
+    assert decidability("WIRE-1") == "request-only" and decidability("SURF-3") == "log" and decidability("CMP-8") == "deployment"
+
+
+def test_the_model_decides_every_audited_rule_but_those_still_listed_as_checker_code() -> None:
+    """Issue 44: ``check`` runs the model's definitions.  An audited rule is decided by ``@decides`` functions of
+    ``sessionspec.model`` alone, unless it is in DECIDED_BY_CHECKER_CODE (the rules whose area has not yet moved:
+    some ``@audits`` function of ``sessionspec.check`` decides it).  The set is exactly those rules, so a move
+    must take its rules out of it, and no new rule can be decided outside the model."""
+    links = deciders()
+    by_checker = {rid for rid, status in STATUS.items() if isinstance(status.log, Audited)
+                  and any(not f.__module__.startswith("sessionspec.model.") for f in links.get(rid, []))}
+    assert sorted(by_checker ^ DECIDED_BY_CHECKER_CODE) == []
+    outside_both = sorted(f"{rid}: {f.__module__}.{f.__qualname__}" for rid, fs in links.items() for f in fs
+                          if not f.__module__.startswith(("sessionspec.model.", "sessionspec.check.")))
+    assert outside_both == []
 
 
 def test_every_audit_link_names_a_registered_rule_property_or_quirk() -> None:
     from sessionspec.spec.registry import quirks
 
     known = set(STATUS) | {q.id for q in quirks()}
-    assert sorted(set(load_audits()) - known) == []
+    assert sorted(set(deciders()) - known) == []
 
 
 def test_a_reported_as_names_a_rule_or_a_non_finding() -> None:
@@ -88,13 +125,15 @@ def test_every_function_a_reason_names_exists() -> None:
     for status in STATUS.values():
         for facet in (status.model, status.log):
             match facet:
-                case Audited(part=text) | Undecidable(reason=text) | NotYet(reason=text) | OutOfScope(reason=text) | NotDefined(reason=text):
+                case Audited(part=text) | WithDeployment(part=text) | Undecidable(reason=text) | NotYet(reason=text) | OutOfScope(reason=text) | NotDefined(reason=text):
                     texts.append(text)
                 case _:
                     pass
     missing = []
     for dotted in sorted({m for text in texts for m in re.findall(r"\b(?:sessionspec|model)(?:\.\w+)+", text)}):
         module, _, name = dotted.rpartition(".")
+        # The texts name the model from the package (docs/index.md): model.x is sessionspec.model.x.
+        module = f"sessionspec.{module}" if module.split(".")[0] == "model" else module
         try:
             found = hasattr(importlib.import_module(module), name)
         except ModuleNotFoundError:

@@ -1,5 +1,6 @@
 """One CLI dialect (issue 20 part 4): the same spelling of ``--dialect`` in every
-subcommand and ``--version`` (the exit-code table: tests/tools/test_exit_codes.py)."""
+subcommand and ``--version`` (the exit-code table: tests/tools/test_exit_codes.py); one spelling of
+each dialect in every output (issue 46: ``A55``, ``D08``; every other spelling is still read)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_check_and_replay_take_the_same_spellings(spelling: str, capsys: pytest.
     assert main(["check", "--dialect", spelling, "--format", "json", LOG]) == 0
     assert '"dialectSource": "forced"' in capsys.readouterr().out
     assert main(["replay", LOG, "--dialect", spelling]) == 0
-    assert "dialect a55f148516" in capsys.readouterr().out
+    assert "dialect A55 (forced)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("command", [["check", LOG], ["replay", LOG]])
@@ -39,18 +40,31 @@ def test_an_unknown_dialect_is_a_usage_error_naming_the_spelling(command: list[s
     with pytest.raises(SystemExit) as exited:
         main([*command, "--dialect", "z99"])
     assert exited.value.code == 2
-    assert "choose a55 or d08" in capsys.readouterr().err
+    assert "choose A55 or D08" in capsys.readouterr().err
 
 
 def test_help_shows_one_metavar_for_dialect(capsys: pytest.CaptureFixture[str]) -> None:
     for command in ("check", "replay"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
-        assert "--dialect a55|d08" in capsys.readouterr().out
+        assert "--dialect A55|D08" in capsys.readouterr().out
 
 
 def test_version() -> None:
     done = subprocess.run([sys.executable, "-m", "sessionspec.cli", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    assert re.fullmatch(r"sessionspec \S+ \((pure Python|compiled \(mypyc\)); rule registry [0-9a-f]{16}, sessionspec-vectors/1, dialects a55 d08\)\n", done.stdout)
+    assert re.fullmatch(r"sessionspec \S+ \((pure Python|compiled \(mypyc\)); rule registry [0-9a-f]{16}, sessionspec-vectors/1, dialects A55 D08\)\n", done.stdout)
     assert registry_digest() in done.stdout
+
+
+def test_every_output_spells_each_dialect_one_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """check's text and JSON, replay's text, JSON and page: ``A55``, never ``a55`` nor the commit name."""
+    outputs = []
+    for argv in (["check", LOG], ["check", "--format", "json", LOG], ["check", "--format", "sarif", LOG], ["replay", LOG],
+                 ["replay", LOG, "--format", "json"], ["replay", LOG, "--format", "html"]):
+        assert main(argv) == 0
+        outputs.append(capsys.readouterr().out)
+    for text in outputs:
+        assert "A55" in text or '"version": "2.1.0"' in text
+        # (a writer's kind, a55-loop or d08-loop, names a loop, not a dialect spelling)
+        assert not re.search(r"a55f148516|\ba55\b(?!-loop)|611615650f|\bd08\b(?!-loop)", text), text[:300]

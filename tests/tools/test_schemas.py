@@ -58,7 +58,7 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out = _run(capsys, "check", "--format", "json", str(GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl"),
                      str(broken), str(missing))
     records = [json.loads(line) for line in out.splitlines()]
-    validator = _validator("check.v3.schema.json")
+    validator = _validator("check.v4.schema.json")
     for record in records:
         assert _errors(validator, record) == []
     assert [r["kind"] for r in records] == ["file", "file", "file", "summary"]
@@ -76,7 +76,7 @@ def test_check_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 @pytest.mark.parametrize("scenario", ["b-prefix-idioms-tool-roundtrip", "j1-pressure-compaction", "h1-resume-no-drift"])
 def test_replay_json(scenario: str, capsys: pytest.CaptureFixture[str]) -> None:
-    validator = _validator("replay.v1.schema.json")
+    validator = _validator("replay.v2.schema.json")
     log = str(GROUNDTRUTH / scenario / "session.jsonl")
     for extra in ((), ("--economics", "--cache-model", "anthropic")):
         code, out = _run(capsys, "replay", log, "--format", "json", *extra)
@@ -133,7 +133,7 @@ def test_vectors_run_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     from sessionspec.conformance.vectors.command import VECTORS_DIR
 
     code, out = _run(capsys, "vectors", "run", str(VECTORS_DIR), "--format", "json")
-    assert code == 0 and _errors(_validator("vectors-run.v2.schema.json"), json.loads(out)) == []
+    assert code == 0 and _errors(_validator("vectors-run.v3.schema.json"), json.loads(out)) == []
 
 
 def test_conform_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,11 +143,45 @@ def test_conform_json(capsys: pytest.CaptureFixture[str]) -> None:
 
     code, out = _run(capsys, "conform", "--adapter", f"{sys.executable} -m sessionspec.conformance.adapter.serve_model",
                      "--examples", "3", "--format", "json")
-    assert code == 0 and _errors(_validator("conform.v2.schema.json"), json.loads(out)) == []
+    assert code == 0 and _errors(_validator("conform.v3.schema.json"), json.loads(out)) == []
 
 
 def test_mutants_json(capsys: pytest.CaptureFixture[str]) -> None:
     if not _accepts_json("mutants"):
         pytest.skip("not wired: `mutants` has no --format json yet (docs/schemas/mutants.v1.schema.json is the proposal)")
     code, out = _run(capsys, "mutants", "--only", "keep-empty-tools", "--examples", "5", "--format", "json")
-    assert code == 0 and _errors(_validator("mutants.v2.schema.json"), json.loads(out)) == []
+    assert code == 0 and _errors(_validator("mutants.v3.schema.json"), json.loads(out)) == []
+
+
+def test_deployment_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``check --deployment FILE`` reads the format of deployment.v1 (an input, not an output): every file
+    the schema accepts here, check accepts, and each shape the schema refuses, check refuses (exit 2)."""
+    validator = _validator("deployment.v1.schema.json")
+    log = str(GROUNDTRUTH / "a-single-turn-no-prefix" / "session.jsonl")
+    accepted: list[Any] = [
+        {"version": 1},
+        {"version": 1, "compaction": {"thresholdRatio": 0.5, "retainTokens": 87, "maxTokens": 128, "auto": True,
+                                      "modelPolicies": [{"provider": "p", "model": "m", "retainRatio": 0.1}]},
+         "prune": {"thresholdChars": 400, "headChars": 100, "tailChars": 50},
+         "models": [{"provider": "mock", "model": "mock-1", "contextWindow": 700}]},
+        {"version": 1, "prune": None},
+    ]
+    refused: list[Any] = [
+        {},
+        {"version": 2},
+        {"version": 1, "compaction": {"thresholdRatio": "0.5"}},
+        {"version": 1, "compaction": {"thresholdRatio": 0}},
+        {"version": 1, "compaction": {"retainRatio": 0.1, "retainTokens": 5}},
+        {"version": 1, "compaction": {"thresholds": 1}},
+        {"version": 1, "prune": {"headChars": -1}},
+        {"version": 1, "prune": "off"},
+        {"version": 1, "models": [{"provider": "p", "model": "m", "contextWindow": 0}]},
+        {"version": 1, "models": [{"provider": "p", "model": "m"}]},
+    ]
+    for number, document in enumerate(accepted + refused):
+        path = tmp_path / f"d{number}.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        valid = not _errors(validator, document)
+        assert valid == (document in accepted), document
+        assert main(["check", "--deployment", str(path), log]) == (0 if valid else 2), document
+        capsys.readouterr()

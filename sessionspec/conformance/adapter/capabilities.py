@@ -1,61 +1,82 @@
-"""What an adapter supports: the operations and optional features ``hello`` declares (issue 27, part 1).
+"""What an adapter supports: the operations and the shapes (``features``) ``hello`` declares (issue 27,
+part 1; shapes: issue 45).
 
 An adapter half-way there declares what it implements, so the kit *skips* what needs anything else
 instead of failing it (test262's ``features``, Bowtie's capabilities, the WebAssembly suite's split of
 "not supported" from "wrong"):
 
     {"protocol": "sessionspec-adapter/2", "implementation": "…",
-     "operations": ["init", "send", "log"], "features": ["contributors"]}
+     "operations": ["init", "send", "log"], "features": ["tool-calls", "contributors"]}
 
 ``operations`` absent: every operation is taken as supported until the adapter answers one with
 ``{"error": "unsupported"}`` (then that vector is skipped, never failed).  ``features`` absent: every
-feature.  ``hello`` itself is always supported (it is the handshake).  The features are properties of a
-vector's content (:func:`vector_needs`), named in :data:`FEATURES`.
+shape.  ``hello`` itself is always supported (it is the handshake).  The features are the shapes of
+shapes.py (a reply kind, a prompt kind, an agent option, an interrupt window...), properties of an
+operation's content (:func:`vector_needs`).  What the adapter refuses at run time is added to
+``refused_operations``/``refused_features`` (:meth:`Capabilities.refuse`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
 from sessionspec.conformance.adapter.protocol import AdapterError, is_unsupported
+from sessionspec.conformance.adapter.shapes import SHAPES, covered, named_by, op_shapes, restrict
 
-__all__ = ["EVERYTHING", "FEATURES", "OPERATIONS", "Capabilities", "from_hello", "is_unsupported", "operation_needs", "restrict_trace",
-           "unlock_ranking", "unlock_summary", "vector_needs"]
+__all__ = ["EVERYTHING", "FEATURES", "OPERATIONS", "Capabilities", "from_hello", "is_unsupported", "operation_needs",
+           "refusal_needs", "restrict_trace", "unlock_ranking", "unlock_summary", "vector_needs"]
 
 OPERATIONS: Final = ("init", "send", "configure", "resume", "dispose", "fork", "log", "check", "replay", "pack",
                      "repair", "append-out-of-band", "measure", "compact")
 
-FEATURES: Final[Mapping[str, str]] = {
-    "persistence": "init with a seed log (a session loaded from storage, `initial.log`)",
-    "contributors": "session-prefix contributors in the agent (`contributors`, PFX)",
-    "compaction": "compact-basic mounted in the agent (`compaction`, CMP)",
-    "prune": "the tool-result prune of compact-basic (`compaction.prune`, PRN)",
-    "interrupts": "an interrupt fired inside a turn (`send.interrupt`, LOOP-15)",
-    "steering": "steering messages queued while a turn runs (`send.steering`, LOOP-13)",
-    "D08": "the later dialect 611615650f (`dialect: \"D08\"` in check or compact, DIA)",
-}
+FEATURES: Final[Mapping[str, str]] = {s.name: s.what for s in SHAPES}
 
 
 @final
 @dataclass(frozen=True, slots=True)
 class Capabilities:
-    """The declared operations and features; ``None`` for "not declared: all"."""
+    """The declared operations and features (``None``: "not declared: all"), less what the adapter refused
+    at run time."""
 
     operations: frozenset[str] | None = None
     features: frozenset[str] | None = None
+    refused_operations: frozenset[str] = frozenset()
+    refused_features: frozenset[str] = frozenset()
+
+    def has_operation(self, name: str) -> bool:
+        if name == "hello":
+            return True
+        return name not in self.refused_operations and (self.operations is None or name in self.operations)
+
+    def has_feature(self, name: str) -> bool:
+        family = name.split("/", 1)[0]
+        if name in self.refused_features or family in self.refused_features:
+            return False
+        return self.features is None or covered(name, self.features)
 
     def missing(self, needs: Iterable[str]) -> tuple[str, ...]:
-        """The needs (``op X`` / ``feature Y``) this adapter did not declare."""
+        """The needs (``op X`` / ``feature Y``) this adapter did not declare (or refused)."""
         out: list[str] = []
         for need in needs:
             kind, _, name = need.partition(" ")
-            declared = self.operations if kind == "op" else self.features
-            if declared is not None and name not in declared and name != "hello":
+            if not (self.has_operation(name) if kind == "op" else self.has_feature(name)):
                 out.append(need)
         return tuple(out)
+
+    def refuse(self, needs: Iterable[str]) -> Capabilities:
+        """These capabilities less ``needs`` (what the adapter answered ``unsupported`` to)."""
+        ops = {n.removeprefix("op ") for n in needs if n.startswith("op ")}
+        features = {n.removeprefix("feature ") for n in needs if n.startswith("feature ")}
+        return replace(self, refused_operations=self.refused_operations | ops,
+                       refused_features=self.refused_features | features)
+
+    @property
+    def declared(self) -> Capabilities:
+        """What ``hello`` declared (nothing refused since)."""
+        return replace(self, refused_operations=frozenset(), refused_features=frozenset())
 
     def describe(self) -> str:
         ops = "all operations" if self.operations is None else f"operations {', '.join(sorted(self.operations)) or '(none)'}"
@@ -88,30 +109,29 @@ def _agents(vector: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def operation_needs(ops: Sequence[Mapping[str, Any]], agents: Sequence[Mapping[str, Any]] = (),
                     seed_log: bool = False) -> tuple[str, ...]:
-    """What a sequence of operations needs: ``op NAME`` for each operation, ``feature NAME`` for each feature."""
+    """What a sequence of operations needs: ``op NAME`` for each operation, ``feature NAME`` for each shape it
+    carries (shapes.py), and the shapes of ``agents`` (an initial agent)."""
     needs = {f"op {op.get('op')}" for op in ops}
-    every_agent = [*agents, *(op["agent"] for op in ops if isinstance(op.get("agent"), dict))]
+    for op in [*ops, *({"op": "configure", "agent": a} for a in agents)]:
+        needs |= {f"feature {name}" for name in op_shapes(op)}
     if seed_log:
         needs.add("feature persistence")
-    if any(a.get("contributors") for a in every_agent):
-        needs.add("feature contributors")
-    if any(a.get("compaction") is not None for a in every_agent):
-        needs.add("feature compaction")
-    if any(isinstance(a.get("compaction"), dict) and a["compaction"].get("prune") is not None for a in every_agent):
-        needs.add("feature prune")
-    if any(op.get("interrupt") is not None for op in ops):
-        needs.add("feature interrupts")
-    if any(op.get("steering") for op in ops):
-        needs.add("feature steering")
-    if any(op.get("dialect") == "D08" for op in ops):
-        needs.add("feature D08")
     return tuple(sorted(needs))
 
 
 def vector_needs(vector: Mapping[str, Any]) -> tuple[str, ...]:
     """Every operation (``init`` and each step's) and feature a vector needs, sorted."""
-    ops = [{"op": "init"}, *(s["op"] for s in vector.get("steps", []))]
+    ops = [{"op": "init", **vector.get("initial", {})}, *(s["op"] for s in vector.get("steps", []))]
     return operation_needs(ops, _agents(vector), bool(vector.get("initial", {}).get("log")))
+
+
+def refusal_needs(op: Mapping[str, Any], words: str, capabilities: Capabilities) -> tuple[str, ...]:
+    """What an ``unsupported`` answer to ``op`` refuses, as needs: the shapes of ``op`` its ``words`` name
+    (shapes.named_by), else every shape ``op`` carries that was still in scope, else the operation itself."""
+    carried = sorted(name for name in op_shapes(op) if capabilities.has_feature(name))
+    named = named_by(words, carried)
+    chosen = named or carried
+    return tuple(f"feature {name}" for name in chosen) if chosen else (f"op {op.get('op')}",)
 
 
 def unlock_ranking(skipped: Sequence[Sequence[str]], limit: int = 5) -> list[tuple[str, int, int]]:
@@ -134,35 +154,11 @@ def unlock_summary(skipped: Sequence[Sequence[str]], limit: int = 5) -> str:
 
 def restrict_trace(initial: Mapping[str, Any], trace: Sequence[Mapping[str, Any]],
                    capabilities: Capabilities) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A generated ``conform`` trace cut to what the adapter declared: undeclared operations dropped,
-    undeclared features taken out of the agent and the operations (contributors, compaction, prune,
-    interrupts).  The result is still a valid trace; the model answers it as it is."""
-    features = capabilities.features
-    operations = capabilities.operations
-
-    def agent_without(agent: Mapping[str, Any]) -> dict[str, Any]:
-        out = dict(agent)
-        if features is not None:
-            if "contributors" not in features:
-                out.pop("contributors", None)
-            if "compaction" not in features:
-                out.pop("compaction", None)
-            elif "prune" not in features and isinstance(out.get("compaction"), dict):
-                out["compaction"] = {k: v for k, v in out["compaction"].items() if k != "prune"}
-        return out
-
-    def op_without(op: Mapping[str, Any]) -> dict[str, Any]:
-        out = dict(op)
-        if isinstance(out.get("agent"), dict):
-            out["agent"] = agent_without(out["agent"])
-        if features is not None and "interrupts" not in features:
-            out.pop("interrupt", None)
-        if features is not None and "steering" not in features:
-            out.pop("steering", None)
-        return out
-
-    kept = [op_without(op) for op in trace if operations is None or op.get("op") in operations]
-    start = dict(initial)
-    if isinstance(start.get("agent"), dict):
-        start["agent"] = agent_without(start["agent"])
+    """A generated ``conform`` trace cut to what the adapter declared and has not refused: those operations
+    dropped, those shapes left out of the agents and the operations (shapes.without).  The result is still
+    a valid trace; the model answers it as it is."""
+    keeps = capabilities.has_feature
+    kept = [restrict(op, keeps) for op in trace if capabilities.has_operation(str(op.get("op")))]
+    start = restrict({"op": "init", **initial}, keeps)
+    start.pop("op")
     return start, kept

@@ -13,6 +13,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Final, TextIO
@@ -54,14 +55,31 @@ def answer(handler: Handler, line: str) -> str:
     return json.dumps({"id": ident, "ok": result}, sort_keys=True, ensure_ascii=False)
 
 
-def serve(handler: Handler, stdin: TextIO, stdout: TextIO) -> int:
-    """The server loop: one answer line per request line, flushed, until EOF."""
+def serve(handler: Handler, stdin: TextIO, stdout: TextIO, log: TextIO | None = None) -> int:
+    """The server loop: one answer line per request line, flushed, until EOF; with ``log``, a line there per
+    answer (``serve-model -v``): the id, the operation and the outcome."""
     for line in stdin:
         if not line.strip():
             continue
-        stdout.write(answer(handler, line) + "\n")
+        reply = answer(handler, line)
+        stdout.write(reply + "\n")
         stdout.flush()
+        if log is not None:
+            log.write(_outcome_line(line, reply) + "\n")
+            log.flush()
     return 0
+
+
+def _outcome_line(request: str, reply: str) -> str:
+    try:
+        asked = json.loads(request)
+        op = asked.get("op") if isinstance(asked, dict) else None
+    except (json.JSONDecodeError, RecursionError):
+        op = None
+    answered = json.loads(reply)
+    outcome = "error: " + str(answered["error"]) if "error" in answered else (
+        "reject " + ",".join(answered["reject"].get("rules", [])) if "reject" in answered else "ok")
+    return f"serve-model: {answered.get('id')} {op}: {outcome}"
 
 
 def _response(message: object, ident: int, what: str, protocol: str = PROTOCOL) -> Response:
@@ -140,11 +158,51 @@ class InProcessAdapter:
     def close(self) -> None:
         return None
 
+    def output_tail(self) -> str:
+        return ""
+
 
 DEFAULT_TIMEOUT: Final = 30.0
 MAX_ANSWER: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 200  # nesting of an answer; the model's own answers stay far below
 _READ: Final = 1 << 20
+OUTPUT_TAIL: Final = 16 * 1024  # the bytes of the adapter's standard error kept for a crash report
+
+
+class _ErrorTail:
+    """The adapter's standard error, passed through to ours as it comes (as when it was inherited) and its
+    last :data:`OUTPUT_TAIL` bytes kept, so a crash report can show what the adapter said (issue 43, part 4)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, name="sessionspec-adapter-stderr", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with contextlib.suppress(OSError):
+                os.write(2, chunk)
+            with self._lock:
+                self._tail += chunk
+                del self._tail[: max(0, len(self._tail) - OUTPUT_TAIL)]
+
+    def text(self) -> str:
+        with self._lock:
+            return bytes(self._tail).decode("utf-8", errors="replace")
+
+    def close(self) -> bool:
+        """Wait a moment for the end of the adapter's output; whether the reader has stopped (only then may
+        the pipe be closed: a descriptor closed under a blocked reader could be reused by another file)."""
+        self._thread.join(timeout=1.0)
+        return not self._thread.is_alive()
 
 
 class ProcessAdapter:
@@ -167,6 +225,7 @@ class ProcessAdapter:
         self._next = 0
         self._buffer = bytearray()
         self._broken: AdapterError | None = None
+        self._closed = False
         try:
             argv = shlex.split(command)
         except ValueError as bad:
@@ -174,10 +233,12 @@ class ProcessAdapter:
         if not argv:
             raise AdapterError("cannot start adapter: the command is empty")
         try:
-            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                            start_new_session=True)
         except (OSError, ValueError) as failed:
             raise AdapterError(f"cannot start adapter {command!r}: {failed}") from failed
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None and self.process.stdout is not None and self.process.stderr is not None
+        self._errors = _ErrorTail(self.process.stderr.fileno())
         self._in = self.process.stdin.fileno()
         self._out = self.process.stdout.fileno()
         os.set_blocking(self._in, False)
@@ -259,16 +320,28 @@ class ProcessAdapter:
             self._buffer += chunk
 
     def _status(self) -> str:
-        """The adapter's exit status in words (it may take a moment to exit after closing its output)."""
-        try:
-            code = self.process.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            return "still running"
-        return f"exited with code {code}" if code >= 0 else f"killed by signal {-code}"
+        """The adapter's exit status in words (it may take a moment to exit after closing its output).  Read
+        without reaping it: until :meth:`close` reaps it, its process group id names only our processes."""
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                info = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return "exited"
+            if info is not None:
+                if info.si_code == os.CLD_EXITED:
+                    return f"exited with code {info.si_status}"
+                return f"killed by signal {info.si_status}"
+            if time.monotonic() >= deadline:
+                return "still running"
+            time.sleep(0.02)
 
     def close(self) -> None:
         """Close its input, give it a moment to exit (none when it already failed), then end its whole
-        process group."""
+        process group.  A second call does nothing (the group id may name other processes by then)."""
+        if self._closed:
+            return
+        self._closed = True
         assert self.process.stdin is not None and self.process.stdout is not None
         with contextlib.suppress(OSError):
             self.process.stdin.close()
@@ -280,6 +353,13 @@ class ProcessAdapter:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         self.process.stdout.close()
+        assert self.process.stderr is not None
+        if self._errors.close():
+            self.process.stderr.close()
+
+    def output_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines the adapter wrote on its standard error (for a crash report)."""
+        return "\n".join(self._errors.text().splitlines()[-lines:])
 
 
 def _exited_unreaped(pid: int) -> bool:
@@ -294,12 +374,12 @@ def _size(n: int) -> str:
     return f"{n / (1024 * 1024):g} MiB" if n >= 1024 * 1024 else f"{n} bytes"
 
 
-def serve_stdio(session: ModelSession) -> int:
+def serve_stdio(session: ModelSession, log: TextIO | None = None) -> int:
     """``serve`` on stdin/stdout.  A request line that is not UTF-8 is read with replacement characters and
     answered as it then reads (an ``error`` answer when it is malformed), never with a traceback."""
     sys.stdin.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
     sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
     try:
-        return serve(session.handle, sys.stdin, sys.stdout)
+        return serve(session.handle, sys.stdin, sys.stdout, log)
     except BrokenPipeError:
         return 0  # the client went away

@@ -1,9 +1,11 @@
 """What a ``conform`` run exercised: the interrupt windows and abort kinds its traces used, the turn shapes
 and contributor kinds, and the rules the model's answers show were reached.
 
-A rule counts as exercised when a trace carried the feature that triggers it *and* the model's answer to
-that operation shows its effect (an event type, an end reason); a feature alone (an interrupt at a window
-the turn never reached) counts for the window tally only.  This is a report of the run, not a proof.
+Counted from what the adapter answered (issue 45, part 2): an operation counts once the adapter answered it
+(ok or a rejection), never for being generated; a trace counts once its ``init`` was answered.  A rule counts
+as exercised when an answered operation carried the feature that triggers it *and* the model's answer to it
+shows its effect (an event type, an end reason); a feature alone (an interrupt at a window the turn never
+reached) counts for the window tally only.  This is a report of the run, not a proof.
 """
 
 from __future__ import annotations
@@ -96,60 +98,40 @@ class Coverage:
     rule_unknown: int = 0  # rejections that agreed in verdict but named no rule (sessionspec-adapter/2)
 
     def add_trace(self, initial: Mapping[str, Any], trace: Sequence[Mapping[str, Any]]) -> None:
-        self.traces += 1
-        self.features.update(_agent_features(initial.get("agent", {})))
+        """A whole trace, as if every operation had been answered."""
+        self.add_operation({"op": "init", **initial})
         for op in trace:
-            self.features.update(_features(op))
-            agent = op.get("agent")
-            if isinstance(agent, Mapping):
-                self.features.update(_agent_features(agent))
-            interrupt = op.get("interrupt")
-            if isinstance(interrupt, Mapping):
-                window, kind = str(interrupt.get("window")), str(interrupt.get("kind", "cancel"))
-                self.windows[window] += 1
-                self.kinds[kind] += 1
-                self.pairs[(window, kind)] += 1
+            self.add_operation(op)
 
-    def add_answer(self, op: Mapping[str, Any], expected: Response) -> None:
-        """The rules the model's answer to ``op`` shows were reached."""
-        rules: set[str] = set()
-        events = expected.get("appended")
-        for event in events if isinstance(events, list) else []:
-            if not isinstance(event, dict):
-                continue
-            kind = str(event.get("type"))
-            if kind in EVENT_RULES:
-                rules.add(EVENT_RULES[kind])
-            data = event.get("data")
-            reason = data.get("reason") if isinstance(data, dict) else None
-            if kind == "turn/end" and isinstance(reason, dict) and str(reason.get("kind")) in END_RULES:
-                rules.add(END_RULES[str(reason.get("kind"))])
-            if isinstance(event.get("surfaceOp"), dict):
-                rules.add("SURF-8")
-            header = data.get("header") if isinstance(data, dict) else None
-            if kind == "request/header" and isinstance(data, dict) and isinstance(header, dict):
-                if "messagePrefix" in header:
-                    rules.add("PFX-7")
-                if data.get("reason") == "change":
-                    rules.add("HDR-4")
-        if isinstance(expected.get("summaries"), list) and expected["summaries"]:
-            rules.add("CMP-16")
+    def add_operation(self, op: Mapping[str, Any]) -> None:
+        """An operation the adapter answered (an ``init`` starts a trace)."""
+        if op.get("op") == "init":
+            self.traces += 1
+            self.features.update(_agent_features(op.get("agent", {})))
+            return
+        self.features.update(_features(op))
+        agent = op.get("agent")
+        if isinstance(agent, Mapping):
+            self.features.update(_agent_features(agent))
+        interrupt = op.get("interrupt")
+        if isinstance(interrupt, Mapping):
+            window, kind = str(interrupt.get("window")), str(interrupt.get("kind", "cancel"))
+            self.windows[window] += 1
+            self.kinds[kind] += 1
+            self.pairs[(window, kind)] += 1
+
+    def add_answer(self, op: Mapping[str, Any], expected: Response, actual: Response | None = None) -> None:
+        """The rules the model's answer to ``op`` shows were reached (and a rejection the adapter gave that
+        names no rule, agreeing in verdict only)."""
+        self.rules.update(answer_rules(op, expected))
         reject = expected.get("reject")
-        named = reject.get("rules") if isinstance(reject, dict) else None
-        if isinstance(named, list):
-            rules |= {r for r in named if isinstance(r, str)}
-        features = _features(op)
-        for feature, rule in (("steering", "LOOP-13"), ("continuation", "LOOP-13"), ("request-inject", "LOOP-6"),
-                              ("mutation-error", "WIRE-3"), ("tool-error+deferred", "LOOP-12"), ("fork", "LOG-15"),
-                              ("resume", "PFX-1")):
-            if feature in features:
-                rules.add(rule)
-        rules |= _effects(op, events if isinstance(events, list) else [], expected)
-        self.rules.update(rules)
+        got = actual.get("reject") if actual is not None else None
+        if isinstance(reject, dict) and isinstance(got, dict) and not got.get("rules"):
+            self.rule_unknown += 1
 
     def report(self) -> str:
         """The end-of-run report (printed by ``conform``)."""
-        lines = [f"coverage over {self.traces} generated traces:"]
+        lines = [f"coverage of what the adapter answered, in the {self.traces} traces it started:"]
         missing = [w for w in WINDOWS if not self.windows[w]]
         lines.append(f"  interrupt windows: {len(WINDOWS) - len(missing)}/{len(WINDOWS)}"
                      + (f" (not visited: {', '.join(missing)})" if missing else ""))
@@ -163,6 +145,44 @@ class Coverage:
         if self.rule_unknown:
             lines.append(f"  rejections agreeing in verdict but naming no rule: {self.rule_unknown}")
         return "\n".join(lines)
+
+
+def answer_rules(op: Mapping[str, Any], expected: Response) -> set[str]:
+    """The rules the model's answer ``expected`` to ``op`` shows were reached: the event types and end reasons
+    it holds, the rules a rejection names, and the features ``op`` carried whose effect shows."""
+    rules: set[str] = set()
+    events = expected.get("appended")
+    for event in events if isinstance(events, list) else []:
+        if not isinstance(event, dict):
+            continue
+        kind = str(event.get("type"))
+        if kind in EVENT_RULES:
+            rules.add(EVENT_RULES[kind])
+        data = event.get("data")
+        reason = data.get("reason") if isinstance(data, dict) else None
+        if kind == "turn/end" and isinstance(reason, dict) and str(reason.get("kind")) in END_RULES:
+            rules.add(END_RULES[str(reason.get("kind"))])
+        if isinstance(event.get("surfaceOp"), dict):
+            rules.add("SURF-8")
+        header = data.get("header") if isinstance(data, dict) else None
+        if kind == "request/header" and isinstance(data, dict) and isinstance(header, dict):
+            if "messagePrefix" in header:
+                rules.add("PFX-7")
+            if data.get("reason") == "change":
+                rules.add("HDR-4")
+    if isinstance(expected.get("summaries"), list) and expected["summaries"]:
+        rules.add("CMP-16")
+    reject = expected.get("reject")
+    named = reject.get("rules") if isinstance(reject, dict) else None
+    if isinstance(named, list):
+        rules |= {r for r in named if isinstance(r, str)}
+    features = _features(op)
+    for feature, rule in (("steering", "LOOP-13"), ("continuation", "LOOP-13"), ("request-inject", "LOOP-6"),
+                          ("mutation-error", "WIRE-3"), ("tool-error+deferred", "LOOP-12"), ("fork", "LOG-15"),
+                          ("resume", "PFX-1")):
+        if feature in features:
+            rules.add(rule)
+    return rules | _effects(op, events if isinstance(events, list) else [], expected)
 
 
 def _effects(op: Mapping[str, Any], events: list[Any], expected: Response) -> set[str]:

@@ -41,35 +41,22 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, TextIO, final
 
 from sessionspec.conformance.adapter.capabilities import EVERYTHING, Capabilities, operation_needs
-from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
-from sessionspec.conformance.adapter.protocol import AdapterError, Response
+from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter
+from sessionspec.conformance.adapter.protocol import Response
 from sessionspec.conformance.adapter.session import ModelSession
-from sessionspec.conformance.conform.search import Divergence, compare_trace
+from sessionspec.conformance.conform.exhaustive_leaf import Leaf, Op, Symbol
+from sessionspec.conformance.conform.exhaustive_workers import Shared, worker
+from sessionspec.conformance.conform.outcome import Divergence, Tally
 from sessionspec.conformance.conform.traces import WINDOWS, WORK_TOOL
 from sessionspec.conformance.vectors.build import ECHO_TOOL, message, reply, text
+from sessionspec.conformance.vectors.expectations import Expectations
 from sessionspec.conformance.vectors.runner import start_adapter
 
-Op = dict[str, Any]
-
 KINDS: Final = ("cancel", "dispose", "foreign")
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Symbol:
-    """One letter of the alphabet: a name (as printed) and the operation it sends."""
-
-    name: str
-    op: Op
-    interrupted: bool = False
-
-    @property
-    def sends(self) -> bool:
-        return bool(self.op["op"] == "send")
 
 
 def _contributor(label: str, idiom: str, **extra: Any) -> dict[str, Any]:
@@ -155,22 +142,6 @@ def trace_counts(depth: int, capabilities: Capabilities = EVERYTHING) -> tuple[i
     return tuple(c * len(_agents(capabilities)) for c in counts)
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Leaf:
-    """A maximal trace with the model's answer to each of its operations (``init`` ... ``log``)."""
-
-    index: int
-    agent: str
-    initial: Op
-    symbols: tuple[Symbol, ...]
-    answers: tuple[Response, ...]
-
-    @property
-    def trace(self) -> tuple[Op, ...]:
-        return tuple(s.op for s in self.symbols)
-
-
 def _branch(reference: InProcessAdapter) -> InProcessAdapter:
     """A copy of the model's session to run one more operation on (the session holds values; the scripted
     summarizer's queue is the one list it owns)."""
@@ -221,63 +192,32 @@ class ExhaustiveResult:
     failed: int = 0  # of the traces run, those that diverged (parallel workers may see more than one)
 
 
-@dataclass(slots=True)
-class _Shared:
-    """What the workers share: the first divergence (smallest index) and the first adapter failure."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    done: int = 0
-    diverged: int = 0
-    found: tuple[int, Divergence, str] | None = None
-    failure: AdapterError | None = None
-
-    def stop_before(self, index: int) -> bool:
-        with self.lock:
-            return self.failure is not None or (self.found is not None and self.found[0] < index)
-
-
-def _worker(adapter: ProcessAdapter | InProcessAdapter, work: queue.Queue[Leaf | None], shared: _Shared) -> None:
-    while (leaf := work.get()) is not None:
-        if shared.stop_before(leaf.index):
-            continue
-        try:
-            divergence = compare_trace(adapter, leaf.initial, leaf.trace, expected_answers=leaf.answers,
-                                       with_log=adapter.capabilities.missing(["op log"]) == ())
-        except AdapterError as failed:
-            with shared.lock:
-                shared.failure = shared.failure or failed
-            continue
-        with shared.lock:
-            shared.done += 1
-            if divergence is not None:
-                shared.diverged += 1
-            if divergence is not None and (shared.found is None or leaf.index < shared.found[0]):
-                shared.found = (leaf.index, divergence, leaf.agent)
-
-
 def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
-                   max_answer: int = MAX_ANSWER, progress: TextIO | None = None,
-                   progress_every: float = 5.0) -> ExhaustiveResult:
+                   max_answer: int = MAX_ANSWER, progress: TextIO | None = None, progress_every: float = 5.0,
+                   tally: Tally | None = None, expectations: Expectations | None = None) -> ExhaustiveResult:
     """Send every maximal trace of the scope to ``jobs`` adapters (``command``; None: the model in-process)
-    and compare every answer with the model's.  The divergence reported is the first in the run's order; an
-    adapter failure raises :class:`AdapterError`."""
+    and compare every answer with the model's.  The divergence reported is the first unexpected one in the
+    run's order; a divergence ``expectations`` lists is counted and the run goes on; an adapter that fails on
+    a trace is restarted (a crash, counted in ``tally``); one that fails at start-up raises
+    :class:`AdapterError`."""
     adapters = [start_adapter(command, timeout=timeout, max_answer=max_answer) for _ in range(max(1, jobs))]
     capabilities = adapters[0].capabilities
     counts = trace_counts(depth, capabilities)
     total = sum(1 for _ in _maximal(depth, capabilities)) * len(_agents(capabilities))
     work: queue.Queue[Leaf | None] = queue.Queue(maxsize=4 * len(adapters))
-    shared = _Shared()
-    threads = [threading.Thread(target=_worker, args=(a, work, shared), daemon=True) for a in adapters]
+    shared = Shared(command=command, timeout=timeout, max_answer=max_answer, tally=tally if tally is not None else Tally(),
+                     expectations=expectations)
+    if capabilities != Capabilities():
+        shared.tally.declared = capabilities.describe()
+    threads = [threading.Thread(target=worker, args=(a, work, shared), daemon=True) for a in adapters]
     started = last = time.monotonic()
     for t in threads:
         t.start()
-    sent = 0
     try:
         for leaf in leaves(depth, capabilities):
             if shared.stop_before(leaf.index):
                 break
             work.put(leaf)
-            sent += 1
             now = time.monotonic()
             if progress is not None and now - last >= progress_every:
                 last = now
@@ -287,10 +227,6 @@ def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: f
             work.put(None)
         for t in threads:
             t.join()
-        for a in adapters:
-            a.close()
-    if shared.failure is not None:
-        raise shared.failure
     found = shared.found
     return ExhaustiveResult(depth=depth, counts=counts, run=shared.done, seconds=time.monotonic() - started,
                             divergence=None if found is None else found[1], agent=None if found is None else found[2],
@@ -343,7 +279,6 @@ def report(result: ExhaustiveResult, out: TextIO | None = None) -> None:
           f"{result.seconds:.0f} s)", file=out)
     if result.divergence is None:
         print(f"no divergence in any trace of up to {result.depth} operations", file=out)
-    print(f"{result.run - result.failed}/{result.run} traces passed, {result.failed} failed, 0 skipped", file=out)
     if (result.agents, result.symbols) != (len(INITIAL_AGENTS), len(ALPHABET)):
         print(f"restricted to what the adapter declares: {result.agents} of {len(INITIAL_AGENTS)} initial agents, "
               f"{result.symbols} of {len(ALPHABET)} operations", file=out)

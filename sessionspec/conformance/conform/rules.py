@@ -135,7 +135,7 @@ def divergence_rule(expected: Response, actual: Response, mismatches: Sequence[s
             return "PFX-9" if isinstance(data, dict) and data.get("content") in prefix else "PFX-2"
         return _EVENT_RULES.get(kind, "LOOP-5")
     if first.startswith("$.requests"):
-        if ".messages" in first or "expected" in first:
+        if ".messages" in first or re.match(r"\$\.requests(\[\d+\])?: expected ", first):
             index = _index(first, "requests")
             if index is not None and _prefix_differs(expected, actual, index):
                 return "PFX-11"

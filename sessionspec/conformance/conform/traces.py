@@ -147,10 +147,15 @@ def strategies() -> Any:
                       st.sampled_from(["S", "S2"]), tools, contributors, compaction, request_config)
 
     round_extra = st.sampled_from(["none"] * 3 + ["error-deferred", "deferred", "system-after", "tools-after", "two-calls"])
+    # A tool result's size: mostly large (1,600 characters: a few rounds reach the compaction threshold), else any.
+    # Both choices are always drawn, so the shrinker can turn "large" off and then shrink the size to the smallest
+    # that still diverges (issue 45: a shrunk trace shows payloads no larger than they must be).
+    result_size = st.builds(lambda size, large: 1600 if large else size, st.integers(10, 1600),
+                            st.sampled_from([False, True, True]))
     a_reply = st.one_of(
         st.builds(lambda t: reply(t), st.sampled_from(["a", "bb"])),
         st.just({"kind": "empty"}),
-        st.builds(_tool_round, st.integers(0, 9), st.sampled_from([10, 1600, 1600]), st.booleans(), round_extra),
+        st.builds(_tool_round, st.integers(0, 9), result_size, st.booleans(), round_extra),
         st.just({"kind": "error-thrown", "errorCode": "SERVER", "retry": True}),
         st.just({"kind": "error-thrown", "errorCode": "CONTEXT_WINDOW_EXCEEDED"}),
         st.just({"kind": "error-in-band", "errorCode": "OVERLOADED"}),
@@ -186,10 +191,10 @@ def strategies() -> Any:
                          _weighted(st, (st.none(), 3), (steering, 1)),
                          st.sampled_from([False] * 15 + [True]))
     # A long multi-step turn: enough tool output to reach the compaction threshold.
-    heavy_send = st.builds(lambda n, last, i: {"op": "send", "prompt": {"content": text("work")},
-                                               "replies": [_tool_round(k, 1600, False, "none") for k in range(n)] + [last],
-                                               **({"interrupt": i} if i else {})},
-                           st.integers(2, 4), a_reply, st.one_of(st.none(), st.none(), interrupt))
+    heavy_send = st.builds(lambda n, size, last, i: {"op": "send", "prompt": {"content": text("work")},
+                                                     "replies": [_tool_round(k, size, False, "none") for k in range(n)] + [last],
+                                                     **({"interrupt": i} if i else {})},
+                           st.integers(2, 4), result_size, a_reply, st.one_of(st.none(), st.none(), interrupt))
     # A turn cancelled inside the composition (PFX-5: nothing may be cached, the next turn composes again).
     composition_send = st.builds(lambda p, rs, k: {"op": "send", "prompt": {"content": text(p)}, "replies": rs,
                                                    "interrupt": {"window": "in-composition", "kind": k}},
@@ -246,17 +251,18 @@ def strategies() -> Any:
     # A composition interrupted, then the next turn of the same instance: it must compose again (PFX-5).
     recompose = st.builds(lambda first, second: [first, second], composition_send,
                           _weighted(st, (composition_send, 1), (any_send, 1)))
-    # A contributor of a kind where the harness showed the model wrong, configured beside another, then two turns:
-    # a throwing one with the first turn interrupted at in-composition (the throw ends the waterfall before the
-    # window: nothing fires, the instance lives on), a lossy one scoped to another agent (never called, QF-6), a
-    # lossy one with no message (nothing reaches the header, QF-10).
+    # A contributor of a kind where the harness showed the model wrong, configured beside another, then a resume (a
+    # new instance composes, PFX-2: an instance that composed already would never call the new contributors) and
+    # two turns: a throwing one with the first turn interrupted at in-composition (the throw ends the waterfall
+    # before the window: nothing fires, the instance lives on), a lossy one scoped to another agent (never called,
+    # QF-6), a lossy one with no message (nothing reaches the header, QF-10).
     def focused_contributor(c: dict[str, Any], idiom: str, kind: str, rs: list[dict[str, Any]], k: str,
                             second: Op) -> list[Op]:
         first: Op = {"op": "send", "prompt": {"content": text("hi")}, "replies": rs}
         if kind == "throws":
             first["interrupt"] = {"window": "in-composition", "kind": k}
         return [{"op": "configure", "agent": {"contributors": [c, _contributor(idiom, "t", False, False, kind)]}},
-                first, second]
+                {"op": "resume"}, first, second]
 
     contributor_focus = st.builds(focused_contributor, contributor, st.sampled_from(["prepend", "append"]),
                                   st.sampled_from(["throws", "lossy-other", "lossy-empty"]),

@@ -39,7 +39,6 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER
 from sessionspec.conformance.vectors.build import (
     ECHO_TOOL,
     GROUNDTRUTH,
@@ -56,6 +55,13 @@ from sessionspec.conformance.vectors.build import (
     send,
     text,
 )
+from sessionspec.conformance.vectors.cli_words import (
+    add_driver_arguments,
+    add_verbosity_arguments,
+    driver_usage_error,
+    exit_codes,
+)
+from sessionspec.conformance.vectors.exit_codes import EXIT_CODES
 from sessionspec.conformance.vectors.files import generate, load_dir, rules_with_vectors, vectors_by_rule
 from sessionspec.conformance.vectors.runner import VectorResult, run_vector, run_vectors
 
@@ -70,25 +76,47 @@ HELP: Final = "generate the conformance vectors, or run a vector directory again
 # --------------------------------------------------------------------------- CLI
 
 
+GENERATE_HELP: Final = "write the conformance vectors (default: the committed vectors/ folder), or check them"
+GENERATE_DESCRIPTION: Final = (
+    "Generate every vector file from the model and the bundled real data (byte-stable canonical JSON). "
+    "With --check nothing is written: it says whether the directory equals a fresh generation.")
+RUN_HELP: Final = "run a vector directory or file against an adapter command"
+RUN_DESCRIPTION: Final = (
+    "Send each selected vector to the adapter (init, then each step) and match every answer against the vector's "
+    "expectation patterns. Vectors that need an operation or feature the adapter does not declare, or that it "
+    "answers 'unsupported', are skipped, never failed. docs/conformance.md sections 1 and 2.")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = exit_codes(EXIT_CODES)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    gen = sub.add_parser("generate", help="write the vectors (default: the committed vectors/ folder)")
-    gen.add_argument("--out", default=None, metavar="DIR", help="output directory (default: vectors/)")
-    gen.add_argument("--check", action="store_true", help="do not write; exit 1 if the directory differs from a fresh generation")
-    runner = sub.add_parser("run", help="run a vector directory or file against an adapter command")
-    runner.add_argument("directory", metavar="PATH", help="a directory of vector files, or one vector file")
+    gen = sub.add_parser("generate", help=GENERATE_HELP, description=GENERATE_DESCRIPTION, epilog=exit_codes(EXIT_CODES),
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    gen.add_argument("--out", default=None, metavar="DIR", help="output directory (default: the committed vectors/)")
+    gen.add_argument("--check", action="store_true",
+                     help="do not write; exit 1 if the directory differs from a fresh generation (default: write)")
+    add_verbosity_arguments(gen, quiet="no line on success", verbose="every file written or checked")
+    runner = sub.add_parser("run", help=RUN_HELP, description=RUN_DESCRIPTION, epilog=exit_codes(EXIT_CODES),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    runner.add_argument("directory", metavar="PATH", help="a directory of vector files, or one vector file (required)")
     runner.add_argument("--adapter", default=None, metavar="CMD",
                         help="the adapter command (default: the model itself, in this process)")
-    runner.add_argument("--verbose", "-v", action="store_true",
-                        help="list every vector (passes, skips), and every difference of a failure")
+    add_verbosity_arguments(runner, quiet="the failures and the final line only",
+                            verbose="every vector (passes, skips with their reason), every difference of a failure, "
+                                    "every rule of the per-rule table")
+    runner.add_argument("--failures-only", dest="quiet", action="store_true", help="the same as -q")
     runner.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text (default) or json (one object, docs/schemas/vectors-run.v2.schema.json)")
+                        help="text (default) or json (one object, docs/schemas/vectors-run.v3.schema.json)")
+    from sessionspec.conformance.vectors.floor import add_floor_arguments
     from sessionspec.conformance.vectors.run_cli import add_selection_arguments
 
     add_selection_arguments(runner)
+    add_floor_arguments(runner, "vectors")
     add_driver_arguments(runner)
     runner.add_argument("--verdicts-only", action="store_true",
-                        help="exit 0 when every verdict agrees, even if rejections name no rule (sessionspec-adapter/2)")
+                        help="exit 0 when every verdict agrees, even if rejections name no rule (sessionspec-adapter/2; "
+                             "default: rules must agree too)")
     from sessionspec.conformance.vectors.pack import add_pack_parser  # issue 20: the release artifact
 
     add_pack_parser(sub)
@@ -97,7 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     match args.action:
         case "generate":
-            return _generate(Path(args.out) if args.out else VECTORS_DIR, args.check)
+            return _generate(Path(args.out) if args.out else VECTORS_DIR, args.check, quiet=args.quiet, verbose=args.verbose)
         case "run":
             return _run(Path(args.directory), args.adapter, args)
         case "pack":
@@ -109,39 +137,31 @@ def run(args: argparse.Namespace) -> int:
             return 2
 
 
-def _generate(directory: Path, check: bool) -> int:
+def _generate(directory: Path, check: bool, *, quiet: bool = False, verbose: bool = False) -> int:
     if not GROUNDTRUTH.is_dir():
         print(f"sessionspec vectors: generating needs a source checkout (no {GROUNDTRUTH})", file=sys.stderr)
         return 2
     files = generate()
+    count = sum(len(json.loads(body).get("vectors", [])) for body in files.values())
     if check:
         stale = [name for name, body in files.items()
                  if not (directory / name).exists() or (directory / name).read_text(encoding="utf-8") != body]
-        for name in stale:
-            print(f"stale: {directory / name}")
+        for name in files:
+            if name in stale or verbose:
+                print(f"{'stale' if name in stale else 'fresh'}: {directory / name}")
+        if stale:
+            print(f"{len(stale)} of {len(files)} files differ from a fresh generation: run sessionspec vectors generate")
+        elif not quiet:
+            print(f"{directory}: {len(files)} files, {count} vectors, equal to a fresh generation")
         return 1 if stale else 0
     directory.mkdir(parents=True, exist_ok=True)
     for name, body in files.items():
         (directory / name).write_text(body, encoding="utf-8")
-    count = sum(len(json.loads(body).get("vectors", [])) for body in files.values())
-    print(f"wrote {len(files)} files, {count} vectors to {directory}")
+        if verbose:
+            print(f"wrote {directory / name}")
+    if not quiet:
+        print(f"wrote {len(files)} files, {count} vectors to {directory}")
     return 0
-
-
-def add_driver_arguments(parser: argparse.ArgumentParser) -> None:
-    """The adapter driver's bounds (``vectors run``, ``conform``)."""
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"the longest wait for one answer of the adapter (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--max-answer", type=int, default=MAX_ANSWER, metavar="BYTES",
-                        help=f"the largest answer line accepted (default {MAX_ANSWER} = 64 MiB)")
-
-
-def driver_usage_error(args: argparse.Namespace) -> str | None:
-    if not args.timeout > 0 or args.timeout > 86400:
-        return "--timeout must be a number of seconds above 0 (at most 86400)"
-    if args.max_answer < 1024:
-        return "--max-answer must be at least 1024 bytes"
-    return None
 
 
 def _run(path: Path, command: str | None, args: argparse.Namespace) -> int:

@@ -15,11 +15,12 @@ shaped for reading (issue 27, part 3):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, final
 
-from sessionspec.conformance.vectors.format import canonical_text, match
+from sessionspec.conformance.vectors.format import canonical_text, match, rejection_rules
 from sessionspec.model.jsonval import ABSENT, Absent
 
 _SHIFTED: Final = (".seq", ".sourceEventSeqs")
@@ -107,6 +108,8 @@ def diff(pattern: object, actual: object | Absent, path: str = "$") -> list[Diff
         return []
     assert isinstance(pattern, dict)
     (kind, arg), = pattern.items()
+    if kind != "reject" and rejection_rules(actual) is not None:  # a rejection where a value was expected: one line
+        return [_leaf(path, expected_value(pattern), actual, line) for line in match(pattern, actual, path)]
     if kind in ("object", "fields") and isinstance(arg, dict) and isinstance(actual, dict):
         out: list[Diff] = []
         extra = sorted(set(actual) - set(arg)) if kind == "object" else []
@@ -200,3 +203,82 @@ def _align(left: Sequence[str], right: Sequence[str]) -> list[tuple[int, int]]:
         else:
             j += 1
     return pairs
+
+
+def _normal_path(path: str) -> str:
+    """``$.requests[3].messages`` -> ``requests.messages`` (indices depend on the trace; the root is ``$``)."""
+    bare = re.sub(r"\[\d+\]", "", path).removeprefix("$").removeprefix(".")
+    return bare or "$"
+
+
+def signature(op: str, diffs: Sequence[Diff]) -> str:
+    """How a failure fails, stable across traces that fail the same way (issue 45, part 3): the operation
+    and the first differing path without its indices, and for a missing or extra list item its kind:
+    ``send/requests.messages``, ``send/appended:missing=user/message``, ``send/$:rejected``."""
+    if not diffs:
+        return f"{op}/$"
+    first = diffs[0]
+    detail = ""
+    if first.expected is None and first.got is not None and ": extra at [" in first.text:
+        detail = f":extra={_item_kind(first.got)}"
+    elif first.got is None and first.expected is not None and ": missing at [" in first.text:
+        detail = f":missing={_item_kind(first.expected)}"
+    elif first.path == "$" and "rejected (" in first.text:
+        detail = ":rejected"
+    elif first.path == "$" and "expected a rejection" in first.text:
+        detail = ":not-rejected"
+    elif first.path == "$" and first.text.startswith("error answer"):
+        detail = ":error"
+    return f"{op}/{_normal_path(first.path)}{detail}"
+
+
+def _item_kind(name: str) -> str:
+    """The kind of a list item from its summary: an event's type, a message's role (``user-message``)."""
+    words = name.split()
+    if len(words) >= 2 and words[1] == "message":
+        return f"{words[0]}-message"
+    return words[0] if words else "item"
+
+
+def elide(value: object, limit: int = 60) -> object:
+    """``value`` with every string longer than ``limit`` cut in the middle (``rrrr…[1,600 chars]…rrrr``), so
+    a whole operation prints readably (issue 45, part 4)."""
+    if isinstance(value, str) and len(value) > limit:
+        keep = max(8, (limit - 20) // 2)
+        return f"{value[:keep]}…[{len(value):,} chars]…{value[-keep:]}"
+    if isinstance(value, dict):
+        return {k: elide(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [elide(v, limit) for v in value]
+    return value
+
+
+_ITEM: Final = re.compile(r"^(?P<head>.*?): (?P<kind>missing|extra) at \[(?P<index>\d+)\]: (?P<type>\S+)")
+
+
+def collapse_runs(lines: Sequence[str], least: int = 3) -> list[str]:
+    """Runs of at least ``least`` missing (or extra) items of one type at consecutive indices folded into one
+    line, where the run starts: ``$.appended: extra at [5..9]: 5 × assistant/chunk`` (issue 45, part 4).
+    A line of another kind between two items of a run (a missing item among extra ones) does not end it."""
+    found = [_ITEM.match(line) for line in lines]
+    runs: dict[tuple[str, str, str], list[list[int]]] = {}
+    for position, item in enumerate(found):
+        if item is None:
+            continue
+        groups = runs.setdefault((item["head"], item["kind"], item["type"]), [])
+        previous = found[groups[-1][-1]] if groups else None
+        if previous is not None and int(item["index"]) == int(previous["index"]) + 1:
+            groups[-1].append(position)
+        else:
+            groups.append([position])
+    folded: dict[int, str] = {}
+    dropped: set[int] = set()
+    for (head, kind, kind_type), groups in runs.items():
+        for group in groups:
+            if len(group) < least:
+                continue
+            first, last = found[group[0]], found[group[-1]]
+            assert first is not None and last is not None
+            folded[group[0]] = f"{head}: {kind} at [{first['index']}..{last['index']}]: {len(group)} × {kind_type}"
+            dropped.update(group[1:])
+    return [folded.get(i, line) for i, line in enumerate(lines) if i not in dropped]

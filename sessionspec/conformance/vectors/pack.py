@@ -149,24 +149,48 @@ def build_pack(vectors_dir: Path, *, pack_version: str | None = None, protocol_d
     return tar_gz({**files, "MANIFEST.json": body.encode()}, f"sessionspec-vectors-{the_version}")
 
 
+PACK_DESCRIPTION: Final = (
+    "Write the release artifact: every vector file, the vector schema, docs/conformance.md and MANIFEST.json (the "
+    "sha256 of every file, the rule-registry digest and the vector index), as a byte-reproducible .tar.gz.")
+
+
+def default_out(pack_version: str | None = None, cwd: Path | None = None) -> Path:
+    """Where ``--out`` defaults to: ``dist/`` (git-ignored) when run inside this source checkout, so a pack
+    leaves no untracked file in it (issue 46, part 5); else the current directory."""
+    here = (cwd or Path.cwd()).resolve()
+    inside = here == ROOT or ROOT in here.parents
+    return (ROOT / "dist" if inside and (ROOT / ".git").exists() else here) / default_name(pack_version)
+
+
 def add_pack_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    packer = sub.add_parser("pack", help="write the vectors, schema, protocol doc and a sha256 manifest as a reproducible .tar.gz")
-    packer.add_argument("--out", default=None, metavar="FILE", help="the archive (default: sessionspec-vectors-<version>.tar.gz)")
+    from sessionspec.conformance.vectors.cli_words import add_verbosity_arguments, exit_codes
+    from sessionspec.conformance.vectors.exit_codes import EXIT_CODES
+
+    packer = sub.add_parser("pack", help="write the vectors, schema, protocol doc and a sha256 manifest as a reproducible .tar.gz",
+                            description=PACK_DESCRIPTION, epilog=exit_codes(EXIT_CODES),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    packer.add_argument("--out", default=None, metavar="FILE",
+                        help="the archive (default: sessionspec-vectors-<version>.tar.gz in the current directory, or in "
+                             "dist/ inside a source checkout, which git ignores; missing directories are created)")
     packer.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors/)")
-    packer.add_argument("--format", choices=("text", "json"), default="text", help="text: one line; json: the manifest")
+    packer.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (default): one line; json: the archive, its sha256 and the manifest "
+                             "(docs/schemas/vectors-pack.v2.schema.json)")
+    add_verbosity_arguments(packer, quiet="no line on success", verbose="every file packed, with its size and sha256")
 
 
 def run_pack(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.vectors.command import VECTORS_DIR
+    from sessionspec.conformance.vectors.build import VECTORS_DIR
 
     directory = Path(args.vectors) if args.vectors else VECTORS_DIR
-    out = Path(args.out) if args.out else Path(default_name())
+    out = Path(args.out) if args.out else default_out()
     try:
         data = build_pack(directory)
     except (PackError, OSError) as failed:
         print(f"sessionspec vectors pack: {failed}", file=sys.stderr)
         return 2
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
     except OSError as failed:
         print(f"sessionspec vectors pack: cannot write: {failed}", file=sys.stderr)
@@ -179,7 +203,11 @@ def run_pack(args: argparse.Namespace) -> int:
     if getattr(args, "format", "text") == "json":
         print(json.dumps({"archive": str(out), "sha256": hashlib.sha256(data).hexdigest(), "manifest": the_manifest},
                          indent=1, sort_keys=True))
-    else:
-        print(f"wrote {out}: {len(the_manifest['files'])} files + MANIFEST.json, registry {the_manifest['registry']}, "
-              f"sha256 {hashlib.sha256(data).hexdigest()}")
+        return 0
+    if getattr(args, "verbose", False):
+        for entry in the_manifest["files"]:
+            print(f"  {entry['path']}: {entry['size']} bytes, sha256 {entry['sha256']}")
+    if not getattr(args, "quiet", False):
+        print(f"wrote {out}: {len(the_manifest['files'])} files + MANIFEST.json, {len(the_manifest['vectors'])} vectors, "
+              f"registry {the_manifest['registry']}, sha256 {hashlib.sha256(data).hexdigest()}")
     return 0

@@ -22,24 +22,30 @@ from typing import Any, Final
 
 from sessionspec.conformance.adapter.capabilities import Capabilities, unlock_ranking, unlock_summary
 from sessionspec.conformance.adapter.protocol import AdapterError
+from sessionspec.conformance.vectors.diff import elide
 from sessionspec.conformance.vectors.expectations import Expectations, ExpectationsError, load_expectations
 from sessionspec.conformance.vectors.files import load_path
+from sessionspec.conformance.vectors.floor import Floor, floor_of
 from sessionspec.conformance.vectors.format import FormatError
+from sessionspec.conformance.vectors.rule_table import RuleTable
 from sessionspec.conformance.vectors.runner import STATUSES, VectorResult, failure_lines, run_on, start_adapter
 
-RUN_FORMAT: Final = "sessionspec-vectors-run/2"
+RUN_FORMAT: Final = "sessionspec-vectors-run/3"
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id", dest="ids", action="append", default=None, metavar="GLOB",
-                        help="run only the vectors whose id matches (repeatable; fnmatch globs: 'loop/prefix/*')")
+                        help="run only the vectors whose id matches (repeatable; fnmatch globs: 'loop/prefix/*'; "
+                             "default: every vector)")
     parser.add_argument("--group", dest="groups", action="append", default=None, metavar="NAME",
-                        help="run only the vectors of this group (repeatable: loop, check, codec, ...)")
+                        help="run only the vectors of this group (repeatable: loop, check, codec, ...; default: every group)")
     parser.add_argument("--rule", dest="rule_ids", action="append", default=None, metavar="RULE",
-                        help="run only the vectors that name this rule (repeatable; a glob: 'PFX-*')")
+                        help="run only the vectors that name this rule (repeatable; a glob: 'PFX-*'; default: any rule)")
     parser.add_argument("--expect", default=None, metavar="FILE",
-                        help="vectors expected to fail, one 'ID-or-glob reason' per line (or JSON): they report "
-                             "xfail, and xpass (exit 1) when they pass")
+                        help="vectors expected to fail, one 'ID-or-glob [@SIGNATURE] reason' per line (or JSON): they "
+                             "report xfail, xpass (exit 1) when they pass, and fail when they fail another way than "
+                             "@SIGNATURE; an entry that matches no vector or only skipped ones is an error (exit 1) "
+                             "(default: none)")
 
 
 def select(documents: Sequence[Mapping[str, Any]], ids: Sequence[str] | None, groups: Sequence[str] | None,
@@ -64,7 +70,7 @@ def run(path: Path, command: str | None, args: argparse.Namespace) -> int:
         print(f"sessionspec vectors: no such file or directory: {path}", file=sys.stderr)
         return 2
     try:
-        documents = load_path(path)
+        every = load_path(path)
     except (FormatError, json.JSONDecodeError, UnicodeDecodeError, OSError) as bad:
         print(f"sessionspec vectors: {bad}", file=sys.stderr)
         return 2
@@ -73,16 +79,10 @@ def run(path: Path, command: str | None, args: argparse.Namespace) -> int:
     except ExpectationsError as bad:
         print(f"sessionspec vectors: {bad}", file=sys.stderr)
         return 2
-    documents = select(documents, args.ids, args.groups, args.rule_ids)
+    documents = select(every, args.ids, args.groups, args.rule_ids)
     if not documents:
         print(f"sessionspec vectors: no vector selected in {path} (check --id, --group, --rule)", file=sys.stderr)
         return 2
-    if expectations is not None:
-        for entry in expectations.unused(v["id"] for d in documents for v in d["vectors"]):
-            if entry.pattern.startswith("conform/"):
-                continue  # conform's entries, in a file shared by both commands
-            print(f"sessionspec vectors: note: {expectations.source}: {entry.pattern!r} matches no selected vector",
-                  file=sys.stderr)
     try:
         adapter = start_adapter(command, timeout=args.timeout, max_answer=args.max_answer)
         try:
@@ -92,19 +92,52 @@ def run(path: Path, command: str | None, args: argparse.Namespace) -> int:
     except AdapterError as failed:
         print(f"sessionspec vectors: adapter failure: {failed}", file=sys.stderr)
         return 2
+    stale = expectation_problems(expectations, [v["id"] for d in every for v in d["vectors"]], results)
     ran = [r for r in results if not r.skipped]
+    below = floor_of(args).problem(len(ran), len(results), len(results) - len(ran), "vectors")
     failing = [r for r in results
                if r.counts_as_failure and not (args.verdicts_only and r.status == "fail" and r.verdicts_agree)]
-    code = 1 if failing else 0
+    code = 1 if failing or stale or below else 0
     if args.format == "json":
-        print(json.dumps(run_json(command, adapter.capabilities, results), ensure_ascii=False))
+        print(json.dumps(run_json(command, adapter.capabilities, results, stale=stale, floor=floor_of(args), below=below),
+                         ensure_ascii=False))
         return code
-    _print_text(path, command, adapter.capabilities, results, ran, verbose=args.verbose, expectations=expectations)
+    _print_text(path, command, adapter.capabilities, results, ran, verbose=args.verbose, quiet=args.quiet,
+                expectations=expectations)
+    for line in stale:
+        print(f"EXPECTATIONS: {line}")
+    if below is not None:
+        print(f"FAIL: below the floor: {below}")
+    print(summary_line(results))
     return code
 
 
-def run_json(command: str | None, capabilities: Capabilities, results: Sequence[VectorResult]) -> dict[str, Any]:
-    """The ``--format json`` document (docs/schemas/vectors-run.v2.schema.json)."""
+def expectation_problems(expectations: Expectations | None, every_id: Sequence[str],
+                         results: Sequence[VectorResult]) -> list[str]:
+    """Entries of the expectations file that expect nothing (issue 45, part 2): one that matches no vector
+    at all (a typo, a vector that is gone), or only vectors that were skipped (they cannot fail).  Entries
+    that match only vectors left out by --id/--group/--rule, and conform's entries, are not judged here."""
+    if expectations is None:
+        return []
+    problems: list[str] = []
+    loaded = {i.split("/", 1)[0] for i in every_id}  # an entry for a file not loaded is not judged
+    for entry in expectations.entries:
+        head = entry.pattern.split("/", 1)[0]
+        if entry.pattern.startswith("conform/") or (not any(c in head for c in "*?[") and head not in loaded):
+            continue
+        if not any(fnmatch.fnmatchcase(i, entry.pattern) for i in every_id):
+            problems.append(f"{expectations.source}: {entry.pattern!r} matches no vector")
+            continue
+        matched = [r for r in results if fnmatch.fnmatchcase(r.vector_id, entry.pattern)]
+        if matched and all(r.skipped for r in matched):
+            problems.append(f"{expectations.source}: {entry.pattern!r} matches only skipped vectors ({len(matched)}): "
+                            "it expects nothing of this adapter")
+    return problems
+
+
+def run_json(command: str | None, capabilities: Capabilities, results: Sequence[VectorResult], *,
+             stale: Sequence[str] = (), floor: Floor | None = None, below: str | None = None) -> dict[str, Any]:
+    """The ``--format json`` document (docs/schemas/vectors-run.v3.schema.json)."""
     counts = Counter(r.status for r in results)
     return {
         "format": RUN_FORMAT,
@@ -117,11 +150,28 @@ def run_json(command: str | None, capabilities: Capabilities, results: Sequence[
         "ruleAgreement": sum(1 for r in results if r.passed),
         "unlock": [{"need": need, "alone": alone, "total": total}
                    for need, alone, total in unlock_ranking([r.skipped for r in results if r.skipped])],
+        "floor": {"rule": (floor or Floor()).describe(), "problem": below},
+        "expectationProblems": list(stale),
+        "rules": rule_table(results).as_json(),
         "results": [{"id": r.vector_id, "group": r.group, "rules": list(r.rules), "status": r.status,
-                     "skipped": list(r.skipped), "expected": r.expected,
+                     "skipped": list(r.skipped), "skipReason": r.skip_reason, "expected": r.expected,
+                     "unpinned": r.unpinned, "breaks": list(r.breaks), "signature": r.signature,
+                     "description": r.description,
+                     "steps": [{"step": s.step, "sent": elide(dict(s.op)), "diffs": [d.as_json() for d in s.diffs]}
+                               for s in r.steps],
                      "diffs": [{"step": s.step, "op": s.op.get("op"), **d.as_json()} for s in r.steps for d in s.diffs]}
                     for r in results],
     }
+
+
+def rule_table(results: Sequence[VectorResult]) -> RuleTable:
+    """Per rule, the vectors naming it that passed, failed, were skipped or failed as expected."""
+    table = RuleTable()
+    outcome = {"pass": "passed", "fail": "failed", "error": "failed", "xpass": "failed", "skip": "skipped",
+               "xfail": "expected"}
+    for r in results:
+        table.add(r.rules, outcome[r.status])
+    return table
 
 
 def summary_line(results: Sequence[VectorResult]) -> str:
@@ -135,26 +185,30 @@ def summary_line(results: Sequence[VectorResult]) -> str:
 
 
 def _print_text(path: Path, command: str | None, capabilities: Capabilities, results: Sequence[VectorResult],
-                ran: Sequence[VectorResult], *, verbose: bool, expectations: Expectations | None) -> None:
-    if capabilities != Capabilities():
+                ran: Sequence[VectorResult], *, verbose: bool, quiet: bool, expectations: Expectations | None) -> None:
+    if capabilities != Capabilities() and not quiet:
         print(f"adapter declares {capabilities.describe()}")
     for r in results:
         status = r.status
         if status in ("fail", "error") or (verbose and status == "xfail"):
-            print(f"{status.upper()} {r.vector_id} [{', '.join(r.rules)}]" + (f" expected: {r.expected}" if r.expected else ""))
+            breaks = f" breaks {', '.join(r.breaks)}" if r.breaks else ""
+            print(f"{status.upper()} {r.vector_id} [{', '.join(r.rules)}]{breaks}" + (f" expected: {r.expected}" if r.expected else ""))
             for line in failure_lines(r, None if verbose else 8):
                 print(f"    {line}")
         elif status == "xpass":
             print(f"XPASS {r.vector_id}: listed in {expectations.source if expectations else '--expect'} "
                   f"({r.expected}) but passes: remove it from the file")
         elif verbose:
-            shown = f" (unsupported: {', '.join(r.skipped)})" if r.skipped else ""
+            shown = f" ({r.skip_reason})" if r.skip_reason else ""
             print(f"{status.upper()} {r.vector_id} [{', '.join(r.rules)}]{shown}")
+    if quiet:
+        return
     verdicts = sum(1 for r in ran if r.verdicts_agree)
     rules = sum(1 for r in ran if r.passed)
     unrun = f" (the {len(results) - len(ran)} skipped not counted)" if len(ran) < len(results) else ""
     print(f"verdict agreement: {verdicts}/{len(ran)} vectors; rule agreement: {rules}/{len(ran)} vectors{unrun}")
-    print(summary_line(results))
+    for line in rule_table(results).lines("vectors", every=verbose):
+        print(line)
     skipped = [r.skipped for r in results if r.skipped]
     if skipped:
         print(f"skipped for lack of: {unlock_summary(skipped)}")

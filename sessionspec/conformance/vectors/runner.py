@@ -13,12 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
-from sessionspec.conformance.adapter.capabilities import vector_needs
+from sessionspec.conformance.adapter.capabilities import refusal_needs, vector_needs
 from sessionspec.conformance.adapter.driver import DEFAULT_TIMEOUT, MAX_ANSWER, InProcessAdapter, ProcessAdapter
-from sessionspec.conformance.adapter.protocol import AdapterError, OperationRefused
-from sessionspec.conformance.vectors.diff import Diff, diff
+from sessionspec.conformance.adapter.protocol import AdapterError, OperationRefused, Response
+from sessionspec.conformance.adapter.shapes import BY_NAME as SHAPES
+from sessionspec.conformance.adapter.shapes import op_shapes
+from sessionspec.conformance.conform.rules import divergence_rule
+from sessionspec.conformance.vectors.diff import Diff, collapse_runs, diff, elide, expected_value, signature
 from sessionspec.conformance.vectors.expectations import Expectations
 from sessionspec.conformance.vectors.format import match, verdict_only
+from sessionspec.conformance.vectors.rule_table import rule_sentence
 
 STATUSES: Final = ("pass", "fail", "skip", "xfail", "xpass", "error")
 
@@ -38,8 +42,10 @@ class StepDiff:
 class VectorResult:
     """One vector's outcome.  ``failures`` are every mismatch; a vector *agrees on verdicts* when the only
     mismatches are rejections that name no rule (``sessionspec-adapter/2``), and *agrees on rules* when
-    there are none.  ``skipped`` names what the adapter lacks (``op check``, ``feature D08``); ``error`` is
-    the adapter's refusal of an operation as malformed; ``expected`` the ``--expect`` reason."""
+    there are none.  ``skipped`` names what the adapter lacks (``op check``, ``feature D08``) and
+    ``skip_reason`` says why in words: the adapter's own ``unsupported`` answer, verbatim, or what ``hello``
+    did not declare; ``error`` is the adapter's refusal of an operation as malformed; ``expected`` the
+    ``--expect`` reason."""
 
     vector_id: str
     rules: tuple[str, ...]
@@ -49,6 +55,16 @@ class VectorResult:
     steps: tuple[StepDiff, ...] = ()
     error: str | None = None
     expected: str | None = None
+    skip_reason: str | None = None
+    unpinned: str | None = None  # listed in --expect, but failing another way: "expected SIG, fails as SIG'"
+    breaks: tuple[str, ...] = ()  # the rules the first difference breaks (conform/rules.py), apart from ``rules``
+    description: str = ""
+
+    @property
+    def signature(self) -> str | None:
+        """How it fails (diff.signature of its first failing step), None when it does not."""
+        first = next((s for s in self.steps if s.diffs), None)
+        return None if first is None else signature(str(first.op.get("op")), first.diffs)
 
     @property
     def passed(self) -> bool:
@@ -83,9 +99,13 @@ def run_vector(adapter: ProcessAdapter | InProcessAdapter, vector: Mapping[str, 
     rules = tuple(vector["rules"])
     missing = adapter.capabilities.missing(vector_needs(vector))
     if missing:
-        return VectorResult(vector_id=vector["id"], rules=rules, failures=(), group=group, skipped=missing)
+        return VectorResult(vector_id=vector["id"], rules=rules, failures=(), group=group, skipped=missing,
+                            description=str(vector.get("description", "")),
+                            skip_reason=f"not declared in hello: {', '.join(missing)}")
     failures: list[str] = []
     steps: list[StepDiff] = []
+    breaks: tuple[str, ...] = ()
+    description = str(vector.get("description", ""))
     where, op = "init", {"op": "init", **vector["initial"]}
     try:
         first = adapter.call(op)
@@ -102,19 +122,41 @@ def run_vector(adapter: ProcessAdapter | InProcessAdapter, vector: Mapping[str, 
                 found = match(step["expect"], response)
                 failures += [f"step {index} ({op['op']}): {m}" for m in found]
                 if found:
-                    steps.append(StepDiff(index, op, tuple(diff(step["expect"], response))))
+                    aligned = tuple(diff(step["expect"], response))
+                    steps.append(StepDiff(index, op, aligned))
+                    breaks = breaks or _breaks(step["expect"], response, [d.text for d in aligned] or found, op, rules)
     except OperationRefused as refused:
-        if refused.unsupported:
-            return VectorResult(vector_id=vector["id"], rules=rules, failures=(), group=group,
-                                skipped=(f"op {op.get('op')}",))
+        if refused.unsupported:  # the adapter's words are the reason; what they name is what it lacks
+            return VectorResult(vector_id=vector["id"], rules=rules, failures=(), group=group, description=description,
+                                skipped=refusal_needs(op, refused.error, adapter.capabilities),
+                                skip_reason=refused.error.strip())
         failures.append(f"{where}: {refused}")
         steps.append(StepDiff(-1 if where == "init" else int(where.split()[1]), op,
                               (Diff("$", None, refused.error[:160], f"error answer: {refused}"),)))
         return VectorResult(vector_id=vector["id"], rules=rules, failures=tuple(failures), group=group,
-                            steps=tuple(steps), error=refused.error)
+                            steps=tuple(steps), error=refused.error, description=description)
     except AdapterError as failed:
         raise AdapterError(f"vector {vector['id']}, {where}: {failed}") from None
-    return VectorResult(vector_id=vector["id"], rules=rules, failures=tuple(failures), group=group, steps=tuple(steps))
+    return VectorResult(vector_id=vector["id"], rules=rules, failures=tuple(failures), group=group, steps=tuple(steps),
+                        breaks=breaks, description=description)
+
+
+def _breaks(pattern: Any, response: Response, mismatches: Sequence[str], op: Mapping[str, Any],
+            named: Sequence[str]) -> tuple[str, ...]:
+    """The rule a failing step's first difference breaks (best effort): conform/rules.py's mapping of the
+    difference (from the value the expectation stands for and the aligned differences, whose paths name the
+    field that differs); when the vector does not name that rule but names the rule of a shape the step's
+    operation carries (an ``empty`` reply: DER-5, a request mutation: WIRE-3), that one."""
+    value = expected_value(pattern)
+    if isinstance(pattern, dict) and isinstance(pattern.get("reject"), dict):
+        value = {"reject": {"rules": [pattern["reject"].get("rule")]}}
+    expected = value if isinstance(value, dict) else {}
+    mapped = divergence_rule(expected, response, [m for m in mismatches if not verdict_only(m)] or list(mismatches),
+                             None, op, None)
+    if mapped in named:
+        return (mapped,)
+    shaped = sorted({SHAPES[s].rule for s in op_shapes(op) if s in SHAPES} & set(named))
+    return tuple(shaped) or (mapped,)
 
 
 def start_adapter(adapter_command: str | None, *, timeout: float = DEFAULT_TIMEOUT,
@@ -132,11 +174,17 @@ def start_adapter(adapter_command: str | None, *, timeout: float = DEFAULT_TIMEO
 
 
 def expect(result: VectorResult, expectations: Expectations | None) -> VectorResult:
-    """``result`` with its ``--expect`` reason (a skipped vector stays skipped: it did not run)."""
+    """``result`` with its ``--expect`` reason (a skipped vector stays skipped: it did not run).  A failure
+    whose signature is not the one its entry pins stays a failure (``unpinned`` says how it differs)."""
     if expectations is None or result.skipped:
         return result
-    reason = expectations.reason_for(result.vector_id)
-    return result if reason is None else replace(result, expected=reason)
+    entry = expectations.entry_for(result.vector_id)
+    if entry is None:
+        return result
+    found = result.signature
+    if result.passed or found is None or entry.pins(found):
+        return replace(result, expected=entry.reason)
+    return replace(result, unpinned=f"listed ({entry.reason}) as failing @{entry.signature}, but fails @{found}")
 
 
 def run_vectors(files: Sequence[Mapping[str, Any]], adapter_command: str | None, *, stop_at_first: bool = False,
@@ -165,21 +213,34 @@ def run_on(adapter: ProcessAdapter | InProcessAdapter, files: Sequence[Mapping[s
 
 
 def failure_lines(result: VectorResult, limit: int | None = 8) -> list[str]:
-    """The readable report of a failing vector, the same in the CLI and the pytest plugin: for each failing
-    step the operation sent, then its differences (aligned lists); at most ``limit`` differences, then
-    ``… N more`` (``None``: all)."""
-    lines: list[str] = []
+    """The readable report of a failing vector, the same in the CLI and the pytest plugin: its description,
+    the rule its first difference breaks with the rule's sentence, the rules it exercises (with ``limit`` None,
+    each with its sentence), then for each failing step the whole
+    operation sent (long strings elided in the middle) and its differences (aligned lists, runs of missing
+    or extra items folded); at most ``limit`` differences, then ``… N more`` (``None``: all)."""
+    lines: list[str] = [result.description] if result.description else []
+    lines += [f"breaks {rule_sentence(rule)}" for rule in result.breaks]
+    named = [r for r in result.rules if r not in result.breaks]
+    if named and limit is None:  # -v: each rule the vector names, with its sentence
+        lines += [f"exercises {rule_sentence(rule)}" for rule in named]
+    elif named:
+        lines.append(f"exercises {', '.join(named)}")
+    if result.unpinned:
+        lines.append(result.unpinned)
     shown = 0
-    total = sum(len(s.diffs) for s in result.steps)
+    total = 0
     for step in result.steps:
         name = "init" if step.step < 0 else f"step {step.step}"
-        sent = json.dumps(dict(step.op), sort_keys=True, ensure_ascii=False)
-        lines.append(f"{name}: sent {sent if len(sent) <= 200 else sent[:199] + '…'}")
-        for item in step.diffs:
+        lines.append(f"{name}: sent {json.dumps(elide(dict(step.op)), sort_keys=True, ensure_ascii=False)}")
+        texts = collapse_runs([item.text for item in step.diffs])
+        total += len(texts)
+        for text in texts:
             if limit is not None and shown >= limit:
                 break
-            lines.append(f"  {item.text}")
+            lines.append(f"  {text}")
             shown += 1
     if limit is not None and total > shown:
         lines.append(f"… {total - shown} more (-v shows all)")
+    if result.signature is not None:
+        lines.append(f"signature: {result.signature}")
     return lines

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from sessionspec.conformance.vectors.command import ECHO_TOOL, Op, contributor, echo, message, reply, send, text
+from sessionspec.conformance.vectors.build import ECHO_TOOL, Op, contributor, echo, message, reply, send, text
 
 
 @final

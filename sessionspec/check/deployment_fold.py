@@ -1,0 +1,268 @@
+"""The deployment's decisions over a log, run only when ``check`` is given the deployment's facts (issue 44).
+
+A driver of :mod:`sessionspec.model.compaction.obligation`: it folds the token meter over the log (the model's
+own fold, MTR-5..MTR-9, over the log's surface and reported usage), finds the points where
+``compactIfNeeded(pressure)`` runs (A55: the post-step, after a step's ``assistant/message`` and before its
+``step/end``, CMP-6; D08: the pre-step, before each ``step/start``, DIA-6) and what the log shows there (the
+first compaction event, or none), and asks the model whether that is what had to be written; each prune
+replacement and each prune pass is held to the configured thresholds (PRN-3, PRN-4), and a D08
+``request/context`` to the context window the deployment declares for its model (CMP-8).  A point whose turn
+ends interrupted is not judged for a compaction that did not run (CMP-6: none runs once the signal is
+aborted, and where the abort landed is not logged), nor is a point whose measurement reads a placeholder
+(FMT-6: a scrubbed header or node has no known price).  Live events only: the seed was judged where it was
+written.  A surface or meter the model refuses ends the fold (the log-alone rules report that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import final, overload
+
+from sessionspec.check.folds import AuditFold
+from sessionspec.check.surface_events import SurfaceEvents
+from sessionspec.fast.constants import A55, ABSENT
+from sessionspec.fast.jsonget import get
+from sessionspec.model.compaction.dialect import rules_of
+from sessionspec.model.compaction.obligation import (
+    Action,
+    decide_logged_window,
+    decide_overflow_point,
+    decide_pressure_point,
+    decide_prune_pass,
+    decide_pruned_content,
+    overflow_expectation,
+    pressure_expectation,
+    prunable_results,
+)
+from sessionspec.model.compaction.records import CONTEXT_WINDOW_EXCEEDED
+from sessionspec.model.deployment import Deployment
+from sessionspec.model.header import header_holds_placeholder
+from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.meter import MeterState, fold_meter_event
+from sessionspec.model.placeholder import mentions_placeholder
+from sessionspec.model.rejected import Rejected
+from sessionspec.model.surface import SurfacePlan
+
+# The turn ends after which a compaction that did not run is not judged: the signal was aborted.
+_ABORTED_KINDS = frozenset({"interrupted", "aborted", "cancelled"})
+
+
+@final
+class _LogBefore(Sequence[Event]):
+    """The log before the current event as the meter reads it: the surface events the loop keeps, and the
+    open step's chunks (MTR-9 prices a message from the chunks it cites, all of its own step).  Its length is
+    the events the fold has taken (the loop counts a packed row's chunks only after the row, CHK-6)."""
+
+    __slots__ = ("surface", "chunks", "length")
+
+    def __init__(self, surface: SurfaceEvents, chunks: dict[int, Event]) -> None:
+        self.surface = surface
+        self.chunks = chunks
+        self.length = 0
+
+    def __len__(self) -> int:
+        return self.length
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        if isinstance(index, slice):
+            raise TypeError("the log before an event is read one event at a time")
+        chunk = self.chunks.get(index)
+        return self.surface[index] if chunk is None else chunk
+
+
+def _is_prune(event: Event) -> bool:
+    """A prune replacement: a ``tool/result`` replacing a node (PRN-4, SURF-7)."""
+    return event.type == "tool/result" and isinstance(event.surface_op, JsonObject) and get(event.surface_op, "op") == "replace"
+
+
+class DeploymentFold(AuditFold):
+    """The deployment's decisions as a fold of the checker's one loop (see the module docstring)."""
+
+    NEEDS_SURFACE = True
+    # The meter's fold reads the log before each event (a replace's endpoints, a message's chunks).
+    READS_BEFORE = True
+
+    def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int, deployment: Deployment) -> None:
+        super().__init__(before, dialect, first_live_seq)
+        assert isinstance(before, SurfaceEvents)
+        self.deployment = deployment
+        self.meter = MeterState(dialect=dialect)
+        self.chunks: dict[int, Event] = {}
+        self.view = _LogBefore(before, self.chunks)
+        self.header: Event | None = None
+        rules = rules_of(dialect)
+        self.bracket_start = rules.event_type("start")
+        self.findings: list[Rejected] = []
+        # Findings of a compaction that had to run, kept until the turn ends (dropped if it ends aborted).
+        self.unran: list[Rejected] = []
+        # The open trigger window: the point's first compaction event decides it, else its closing event.
+        self.window = False
+        # The open prune pass: the seqs due (None: not judged) and those replaced so far, and its first seq.
+        self.due: tuple[int, ...] | None = None
+        self.pruned: list[int] = []
+        self.pass_seq = -1
+        self.stopped = False
+        self.refused: Rejected | None = None
+        # Surface events holding a placeholder (FMT-6): their price, so any measurement over them, is unknown.
+        self.scrubbed: set[int] = set()
+        # A55 overflow points (CMP-7): the failure codes of the failed steps since the turn's last successful
+        # one (priorFailures, LOOP-14; None: not logged), the open step's logged failure and success, and the
+        # open point after a failed step's step/end (its code, and whether it is still undecided).
+        self.failures: list[str | None] = []
+        self.step_code: str | None = None
+        self.step_ok = False
+        self.overflow = False
+
+    def step(self, event: Event, plan: SurfacePlan | None) -> None:
+        if self.stopped:
+            return
+        kind = event.type
+        if event.seq >= self.first_live_seq:
+            self.decide(event, kind)
+        if plan is not None and mentions_placeholder(event.data):
+            self.scrubbed.add(event.seq)
+        if kind == "assistant/chunk":
+            self.chunks[event.seq] = event
+        bad = fold_meter_event(self.meter, event, self.view)
+        self.view.length += 1
+        if bad is not None:
+            self.stopped = True
+            self.refused = bad
+            return
+        if kind == "request/header":
+            self.header = event
+        elif kind in ("step/start", "step/end"):
+            self.chunks.clear()
+
+    def decide(self, event: Event, kind: str) -> None:
+        """The decisions ``event`` closes or opens, on the state before it."""
+        prune = _is_prune(event)
+        if self.pass_seq >= 0 and not prune and kind != "compaction/prune":
+            self.end_pass()
+        if prune:
+            self.prune(event)
+        acts = prune or kind == self.bracket_start or kind == "compaction/prune"
+        if self.dialect is A55:
+            self.overflow_step(event, kind, acts)
+        if self.window and acts:
+            self.point(event, Action.PRUNE if kind != self.bracket_start else Action.COMPACTION)
+        elif self.window and kind == ("step/end" if self.dialect is A55 else "step/start"):
+            self.point(event, Action.NOTHING)
+        if kind == "request/context":
+            found = decide_logged_window(event, self.deployment)
+            if found is not None:
+                self.findings.append(found)
+        if kind == "turn/end":
+            self.window = False
+            if get(get(event.data, "reason"), "kind") not in _ABORTED_KINDS:
+                self.findings.extend(self.unran)
+            self.unran.clear()
+        elif self.dialect is A55:
+            # CMP-6: the post-step follows the step's message (and its results), before step/end.
+            if kind == "assistant/message":
+                self.window = True
+        elif kind in ("turn/start", "step/end"):
+            # DIA-6: the pre-step runs after turn/start (or the previous step/end), before step/start.
+            self.window = True
+
+    def point(self, event: Event, acted: Action) -> None:
+        """A trigger point decided: what the log shows there (``acted``) against what was due."""
+        self.window = False
+        if self.unknown_figure():
+            return
+        expected = pressure_expectation(self.meter, self.header, self.view, self.deployment, self.dialect)
+        if expected is None:
+            return
+        found = decide_pressure_point(expected, acted, event.seq, self.dialect)
+        if found is not None:
+            (self.unran if acted is Action.NOTHING else self.findings).append(found)
+
+    def overflow_step(self, event: Event, kind: str, acts: bool) -> None:
+        """CMP-7 (A55): after a failed step's ``step/end`` the request-error listeners run, then the retry's
+        ``step/start`` or the turn's end.  The point is decided at its first compaction event, else where it
+        closes; it is judged only when the failure's code is logged (the step's error finish, else the turn's
+        error end) and so is every earlier failure's of the sequence."""
+        if self.overflow and (acts or kind in ("step/start", "turn/end")):
+            code = self.step_code
+            if code is None and kind == "turn/end":
+                reason = get(event.data, "reason")
+                logged = get(get(reason, "failure"), "code") if get(reason, "failure") is not ABSENT else get(reason, "code")
+                code = logged if isinstance(logged, str) else None
+            self.overflow = False
+            aborted = kind == "turn/end" and get(get(event.data, "reason"), "kind") in _ABORTED_KINDS
+            if code == CONTEXT_WINDOW_EXCEEDED and None not in self.failures and not aborted and not self.unknown_figure():
+                expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect,
+                                                self.failures.count(CONTEXT_WINDOW_EXCEEDED))
+                found = None if expected is None else decide_overflow_point(expected, Action.PRUNE if acts and kind != self.bracket_start
+                                                                            else Action.COMPACTION if acts else Action.NOTHING, event.seq)
+                if found is not None:
+                    self.findings.append(found)
+            # Recovery runs only for CONTEXT_WINDOW_EXCEEDED: a failure followed by a compaction was one.
+            self.failures.append(CONTEXT_WINDOW_EXCEEDED if code is None and acts else code)
+        match kind:
+            case "turn/start":
+                self.failures.clear()
+            case "step/start":
+                self.step_code, self.step_ok = None, False
+            case "assistant/chunk":
+                chunk = get(event.data, "chunk")
+                if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
+                    finished = get(get(get(chunk, "reason"), "failure"), "code")
+                    self.step_code = finished if isinstance(finished, str) else None
+            case "assistant/message":
+                self.step_ok = True
+                self.failures.clear()
+            case "step/end":
+                self.overflow = not self.step_ok
+            case _:
+                pass
+
+    def unknown_figure(self) -> bool:
+        """FMT-6: "no finding depends on" a placeholder; a scrubbed header or node makes the figure unknown."""
+        return header_holds_placeholder(self.meter.header) or bool(self.scrubbed and any(seq in self.scrubbed for seq in self.meter.surface.seqs))
+
+    def prune(self, event: Event) -> None:
+        """PRN-3 for a prune replacement; the first of a pass fixes the results the pass had to prune (PRN-4)."""
+        config = self.deployment.prune
+        if config is None:
+            return
+        start = get(event.surface_op, "start")
+        if not isinstance(start, int) or not 0 <= start < len(self.view):
+            return
+        if self.pass_seq < 0:
+            self.pass_seq = event.seq
+            self.due = prunable_results(self.view, self.meter.surface.seqs, config, self.dialect)
+        self.pruned.append(start)
+        try:
+            original = self.view[start]
+        except KeyError:
+            return  # not on the surface: SURF's finding, not a prune's
+        found = decide_pruned_content(original, event, config, self.dialect)
+        if found is not None:
+            self.findings.append(found)
+
+    def end_pass(self) -> None:
+        if self.due is not None:
+            found = decide_prune_pass(self.due, self.pruned, self.pass_seq)
+            if found is not None:
+                self.findings.append(found)
+        self.due, self.pruned, self.pass_seq = None, [], -1
+
+    def notes(self) -> list[str]:
+        """Why the deployment's decisions stopped early, if they did: the meter refused the log (the rules of
+        the log alone say what is wrong with it; the points after it were not judged)."""
+        if self.refused is None:
+            return []
+        return [f"the deployment's decisions stopped at seq {self.refused.seq}: the token meter refuses the log there "
+                f"({self.refused.rule}: {self.refused.reason}); later points were not judged"]
+
+    def finish(self) -> list[Rejected]:
+        if self.pass_seq >= 0 and not self.stopped:
+            self.end_pass()
+        return self.findings
+

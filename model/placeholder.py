@@ -47,3 +47,17 @@ def mentions_placeholder(value: Json | Absent) -> bool:
     if isinstance(value, JsonObject):
         return any(mentions_placeholder(k) or mentions_placeholder(v) for k, v in value.items())
     return False
+
+
+def is_opaque_field(field: str, value: Json | Absent) -> bool:
+    """FMT-6 (with LEG-8's scrubbed prefixes): a header field value that a snapshot scrubber wrote instead of the
+    real one, so no finding may depend on it: a placeholder, a prefix with ``{{messagePrefix}}`` entries, or (for
+    ``tools``) a non-empty list of plain tool names, never a real ``ToolSchema`` list (HDR-1: schemas are
+    objects)."""
+    if isinstance(value, str):
+        return is_placeholder(value)
+    if not isinstance(value, tuple):
+        return False
+    if field == "tools":
+        return bool(value) and all(isinstance(x, str) for x in value)
+    return any(is_placeholder(x) for x in value)

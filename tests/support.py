@@ -12,18 +12,19 @@ from __future__ import annotations
 import copy
 import io
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import read_stream
-from sessionspec.generate import write_log
+from sessionspec.generate import generate_events, write_log
 from sessionspec.model.codec import parse_event_line
 from sessionspec.model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, compact_region
-from sessionspec.model.jsonval import ABSENT, freeze
-from sessionspec.model.log import Event, make_event
+from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, get
+from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.loop import (
     AgentConfig,
     Hooks,
@@ -38,6 +39,7 @@ from sessionspec.model.loop import (
 )
 from sessionspec.model.prune import PruneConfig
 from sessionspec.model.rejected import Rejected
+from sessionspec.model.repair import SCANNED_TYPES, CloserWatch, repair_closers, repair_shapes, watch_event
 from sessionspec.model.surface import SurfaceState, fold_surface
 from sessionspec.simulate import ECHO_TOOL, PERSONA
 
@@ -309,3 +311,128 @@ def dump_turns(hooks: Hooks, scripts: tuple[TurnScript, ...] | None = None) -> t
         assert not isinstance(out, Rejected), out
         log, instance = out.log, out.instance
     return log
+
+
+# --------------------------------------------------------------------------- crash repair (LOG-14): logs, cuts and closers
+
+
+def closers_judged(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> list[Rejected]:
+    """The model's LOG-14 definitions folded over ``events``."""
+    watch = CloserWatch(repair_shapes(dialect))
+    found: list[Rejected] = []
+    for previous, event in zip([None, *events], events, strict=False):
+        if event.type in SCANNED_TYPES:
+            found += watch_event(watch, event, previous)
+    return found
+
+
+def repair_loop_log(seed: int, events: int = 400) -> list[Event]:
+    return [event for block in generate_events(events, seed, 5) for event in block]
+
+
+def crash_cuts(log: list[Event]) -> list[int]:
+    """Where a crash leaves calls pending: just after a message with tool calls, or after a ``tool/call``."""
+    return [i + 1 for i, e in enumerate(log) if e.type == "tool/call"
+            or (e.type == "assistant/message" and any(get(b, "type") == "tool-call" for b in _tool_blocks(e)))]
+
+
+def _tool_blocks(message: Event) -> tuple[JsonObject, ...]:
+    content = get(message.data, "content")
+    return tuple(b for b in content if isinstance(b, JsonObject)) if isinstance(content, tuple) else ()
+
+
+def crash_repaired(log: list[Event], cut: int) -> tuple[list[Event], int]:
+    """``log[:cut]`` and the closers the model's repair writes for it, and where the closers start."""
+    prefix = log[:cut]
+    closers = repair_closers(prefix)
+    assert closers and closers[-1].type == "turn/end"
+    return prefix + list(closers), cut
+
+
+def _closer_results(events: list[Event], start: int) -> list[int]:
+    return [i for i in range(start, len(events)) if events[i].type == "tool/result"]
+
+
+def _edited(events: list[Event], index: int, **changes: object) -> list[Event]:
+    changed = list(events)
+    changed[index] = replace(events[index], **changes)  # type: ignore[arg-type]
+    return changed
+
+
+def closer_dropped(events: list[Event], start: int) -> list[Event]:
+    # Of two results or more: with none left, a step/end before the turn/end may be an ordinary one.
+    return events[:start] + events[start + 1:]
+
+
+def closers_swapped(events: list[Event], start: int) -> list[Event]:
+    first, second = _closer_results(events, start)[:2]
+    changed = list(events)
+    changed[first], changed[second] = replace(events[second], seq=events[first].seq), replace(events[first], seq=events[second].seq)
+    return changed
+
+
+def closer_late(events: list[Event], start: int) -> list[Event]:
+    return _edited(events, len(events) - 1, time=events[-1].time + 1)
+
+
+def closer_other_code(events: list[Event], start: int) -> list[Event]:
+    index = _closer_results(events, start)[0]
+    code = get(get(events[index].data, "error"), "code")
+    other = "TOOL_NOT_STARTED" if code == "TOOL_OUTCOME_UNKNOWN" else "TOOL_OUTCOME_UNKNOWN"
+    data = events[index].data
+    assert isinstance(data, JsonObject)
+    error = freeze({"name": "ToolNotStartedError" if other == "TOOL_NOT_STARTED" else "ToolOutcomeUnknownError", "code": other})
+    return _edited(events, index, data=JsonObject({**data, "error": error}))
+
+
+def closer_other_text(events: list[Event], start: int) -> list[Event]:
+    index = _closer_results(events, start)[0]
+    data = events[index].data
+    assert isinstance(data, JsonObject)
+    return _edited(events, index, data=JsonObject({**data, "content": freeze([{"type": "text", "text": "it broke"}])}))
+
+
+def closer_without_provenance(events: list[Event], start: int) -> list[Event]:
+    index = next(i for i in _closer_results(events, start) if events[i].source_event_seqs is not ABSENT)
+    return _edited(events, index, source_event_seqs=ABSENT)
+
+
+def crash_cut_with(log: list[Event], results: int, started: bool) -> int:
+    """A cut whose closers hold at least ``results`` synthetic results (one started, if asked)."""
+    for cut in crash_cuts(log):
+        closers = repair_closers(log[:cut])
+        answers = [c for c in closers if c.type == "tool/result"]
+        if len(answers) >= results and (not started or any(c.source_event_seqs is not ABSENT for c in answers)):
+            return cut
+    raise AssertionError("no such cut in the log")
+
+
+def d08_crash(result_time: int = 9, code: str = "TOOL_OUTCOME_UNKNOWN") -> list[Event]:
+    """A D08 turn cut after a started call, closed as the D08 repair closes it (``repair.ts`` at 611615650f: the
+    result is a message, DIA-10, and every closer takes the last event's time)."""
+    message = {"id": "m1", "role": "assistant", "content": [{"type": "tool-call", "id": "c1", "name": "read", "arguments": "{}"}]}
+    result = {"id": "interrupted-tool-result-c1-5", "role": "user", "source": {"kind": "tool", "callId": "c1"},
+              "content": [{"type": "tool-result", "toolCallId": "c1", "isError": True, "content": [{"type": "text", "text": "x"}]}]}
+    name = "ToolOutcomeUnknownError" if code == "TOOL_OUTCOME_UNKNOWN" else "ToolNotStartedError"
+    return [
+        make_event("turn/start", seq=0, time=1, data=freeze({"turn": 1})),
+        make_event("step/start", seq=1, time=2, data=freeze({"turn": 1, "step": 1})),
+        make_event("assistant/message", seq=2, time=3, data=freeze({"turn": 1, "step": 1, "message": message}), surface_op="append"),
+        make_event("tool/call", seq=3, time=9, data=freeze({"turn": 1, "step": 1, "callId": "c1"})),
+        make_event("tool/result", seq=4, time=result_time, data=freeze({"turn": 1, "step": 1, "message": result, "error": {"name": name, "code": code}}),
+                   surface_op="append", source_event_seqs=(3,)),
+        make_event("step/end", seq=5, time=9, data=freeze({"turn": 1, "step": 1})),
+        make_event("turn/end", seq=6, time=9, data=freeze({"turn": 1, "reason": {"kind": "interrupted"}})),
+    ]
+
+
+def check_or_die(task: Any) -> Any:
+    """A worker's job for ``check --jobs`` that kills its own process on a file named ``die.jsonl`` (as the
+    kernel's out-of-memory killer would) and checks every other file (tests/check/test_check_cli.py)."""
+    import signal  # noqa: PLC0415
+
+    from sessionspec.check.task import check_task  # noqa: PLC0415
+
+    if str(task.path).endswith("die.jsonl"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return check_task(task)

@@ -73,21 +73,8 @@ def pressure_expectation(meter: MeterState, header_event: Event | None, surface:
 
     if not policy.auto or total < spec.threshold_tokens:
         return expect(Action.NOTHING)
-    nodes = meter.surface.seqs
-    if deployment.prune is not None:
-        pruned = prune_pass(surface, deployment.prune, dialect=dialect, nodes=nodes)
-        if isinstance(pruned, Rejected):
-            return None
-        if pruned.pruned:
-            seqs = ", ".join(str(p.original_seq) for p in pruned.pruned)
-            return expect(Action.PRUNE, f"tool results at seq {seqs} exceed thresholdChars")
-    priced = [(node.seq, node.tokens) for node in meter.nodes]
-    selected = select_range(priced, nodes, surface, spec.retain_tokens, dialect)
-    if isinstance(selected, Rejected):
-        return None
-    if selected is None:
-        return expect(Action.NO_RANGE)
-    return expect(Action.COMPACTION, f"range {selected.start}..{selected.end} is selectable (retainTokens {spec.retain_tokens})")
+    due = _first_write(meter, surface, deployment, dialect, spec.retain_tokens)
+    return None if due is None else expect(*due)
 
 
 @decides("CMP-6", "CMP-8", "DIA-6", "P-CMP-9")
@@ -134,19 +121,31 @@ def overflow_expectation(meter: MeterState, header_event: Event | None, surface:
     if not config.auto or prior_overflows >= config.max_overflow_retries:
         why = "auto is off" if not config.auto else f"{prior_overflows} earlier overflow(s) reach maxOverflowRetries {config.max_overflow_retries}"
         return expect(Action.NOTHING, why)
+    due = _first_write(meter, surface, deployment, dialect, 0)
+    if due is None:
+        return None
+    action, detail = due
+    return expect(action, f"{budget}; {detail}" if detail else budget)
+
+
+def _first_write(meter: MeterState, surface: Sequence[Event], deployment: Deployment, dialect: Dialect,
+                 retain_tokens: int) -> tuple[Action, str] | None:
+    """What ``compactIfNeeded`` writes first once it must act, and why: the prune pass when it prunes something
+    (PRN-4, before any summary), else the range CMP-11 selects keeping ``retain_tokens``, else no range; None when
+    the prune pass or the selection refuses the log."""
     nodes = meter.surface.seqs
     if deployment.prune is not None:
-        pruned = prune_pass(surface, deployment.prune, dialect=dialect, nodes=nodes)
-        if isinstance(pruned, Rejected):
+        pruned = prunable_results(surface, nodes, deployment.prune, dialect)
+        if pruned is None:
             return None
-        if pruned.pruned:
-            return expect(Action.PRUNE, f"{budget}; tool results at seq {', '.join(str(p.original_seq) for p in pruned.pruned)} exceed thresholdChars")
-    selected = select_range([(node.seq, node.tokens) for node in meter.nodes], nodes, surface, 0, dialect)
+        if pruned:
+            return Action.PRUNE, f"tool results at seq {', '.join(map(str, pruned))} exceed thresholdChars"
+    selected = select_range([(node.seq, node.tokens) for node in meter.nodes], nodes, surface, retain_tokens, dialect)
     if isinstance(selected, Rejected):
         return None
     if selected is None:
-        return expect(Action.NO_RANGE, budget)
-    return expect(Action.COMPACTION, f"{budget}; range {selected.start}..{selected.end} is selectable (retainTokens 0)")
+        return Action.NO_RANGE, ""
+    return Action.COMPACTION, f"range {selected.start}..{selected.end} is selectable (retainTokens {retain_tokens})"
 
 
 @decides("CMP-7", "CMP-9")

@@ -14,7 +14,9 @@ import io
 import multiprocessing
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import BinaryIO, Final, TextIO, cast
 
@@ -158,17 +160,20 @@ def _check_watched(task: Task, path: str, bar: ProgressBar) -> FileReport:
 # --------------------------------------------------------------------------- running
 
 
-def _reports(tasks: Iterable[Task], jobs: int) -> Iterator[FileReport]:
+def _reports(tasks: Iterable[Task], jobs: int, work: Callable[[Task], FileReport] = check_task) -> Iterator[FileReport]:
     """Reports in input order.  With ``jobs > 1`` files are checked in worker
-    processes; ``imap`` hands results back in submission order, so the output
-    does not depend on which worker finishes first."""
+    processes; ``map`` hands results back in submission order, so the output
+    does not depend on which worker finishes first.  An executor, not a
+    ``multiprocessing.Pool``: a worker that dies (killed, out of memory) breaks
+    the executor, which says so, where a pool replaces the worker and waits for
+    the lost file for ever."""
     if jobs <= 1:
-        yield from map(check_task, tasks)
+        yield from map(work, tasks)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    with context.Pool(processes=jobs) as pool:
-        yield from pool.imap(check_task, tasks, chunksize=1)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        yield from pool.map(work, tasks)
 
 
 def _capped_jobs(requested: int) -> int:
@@ -247,17 +252,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         reports = _reports((replace(template, path=path) for path in log_paths), jobs)
     summary = Summary()
-    for report in reports:
-        summary = summary.add(report)
+    try:
+        for report in reports:
+            summary = summary.add(report)
+            if bar is not None:
+                bar.clear()
+            if document is not None:
+                document.add(report.to_json())
+            else:
+                out.write(report_line(report, args.format, args.quiet, args.verbose))
+            if bar is not None:
+                out.flush()
+                bar.update(summary.files, f", {summary.invalid} invalid" if summary.invalid else "")
+    except BrokenProcessPool:
         if bar is not None:
             bar.clear()
-        if document is not None:
-            document.add(report.to_json())
-        else:
-            out.write(report_line(report, args.format, args.quiet, args.verbose))
-        if bar is not None:
-            out.flush()
-            bar.update(summary.files, f", {summary.invalid} invalid" if summary.invalid else "")
+        out.flush()
+        print(f"sessionspec check: a worker process ended abruptly (killed, or out of memory) after {summary.files} "
+              f"file{'s' if summary.files != 1 else ''} had been reported; the run is incomplete: rerun with --jobs 1 "
+              "to check the files in one process", file=sys.stderr)
+        return 3
     if bar is not None:
         bar.clear()
     if summary.files == 0:

@@ -6,13 +6,13 @@ from collections.abc import Generator, Sequence
 from typing import Final
 
 from sessionspec.check.audits import audits
-from sessionspec.check.d08_audit import check_d08_turn_end
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
-from sessionspec.check.header_audit import check_header_types
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
+from sessionspec.model.d08_shapes import check_aborted_turn_end
 from sessionspec.model.header import check_llm_shape
+from sessionspec.model.header_log import check_header_types
 from sessionspec.model.jsonval import JsonObject, js_stringify
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
@@ -57,7 +57,7 @@ class LoadShapeAudit(WalkFold):
                     elif not isinstance(kind, str) or kind not in A55_TURN_END_KINDS:
                         found.append(Rejected(rule="LOG-11", seq=event.seq, reason=f"turn/end reason kind {js_stringify(kind if kind is not ABSENT else None)} is not an A55 kind"))
                 case "turn/end":
-                    aborted = check_d08_turn_end(event)
+                    aborted = check_aborted_turn_end(event)
                     if aborted is not None:
                         found.append(aborted)
                 case _:

@@ -1,19 +1,26 @@
-"""What a log shows besides findings, as folds of the checker's one loop (issue 26): the §17
-quirks of the real code (Q-4, Q-17), the opaque placeholder fields of its headers (LEG-8), and
-the pre-A55 designs that put it outside the model (LEG-7)."""
+"""What a log shows besides findings (LEG-7, LEG-8, Q-4, Q-17): the folds that run the model's definitions
+(:mod:`sessionspec.model.diagnostics`), as folds of the checker's one loop (issue 26).  They only keep what the
+definitions are asked with: the first seq of each design or scrubbed field, the steps of the open turn, the
+previous event's time, and which events are live."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_folds
 from sessionspec.check.folds import AuditFold
-from sessionspec.check.opaque import is_opaque
-from sessionspec.fast.constants import A55, ABSENT
+from sessionspec.fast.constants import A55
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.jsonget import json_int as _int
+from sessionspec.model.diagnostics import (
+    earlier_than_previous,
+    error_step_never_started,
+    opaque_header_fields,
+    outside_the_model,
+    placeholder_note,
+    pre_a55_design,
+)
 from sessionspec.model.guard import INVARIANT_CODE, guard_trip
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
@@ -21,46 +28,26 @@ from sessionspec.model.surface import SurfacePlan
 
 
 class PreA55DesignAudit(AuditFold):
-    """LEG-7: "Pre-A55 designs MUST be recognized only for diagnostics, never
-    produced: per-step ``agent/request-advice {before, after}`` and
-    ``EpochHeader.messageSuffix`` [...]".  Unlike LEG-1..LEG-6 ("MUST be
-    rejected") the rule rejects nothing: the real loader takes
-    ``agent/request-advice`` as a plugin type (LOG-8) and canonicalization
-    drops ``messageSuffix`` (HDR-2), yet both changed the request of the
-    design that wrote them, so the model cannot decide such a log's
-    requests.  The outcome names what was recognized; the checker's verdict
-    is ``unknown`` with it as the reason (unless a rule makes the log
-    invalid).  ``request/header-delta`` and ``fallback`` are rejected by
-    LEG-1/LEG-2 and not repeated here."""
+    """LEG-7 (:func:`sessionspec.model.diagnostics.pre_a55_design`): the checker's verdict is ``unknown`` with
+    the designs as the reason (unless a rule makes the log invalid)."""
 
     EVENT_TYPES = frozenset({"agent/request-advice", "request/header"})
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
-        self.advice: int | None = None
-        self.suffix: int | None = None
+        self.designs: dict[str, int] = {}
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        if event.type == "agent/request-advice" and self.advice is None:
-            self.advice = event.seq
-        elif event.type == "request/header" and self.suffix is None and get(get(event.data, "header"), "messageSuffix") is not ABSENT:
-            self.suffix = event.seq
+        design = pre_a55_design(event)
+        if design is not None:
+            self.designs.setdefault(design, event.seq)
 
     def finish(self) -> list[Rejected]:
         return []
 
     def outside(self) -> list[str]:
-        found: list[str] = []
-        if self.advice is not None:
-            found.append(f"agent/request-advice at seq {self.advice}")
-        if self.suffix is not None:
-            found.append(f"a request/header with messageSuffix at seq {self.suffix}")
-        if not found:
-            return []
-        return [f"a pre-A55 design (LEG-7, recognized for diagnostics only): {' and '.join(found)}; the model does not decide its requests"]
-
-
-audits("LEG-7")(PreA55DesignAudit)
+        why = outside_the_model(self.designs)
+        return [] if why is None else [why]
 
 
 def pre_a55_designs(events: Sequence[Event]) -> list[str]:
@@ -69,8 +56,7 @@ def pre_a55_designs(events: Sequence[Event]) -> list[str]:
 
 
 class PlaceholderNoteAudit(AuditFold):
-    """FMT-6/LEG-8: header fields scrubbed to placeholders are opaque; the
-    requests are then known only up to those fields (a note, not a failure)."""
+    """LEG-8 (:func:`sessionspec.model.diagnostics.opaque_header_fields`): a note, not a failure."""
 
     EVENT_TYPES = frozenset({"request/header"})
 
@@ -79,24 +65,15 @@ class PlaceholderNoteAudit(AuditFold):
         self.fields: dict[str, int] = {}
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        if event.type != "request/header":
-            return
-        header = get(event.data, "header")
-        for key in ("system", "tools", "messagePrefix"):
-            if key not in self.fields and is_opaque(key, get(header, key)):
-                self.fields[key] = event.seq
+        for key in opaque_header_fields(event):
+            self.fields.setdefault(key, event.seq)
 
     def finish(self) -> list[Rejected]:
         return []
 
     def notes(self) -> list[str]:
-        if not self.fields:
-            return []
-        listed = ", ".join(f"{key} (first at seq {seq})" for key, seq in self.fields.items())
-        return [f"placeholder header fields are opaque, no finding depends on them (FMT-6, LEG-8): {listed}"]
-
-
-audits("LEG-8")(PlaceholderNoteAudit)
+        note = placeholder_note(self.fields)
+        return [] if note is None else [note]
 
 
 def placeholder_notes(events: Sequence[Event]) -> list[str]:
@@ -105,20 +82,10 @@ def placeholder_notes(events: Sequence[Event]) -> list[str]:
 
 
 class QuirkAudit(AuditFold):
-    """§17: "the model follows the real code and the checker reports the quirk
-    as a ``note``, never as ``invalid``, unless a flag (``--strict-quirks``)
-    asks for the 'intended' behaviour."  The quirks a log alone shows, for
-    live events, each named by its quirk ID:
-
-    * Q-4: "A failure in composition, assembly or pre-step yields
-      ``turn/end {kind:"error", step: n}`` with no ``step/start`` for ``n``;
-      a prompt-submit failure yields ``step: 0``."
-    * Q-17: "Refreshed snapshots reuse timestamps; never assert time order":
-      an event whose ``time`` is earlier than the previous event's.
-
-    Beside them, a turn ended by the writer's own invariant guard (:func:`model.guard.guard_trip`), named by
-    the rule the guard enforces: like a quirk, a note unless ``--strict-quirks``.
-    """
+    """The §17 quirks a log alone shows, for live events (:func:`sessionspec.model.diagnostics.error_step_never_started`,
+    Q-4; :func:`sessionspec.model.diagnostics.earlier_than_previous`, Q-17).
+    Beside them, a turn ended by the writer's own invariant guard (:func:`sessionspec.model.guard.guard_trip`),
+    named by the rule the guard enforces: like a quirk, a note unless ``--strict-quirks``."""
 
     TAKES_RUNS = True
 
@@ -129,7 +96,12 @@ class QuirkAudit(AuditFold):
         self.previous_time: int | None = None
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        self._in_time_order(event)
+        # Q-17: only an event earlier than the previous one reaches the definition (a call per event would
+        # cost the checker 0.2 % of its instructions).
+        previous_time, time = self.previous_time, event.time
+        if previous_time is not None and time < previous_time and event.seq >= self.first_live_seq:
+            self._time_quirk(event, previous_time)
+        self.previous_time = time
         match event.type:
             case "turn/start":
                 self.started.clear()
@@ -138,10 +110,10 @@ class QuirkAudit(AuditFold):
                 if step is not None:
                     self.started.add(step)
             case "turn/end" if event.seq >= self.first_live_seq:
+                quirk = error_step_never_started(event, self.started)
+                if quirk is not None:
+                    self.found.append(quirk)
                 reason = get(event.data, "reason")
-                step = _int(get(reason, "step"))
-                if get(reason, "kind") == "error" and step is not None and step not in self.started:
-                    self.found.append(Rejected(rule="Q-4", seq=event.seq, reason=f"turn/end error names step {step}, which never started"))
                 trip = guard_trip(reason, self.dialect)
                 if trip is not None:
                     self.found.append(Rejected(rule=trip.rule, seq=event.seq,
@@ -153,23 +125,21 @@ class QuirkAudit(AuditFold):
         """``step`` of each member of a packed row: a chunk is none of the types Q-4 reads, so only
         Q-17 reads the members, each its own time (CHK-6: ``time0 + Σ dt``, in any order)."""
         for event in run.members:
-            self._in_time_order(event)
+            previous_time, time = self.previous_time, event.time
+            if previous_time is not None and time < previous_time and event.seq >= self.first_live_seq:
+                self._time_quirk(event, previous_time)
+            self.previous_time = time
 
-    def _in_time_order(self, event: Event) -> None:
-        """Q-17: a live event whose ``time`` is earlier than the previous event's (seed or live)."""
-        previous_time, time = self.previous_time, event.time
-        if previous_time is not None and time < previous_time and event.seq >= self.first_live_seq:
-            self.found.append(Rejected(rule="Q-17", seq=event.seq, reason=f"time {time} is earlier than the previous event's {previous_time}"))
-        self.previous_time = time
+    def _time_quirk(self, event: Event, previous_time: int) -> None:
+        quirk = earlier_than_previous(event, previous_time)
+        if quirk is not None:
+            self.found.append(quirk)
 
     def finish(self) -> list[Rejected]:
         return []
 
     def quirks(self) -> list[Rejected]:
         return self.found
-
-
-audits("Q-4", "Q-17")(QuirkAudit)
 
 
 def quirk_observations(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:

@@ -5,28 +5,16 @@ a whole-field string such as ``"{{system}}"`` or ``"{{tools}}"``, prefix
 entries ``"{{messagePrefix}}"``, or ``tools`` reduced to the list of the tool
 names.  Such a value says nothing about the real one, so no finding may
 depend on it: the checker skips it in type checks and never decides an
-equality through it; the file gets a note naming what was opaque.
+equality through it; the file gets a note naming what was opaque.  Which
+values are opaque is the model's: :func:`sessionspec.model.placeholder.is_opaque_field`.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from sessionspec.fast.jsonget import is_placeholder
-from sessionspec.model.jsonval import Absent, Json
+from sessionspec.model.placeholder import is_opaque_field as is_opaque
 
 HEADER_FIELDS: Final = ("system", "tools", "messagePrefix")
 
-
-def is_opaque(field: str, v: Json | Absent) -> bool:
-    """A header field value that a snapshot scrubber wrote instead of the real
-    one: a placeholder, a prefix with ``{{messagePrefix}}`` entries, or (for
-    ``tools``) a non-empty list of plain tool names, never a real
-    ``ToolSchema`` list (HDR-1: schemas are objects)."""
-    if is_placeholder(v):
-        return True
-    if not isinstance(v, tuple):
-        return False
-    if field == "tools":
-        return bool(v) and all(isinstance(x, str) for x in v)
-    return any(is_placeholder(x) for x in v)
+__all__ = ["HEADER_FIELDS", "is_opaque"]

@@ -7,10 +7,11 @@ from typing import Any
 
 from sessionspec.check.audit import audit_events, audit_log, check_fork_seed, pre_a55_designs, quirk_observations
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_retry_attempts
-from sessionspec.check.header_audit import check_header_reasons, check_header_types
+from sessionspec.check.header_audit import check_header_reasons
 from sessionspec.check.nesting_audit import check_nesting
 from sessionspec.model.codec import event_from_json
 from sessionspec.model.header import EpochHeader, opt_header_eq
+from sessionspec.model.header_log import check_header_types
 from sessionspec.model.jsonval import freeze
 from sessionspec.model.log import Dialect, Event, with_seq
 from sessionspec.model.migrate import migrate_legacy

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+import sessionspec.check.command
 import sessionspec.check.logfile
 import sessionspec.fast.parse
 from sessionspec.check.checker import SAMPLES, check_path
 from sessionspec.check.command import ProgressBar, progress_line
 from sessionspec.cli import main
-from tests.support import GROUNDTRUTH, REAL
+from tests.support import GROUNDTRUTH, REAL, check_or_die
 
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
 FINDING_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<rule>[A-Z]+-\d+)( seq (?P<seq>\d+))?: .+$")
@@ -257,6 +258,22 @@ def test_jobs_output_equals_the_sequential_output(tmp_path: Path, capsys: pytest
     assert parallel[:2] == sequential[:2]
     json_sequential = _run(capsys, "--format", "json", str(folder))
     assert _run(capsys, "--format", "json", "-j", "2", str(folder))[:2] == json_sequential[:2]
+
+
+@pytest.mark.interpreted_only("patches _reports, a function the compiled checker calls natively")
+def test_a_worker_that_dies_ends_the_run_with_exit_3_and_a_message_never_a_hang(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A killed worker (the out-of-memory killer, a signal) loses the file it held: the run says so and stops with
+    exit 3 after the reports it has, instead of waiting for that file for ever (what a multiprocessing pool does)."""
+    folder = _mixed_folder(tmp_path)
+    (folder / "die.jsonl").write_bytes(GOOD.read_bytes())
+    real = sessionspec.check.command._reports
+    monkeypatch.setattr(sessionspec.check.command, "_reports", lambda tasks, jobs: real(tasks, jobs, check_or_die))
+    code, out, err = _run(capsys, "--jobs", "2", str(folder))
+    assert code == 3
+    assert "sessionspec check: a worker process ended abruptly (killed, or out of memory)" in err
+    assert "rerun with --jobs 1" in err and "Traceback" not in err
+    assert "die.jsonl: valid" not in out  # the lost file is never reported as checked
 
 
 def test_jobs_must_be_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:

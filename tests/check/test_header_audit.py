@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionspec.check.header_audit import check_header_types
+from sessionspec.model.header_log import check_header_types
 from sessionspec.model.jsonval import freeze
 from sessionspec.model.log import Dialect, Event, make_event
 

@@ -34,7 +34,14 @@ PURE_LINE = "sessionspec: building the pure-Python wheel"
 
 
 def run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout, check=False)
+    """The command's result; past ``timeout`` it is killed and its result is exit -9 with the output it had printed,
+    so the failure shows where it stood (a pytest run under faulthandler_timeout has dumped its stacks there)."""
+    try:
+        return subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as late:
+        def text(value: str | bytes | None) -> str:
+            return value.decode(errors="replace") if isinstance(value, bytes) else value or ""
+        return subprocess.CompletedProcess(command, -9, text(late.stdout), f"{text(late.stderr)}\n(killed after {timeout:.0f} s)")
 
 
 def ok(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
@@ -180,7 +187,7 @@ def test_the_compiled_and_pure_checkers_give_identical_reports(built: Built, tmp
     compared.  Both run from a folder that holds only a link to tests/, so neither imports the checkout by accident."""
     recorder = str(ROOT / "bench" / "record_reports")
     corpus = tmp_path / "corpus"
-    ok(run([sys.executable, recorder, "collect", str(corpus)], cwd=ROOT, env={"SESSIONSPEC_HEARTBEAT": "0"}, timeout=3600))
+    ok(run([sys.executable, recorder, "collect", str(corpus)], cwd=ROOT, env={"SESSIONSPEC_HEARTBEAT": "0"}, timeout=1200))
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "tests").symlink_to(ROOT / "tests")

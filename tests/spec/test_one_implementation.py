@@ -21,12 +21,12 @@ import pytest
 from sessionspec import model
 from sessionspec.check.audit import placeholder_notes
 from sessionspec.check.compaction_audit import CompactionAudit, audit_compactions
-from sessionspec.check.header_audit import check_header_types
 from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.generate import WrittenSurface
 from sessionspec.model.compaction import compact_region
 from sessionspec.model.derive import derive, derive_nodes
 from sessionspec.model.header import EpochHeader, header_eq
+from sessionspec.model.header_log import check_header_types
 from sessionspec.model.jsonval import JsonObject, freeze, with_values
 from sessionspec.model.log import Dialect, Event, log_view, make_event
 from sessionspec.model.meter import PricedSurface, measure

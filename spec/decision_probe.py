@@ -145,7 +145,14 @@ class ModuleProbe:
         return collection[::-1] if self._flipped(k) else collection
 
     def update(self, k: int, target: Any, changes: Any) -> None:
-        """``target.update(changes)``: the later value wins a shared key; flipped, the earlier one does."""
+        """``target.update(changes)``: the later value wins a shared key; flipped, the earlier one does.  A set's
+        update (``attempts.failed.update(...)``) has elements, not pairs: ``overlap`` is an element already there,
+        and a flip changes nothing (a set keeps one copy, no value to prefer)."""
+        if not hasattr(target, "keys"):
+            elements = list(changes)
+            self._take(k + 1 if any(element in target for element in elements) else k)
+            target.update(elements)
+            return
         pairs = list(changes.items()) if hasattr(changes, "items") else list(changes)
         overlap = any(key in target for key, _ in pairs)
         self._take(k + 1 if overlap else k)

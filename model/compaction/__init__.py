@@ -8,7 +8,8 @@ One concept per module, read in this order:
 - :mod:`~model.compaction.lock`: the lock, the owner and the pressure trigger's place (CMP-6, CMP-14);
 - :mod:`~model.compaction.summary`: the summarizer's input and request, framing, the shrink gate (CMP-16..21);
 - :mod:`~model.compaction.brackets`: the bracket events' names and records (CMP-1, CMP-2, CMP-22);
-- :mod:`~model.compaction.region`: the region transaction (CMP-13..26);
+- :mod:`~model.compaction.region`: the region transaction (CMP-13..25);
+- :mod:`~model.compaction.cancellation`: where an aborted turn signal stops a run (CMP-26);
 - :mod:`~model.compaction.run`: ``compactIfNeeded`` and its triggers (CMP-6..9);
 - :mod:`~model.compaction.readback`: the summarizer requests a log implies (replay);
 - :mod:`~model.compaction.d08`: the D08 dialect as "Modified ``f``" overrides, selected once in

@@ -1,10 +1,11 @@
-"""The region transaction (CMP-13..CMP-26, DIA-16): one bracket, as the events it appends."""
+"""The region transaction (CMP-13..CMP-25, DIA-16): one bracket, as the events it appends."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sessionspec.model.compaction.cancellation import AbortPoint, stops_when_aborted
 from sessionspec.model.compaction.contracts import region_holds  # noqa: F401 - the post: line reads it
 from sessionspec.model.compaction.dialect import CompactionRules, rules_of
 from sessionspec.model.compaction.policy import Target, routed_target
@@ -22,13 +23,13 @@ from sessionspec.model.compaction.retention import balanced_cuts
 from sessionspec.model.compaction.summary import check_summary_smaller, frame_summary, summary_text_blocks
 from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
 from sessionspec.model.log import Dialect, Event, make_event
-from sessionspec.model.meter import Measurement, MeterState, measure, measure_state
+from sessionspec.model.meter import Measurement, measure
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import implements
 from sessionspec.model.surface import fold_surface
 
 
-@implements("CMP-19", "CMP-24", "CMP-26")
+@implements("CMP-19", "CMP-24")
 def compact_region(
     events: Sequence[Event],
     start: int,
@@ -41,38 +42,49 @@ def compact_region(
     ids: Ids = NO_IDS,
     manual: bool = False,
     time: int = 0,
-    meter: MeterState | None = None,
+    aborted: bool = False,
 ) -> RegionOutcome | Rejected:
     """CMP-19: "After the summarizer returns, the measured node list (seq and tokens) MUST be DEEPEQ to the one
     from CMP-15 (else "session surface changed during summarization"); log-only appends (e.g."
     CMP-24: "Compaction MUST NOT write `request/header`, and MUST NOT change prefix, system, tools or
     config; the next request is `prefix ++ [checkpoint, retained…]` with the same prefix first (header-only
     pressure that has no compactable range yields none)."
-    CMP-26: "Cancellation MUST behave as follows: the post-step trigger skips when already aborted; the
-    summarizer receives the turn signal; a summarizer that completes despite a later abort still commits (no
-    abort check before commit, Q-2); the overflow path never retries when aborted."
 
-    One region transaction for ``(start, end)``: validate (CMP-13), lock and owner (CMP-14), open
-    and price (CMP-15), summarize (CMP-16..18), frame and gate (CMP-20/21), commit (CMP-22, DIA-16)
-    or close with an error (CMP-23).  Of the transaction as a whole: CMP-19 "the measured node list
-    ... MUST be DEEPEQ to the one from CMP-15" (a pure run sees no concurrent append); CMP-24
-    "Compaction MUST NOT write ``request/header``, and MUST NOT change prefix, system, tools or
-    config"; CMP-26 "a summarizer that completes despite a later abort still commits (no abort check
-    before commit, Q-2)".  The dialect's record shapes come from :func:`rules_of`.  ``meter``: the
-    caller's meter folded over exactly ``events`` (MTR-5), read instead of folding the log again
-    (its nodes are the surface, P-MTR-3).
+    One region transaction for ``(start, end)`` over ``events``: their surface and their measurement, then
+    :func:`run_region`.  A pure run sees no concurrent append, so CMP-19's comparison always holds here.
+    ``aborted``: the turn signal as the summarizer returns (CMP-26's commit point).
 
-    pre: meter is None or (meter.consumed == len(events) and meter.dialect is dialect)
     post: isinstance(__return__, Rejected) or region_holds(events, start, end, __return__, dialect) is None
     """
+    fold = fold_surface(events, dialect)
+    if isinstance(fold, Rejected):
+        return fold
+    return run_region(events, fold.state.nodes, measure(events, dialect), start, end, summarizer, dialect=dialect,
+                      max_tokens=max_tokens, summarization_target=summarization_target, ids=ids, manual=manual,
+                      time=time, aborted=aborted)
+
+
+def run_region(
+    events: Sequence[Event],
+    nodes: Sequence[int],
+    measured: Measurement | Rejected,
+    start: int,
+    end: int,
+    summarizer: Summarizer,
+    *,
+    dialect: Dialect,
+    max_tokens: int,
+    summarization_target: Target | None,
+    ids: Ids,
+    manual: bool,
+    time: int,
+    aborted: bool,
+) -> RegionOutcome | Rejected:
+    """The region transaction, given the surface ``nodes`` and the measurement of ``events`` (from a fold of
+    them, or from a caller's running meter, MTR-5): validate (CMP-13), lock and owner (CMP-14), open and price
+    (CMP-15), summarize (CMP-16..18), frame and gate (CMP-20/21), commit (CMP-22, DIA-16) or close with an
+    error (CMP-23).  The dialect's record shapes come from :func:`rules_of`."""
     rules = rules_of(dialect)
-    if meter is None:
-        fold = fold_surface(events, dialect)
-        if isinstance(fold, Rejected):
-            return fold
-        nodes = fold.state.nodes
-    else:
-        nodes = tuple(meter.surface.seqs)
     positions = check_region(events, nodes, start, end, dialect)
     if isinstance(positions, Rejected):
         return positions
@@ -83,7 +95,6 @@ def compact_region(
     shadowed = tuple(nodes[start_idx : end_idx + 1])
     bracket = _Bracket(events=events, time=time, ids=ids, turn=owner.turn, rules=rules)
     start_event = bracket.append(rules.event_type("start"), rules.bracket_record(ids, (bracket.turn_pair,)))
-    measured = measure(events, dialect) if meter is None else measure_state(meter)
     if isinstance(measured, Rejected):
         return close_with_error(bracket, measured)
     shadowed_tokens = price_region(measured, start_idx, end_idx, shadowed)
@@ -105,6 +116,8 @@ def compact_region(
     smaller = check_summary_smaller(framed, shadowed_tokens)
     if isinstance(smaller, Rejected):
         return close_with_error(bracket, smaller)
+    if aborted and stops_when_aborted(AbortPoint.COMMIT):
+        return close_with_error(bracket, Rejected(rule="CMP-26", reason="aborted before commit"))
     return commit_region(bracket, start_event, output, summary, framed, Range(start=start, end=end), shadowed, shadowed_tokens)
 
 

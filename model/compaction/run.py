@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import assert_never
 
+from sessionspec.model.compaction.cancellation import AbortPoint, stops_when_aborted
 from sessionspec.model.compaction.contracts import run_holds  # noqa: F401 - the post: line reads it
 from sessionspec.model.compaction.dialect import rules_of
 from sessionspec.model.compaction.policy import (
@@ -26,7 +27,7 @@ from sessionspec.model.compaction.records import (
     Summarizer,
     Trigger,
 )
-from sessionspec.model.compaction.region import compact_region
+from sessionspec.model.compaction.region import run_region
 from sessionspec.model.compaction.retention import select_range
 from sessionspec.model.jsonval import ABSENT, JsonObject
 from sessionspec.model.log import Dialect, Event
@@ -213,9 +214,10 @@ class _Run:
         policy = self.policy
         summarization_target = (Target(provider=policy.summarization_provider, model=policy.summarization_model)
                                 if policy.summarization_provider and policy.summarization_model else None)
-        outcome = compact_region(self.log, chosen.start, chosen.end, self.summarizer, dialect=self.dialect,
-                                 max_tokens=policy.max_tokens, summarization_target=summarization_target,
-                                 ids=self.ids(attempt), manual=self.manual, time=self.time, meter=self.meter)
+        outcome = run_region(self.log, tuple(self.meter.surface.seqs), measure_state(self.meter), chosen.start, chosen.end,
+                             self.summarizer, dialect=self.dialect, max_tokens=policy.max_tokens,
+                             summarization_target=summarization_target, ids=self.ids(attempt), manual=self.manual,
+                             time=self.time, aborted=False)
         if isinstance(outcome, Rejected):
             return outcome
         self.extend(outcome.events)
@@ -253,7 +255,7 @@ def pressure_compaction(
     gate = rules_of(dialect).pressure_gate(events)
     if gate is not None:
         return gate
-    if not config.auto or aborted:
+    if not config.auto or (aborted and stops_when_aborted(AbortPoint.PRESSURE_TRIGGER)):
         return CompactionRun(events=())
     return compact_if_needed(
         events,
@@ -300,7 +302,7 @@ def recover_overflow(
     if (
         not config.auto
         or failure_code != CONTEXT_WINDOW_EXCEEDED
-        or aborted
+        or (aborted and stops_when_aborted(AbortPoint.OVERFLOW_RECOVERY))
         or routed_target(events, dialect) is None
         or prior_overflow_failures >= config.max_overflow_retries
     ):
@@ -312,5 +314,6 @@ def recover_overflow(
     if isinstance(run, Rejected):
         return OverflowDecision(events=(), retry=False, error=run)
     advanced = any(e.surface_op is not ABSENT and isinstance(e.surface_op, JsonObject) for e in run.events)
-    return OverflowDecision(events=run.events, retry=advanced and not aborted, error=run.error)
+    return OverflowDecision(events=run.events, retry=advanced and not (aborted and stops_when_aborted(AbortPoint.OVERFLOW_RECOVERY)),
+                          error=run.error)
 

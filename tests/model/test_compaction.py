@@ -30,6 +30,7 @@ from sessionspec.model.compaction import (
     summary_text_blocks,
     target_policy,
 )
+from sessionspec.model.compaction.cancellation import AbortPoint, stops_when_aborted
 from sessionspec.model.compaction.region import check_region, price_region
 from sessionspec.model.derive import derive
 from sessionspec.model.header import EpochHeader
@@ -437,12 +438,27 @@ def test_CMP_19_pure_run_sees_a_stable_surface_and_tolerates_log_only_appends() 
 
 
 def test_CMP_26_no_abort_check_before_commit() -> None:
-    """Q-2: the transaction commits whatever the turn signal says; only the
-    overflow retry decision looks at abort (CMP-7)."""
+    """Q-2: a summarizer that completes despite a later abort still commits: the transaction told the signal is
+    aborted as the summarizer returns commits the same events as one told it is not."""
+    log = busy_log()
+    fold = fold_surface(log.events)
+    assert not isinstance(fold, Rejected)
+    first, last = fold.state.nodes[0], fold.state.nodes[2]
+    calm = compact_region(log.events, first, last, short)
+    late_abort = compact_region(log.events, first, last, short, aborted=True)
+    assert not isinstance(calm, Rejected) and calm.error is None and calm.result is not None
+    assert late_abort == calm
+
+
+def test_CMP_26_one_definition_says_which_points_stop_on_an_abort() -> None:
+    """The pressure trigger and the overflow path stop on an aborted signal; the commit does not (Q-2); the
+    triggers ask this one definition (a planted inversion of it flips the outcomes tested above and below)."""
+    assert stops_when_aborted(AbortPoint.PRESSURE_TRIGGER) and stops_when_aborted(AbortPoint.OVERFLOW_RECOVERY)
+    assert not stops_when_aborted(AbortPoint.COMMIT)
     log = busy_log()
     decision = recover_overflow(log.events, short, failure_code="CONTEXT_WINDOW_EXCEEDED",
                                 prior_overflow_failures=0, aborted=True)
-    assert decision.events == ()
+    assert decision.events == () and not decision.retry
     run = compact_if_needed(log.events, short, trigger=Trigger.CONTEXT_OVERFLOW)
     assert not isinstance(run, Rejected) and run.results
 

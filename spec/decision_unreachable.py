@@ -23,6 +23,10 @@ _OWN_EVENTS: Final = ("the run folds events it built itself after the same fold 
 _LOOP_DRAFTS: Final = ("the loop validates its own drafts (the loop cannot write an invalid log): a rejection is a bug, "
                        "raised as AppendRejected and reported as kind BUG, which no test or machine run has met")
 
+_COMMIT_GOES_ON: Final = "CMP-26 (Q-2): the commit never stops on an abort (stops_when_aborted's contract: only COMMIT answers no)"
+_ABORTED_RETURNED: Final = ("the retry's second look at the signal: an aborted call returned before the run, and a pure run "
+                            "cannot be aborted midway, so ``aborted`` is false here and the rest is never evaluated")
+
 UNREACHABLE: Final[dict[str, str]] = {
     # assemble
     "assemble:BlockAssembler.feed: kind == 'text-delta' => false":
@@ -51,10 +55,21 @@ UNREACHABLE: Final[dict[str, str]] = {
     # compaction.region
     "compaction.region:check_region: for (name, seq) in (('start', start), ('end', end)) => none":
         _CONSTANT_LOOP,
-    "compaction.region:compact_region: isinstance(shadowed_tokens, Rejected) => true":
+    "compaction.region:run_region: isinstance(shadowed_tokens, Rejected) => true":
         "the meter's nodes and the fold's nodes are folds of the same log: the priced positions are the shadowed seqs",
-    "compaction.region:compact_region: isinstance(summary_input, Rejected) => true":
+    "compaction.region:run_region: isinstance(summary_input, Rejected) => true":
         "the shadowed nodes were priced by the meter just before, which projects each of them (MTR-7): they derive",
+    # CMP-26: one definition says where an abort stops a run (model/compaction/cancellation.py)
+    "compaction.region:run_region: stops_when_aborted(AbortPoint.COMMIT) => true": _COMMIT_GOES_ON,
+    "compaction.region:run_region: aborted and stops_when_aborted(AbortPoint.COMMIT) => true": _COMMIT_GOES_ON,
+    "compaction.run:pressure_compaction: stops_when_aborted(AbortPoint.PRESSURE_TRIGGER) => false":
+        "CMP-26: the post-step trigger always stops on an aborted signal (stops_when_aborted's contract)",
+    "compaction.run:recover_overflow: stops_when_aborted(AbortPoint.OVERFLOW_RECOVERY) => false":
+        "CMP-26: the overflow path always stops on an aborted signal (stops_when_aborted's contract)",
+    "compaction.run:recover_overflow: aborted #2 => true": _ABORTED_RETURNED,
+    "compaction.run:recover_overflow: not (aborted and stops_when_aborted(AbortPoint.OVERFLOW_RECOVERY)) => false": _ABORTED_RETURNED,
+    "compaction.run:recover_overflow: stops_when_aborted(AbortPoint.OVERFLOW_RECOVERY) #2 => false": _ABORTED_RETURNED,
+    "compaction.run:recover_overflow: stops_when_aborted(AbortPoint.OVERFLOW_RECOVERY) #2 => true": _ABORTED_RETURNED,
     # compaction.run
     "compaction.run:_Run.transaction: policy.summarization_model => false":
         "CMP-3 refuses a summarization provider without a model (checked before any transaction)",
@@ -68,8 +83,6 @@ UNREACHABLE: Final[dict[str, str]] = {
         _OWN_EVENTS,
     "compaction.run:recover_overflow: isinstance(e.surface_op, JsonObject) => false":
         "a compaction appends no surface append: the checkpoint and a prune replace, brackets are log-only (CMP-22, PRN-4)",
-    "compaction.run:recover_overflow: not aborted => false":
-        "an aborted signal returned before the compaction (the first test)",
     # compaction.summary
     # header
     "header:_present: length > 0 => below":
@@ -186,16 +199,16 @@ NOT_BY_VECTORS: Final[dict[str, str]] = {}
 # Reachable, or not yet shown unreachable, and taken by no run yet: the work left (the test lets this only shrink).
 _MERGED: Final = ("model code of issue 44 (deployment, compaction obligations, provenance, the writer's guard) merged "
                   "from main after this table was first recorded: no test of the suite takes it; not yet examined")
+_MOVED: Final = ("model code issue 44 moved into model/ (crash repair, D08 shapes, header records, diagnostics, the "
+                 "obligations' shared first write) after the table was last recorded: no test of the suite takes it; not yet examined")
+_RUN_METER: Final = ("the run's meter refusing the events the run itself appended, or a log the meter refused before the "
+                     "first transaction that a prune still extends: not yet examined")
 NOT_YET_PINNED: Final[dict[str, str]] = {
     "compaction.run:compact_under_pressure: not run.results => false":
         "a later attempt finding no range after an earlier one compacted; no search candidate (8,000) nor a targeted "
         "search over retry counts and retained budgets took it, and no argument yet shows it unreachable",
     "compaction.obligation:pressure_expectation: isinstance(spec, Rejected) => true": _MERGED,
     "compaction.obligation:pressure_expectation: total < spec.threshold_tokens => equal": _MERGED,
-    "compaction.obligation:pressure_expectation: isinstance(pruned, Rejected) => true": _MERGED,
-    "compaction.obligation:pressure_expectation: pruned.pruned => false": _MERGED,
-    "compaction.obligation:pressure_expectation: isinstance(selected, Rejected) => true": _MERGED,
-    "compaction.obligation:pressure_expectation: selected is None => true": _MERGED,
     "compaction.obligation:decide_pressure_point: match (expected.action, acted) => case [Action.NO_RANGE, _]": _MERGED,
     "compaction.obligation:overflow_expectation: header_event is None => true": _MERGED,
     "compaction.obligation:overflow_expectation: config is None => true": _MERGED,
@@ -204,11 +217,6 @@ NOT_YET_PINNED: Final[dict[str, str]] = {
     "compaction.obligation:overflow_expectation: not config.auto => true": _MERGED,
     "compaction.obligation:overflow_expectation: prior_overflows >= config.max_overflow_retries => above": _MERGED,
     "compaction.obligation:overflow_expectation: not config.auto #2 => true": _MERGED,
-    "compaction.obligation:overflow_expectation: deployment.prune is not None => false": _MERGED,
-    "compaction.obligation:overflow_expectation: isinstance(pruned, Rejected) => true": _MERGED,
-    "compaction.obligation:overflow_expectation: pruned.pruned => true": _MERGED,
-    "compaction.obligation:overflow_expectation: isinstance(selected, Rejected) => true": _MERGED,
-    "compaction.obligation:overflow_expectation: selected is None => true": _MERGED,
     "compaction.obligation:decide_overflow_point: match (expected.action, acted) => case [Action.PRUNE, Action.COMPACTION]": _MERGED,
     "compaction.obligation:decide_logged_window: not isinstance(provider, str) => true": _MERGED,
     "compaction.obligation:decide_logged_window: not isinstance(model, str) => true": _MERGED,
@@ -261,4 +269,45 @@ NOT_YET_PINNED: Final[dict[str, str]] = {
     "provenance:check_result_stream: cited is ABSENT #2 => true": _MERGED,
     "provenance:check_result_stream: cited is ABSENT #3 => true": _MERGED,
     "provenance:check_stream_provenance: match event.type => case _": _MERGED,
+    # model code issue 44 moved in after the table was recorded again (this session's merge)
+    "compaction.obligation:_first_write: isinstance(selected, Rejected) => true": _MOVED,
+    "compaction.obligation:_first_write: pruned is None => true": _MOVED,
+    "compaction.obligation:_first_write: selected is None => true": _MOVED,
+    "compaction.obligation:overflow_expectation: detail => false": _MOVED,
+    "compaction.obligation:overflow_expectation: due is None => true": _MOVED,
+    "compaction.obligation:pressure_expectation: due is None => true": _MOVED,
+    "compaction.run:_Run.extend: bad is None => false": _RUN_METER,
+    "compaction.run:_Run.extend: not isinstance(self.meter, Rejected) => false": _RUN_METER,
+    "d08_shapes:assistant_message_flaws: _nonempty_str(get(source, 'model')) => false": _MOVED,
+    "d08_shapes:assistant_message_flaws: not isinstance(get(message, 'content'), tuple) => true": _MOVED,
+    "d08_shapes:check_retry_message: isinstance(s, int) => false": _MOVED,
+    "d08_shapes:take_attempt_chunk: attempts.failed.update(attempts.attempt) => overlap": _MOVED,
+    "d08_shapes:tool_result_flaws: get(content[0], 'type') == 'tool-result' => false": _MOVED,
+    "d08_shapes:tool_result_flaws: get(source, 'kind') != 'tool' => true": _MOVED,
+    "d08_shapes:tool_result_flaws: isinstance(content, tuple) => false": _MOVED,
+    "diagnostics:earlier_than_previous: event.time < previous_time => equal": _MOVED,
+    "diagnostics:earlier_than_previous: previous_time is not None => false": _MOVED,
+    "header_log:_is_list_of_objects: all((isinstance(x, JsonObject) or (placeholders and is_placeholder(x)) for x in v)) => false": _MOVED,
+    "header_log:_is_list_of_objects: is_placeholder(x) => false": _MOVED,
+    "header_log:_is_list_of_objects: is_placeholder(x) => true": _MOVED,
+    "header_log:_is_list_of_objects: isinstance(x, JsonObject) => false": _MOVED,
+    "header_log:_is_list_of_objects: placeholders => false": _MOVED,
+    "header_log:_is_list_of_objects: placeholders => true": _MOVED,
+    "header_log:attempt_streaming: get(get(chunk.data, 'chunk'), 'type') != 'finish' => false": _MOVED,
+    "header_log:check_header_record: _opaque_header(track.fold) => true": _MOVED,
+    "header_log:check_header_record: not track.anchored => false": _MOVED,
+    "header_log:check_header_types.<lambda>: all((isinstance(x, str) for x in v)) => false": _MOVED,
+    "header_log:check_header_types.<lambda>: isinstance(v, (int, float)) => false": _MOVED,
+    "header_log:check_header_types.<lambda>: isinstance(v, tuple) => false": _MOVED,
+    "header_log:check_header_types.<lambda>: not isinstance(v, bool) => false": _MOVED,
+    "header_log:check_placement: not streamed(track) => false": _MOVED,
+    "repair:_a55_result_differs: event.surface_op != 'append' => true": _MOVED,
+    "repair:_d08_result_differs: event.source_event_seqs != closer.source_event_seqs => true": _MOVED,
+    "repair:check_closers: for (event, closer) in zip(run, expected, strict=True) => none": _MOVED,
+    "repair:check_closers: last_time is None => true": _MOVED,
+    "repair:check_closers: last_time is not None => false": _MOVED,
+    "repair:check_closers: not json_eq(event.data, closer.data) => true": _MOVED,
+    "repair:closers_of: isinstance(scan, RepairScanState) => false": _MOVED,
+    "repair:repair_closers: for event in events => none": _MOVED,
+    "repair:watch_event: previous is None => true": _MOVED,
 }

@@ -10,7 +10,7 @@ replay the counterexample concretely.
 from __future__ import annotations
 
 from proofs.planted.faults import LoopFault, installed
-from proofs.scenario_choices import ListenerChoice, ToolsChoice
+from proofs.scenario_choices import ListenerChoice, ToolsChoice  # noqa: F401 - read by the pre: lines
 
 # discard_holds and pfx_1 are used by the contracts' post: lines.
 from proofs.scenarios import Played, Scenario, Size, discard_holds, inv_1, order_holds, pfx_1, play  # noqa: F401

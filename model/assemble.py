@@ -13,7 +13,7 @@ from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_
 class _OpenBlock:
     block_type: Json | Absent
     text: str = ""
-    call_id: str | None = None
+    call_id: Json = None  # null: assemble ``call-<index>`` (the harness's ``toolCallId ?? CallId(...)``)
     name: str = ""
     arguments: str = ""
     final: Json | Absent = ABSENT
@@ -44,7 +44,10 @@ class BlockAssembler:
             return None  # the first block-end is authoritative
         match kind:
             case "block-start":
-                slot.block_type = get(chunk, "blockType")
+                # The harness opens a block only once (``assembler.ts`` ``push``: ``if (!this.partials.has(index))``):
+                # a block-start after a delta or another block-start of the index keeps the first type.
+                if slot.block_type is ABSENT:
+                    slot.block_type = get(chunk, "blockType")
             case "text-delta" | "reasoning-delta":
                 text = get(chunk, "text")
                 slot.text += text if isinstance(text, str) else ""
@@ -52,8 +55,8 @@ class BlockAssembler:
                     slot.block_type = "text" if kind == "text-delta" else "reasoning"
             case "tool-call-delta":
                 call_id, name, delta = get(chunk, "id"), get(chunk, "name"), get(chunk, "argumentsDelta")
-                if isinstance(call_id, str):
-                    slot.call_id = call_id
+                # Every delta sets the id (``partial.toolCallId = chunk.id``), a missing one too.
+                slot.call_id = None if call_id is ABSENT else call_id
                 if isinstance(name, str) and name:
                     slot.name = name
                 slot.arguments += delta if isinstance(delta, str) else ""

@@ -77,7 +77,10 @@ def price(blocks: Json | Absent) -> int:
 
 @implements("MTR-3")
 def estimate_message(message: Json) -> int:
-    """MTR-3: "`estimateMessage(m)` MUST equal `price(m.content) + 4` (the role is ignored)." """
+    """MTR-3: "`estimateMessage(m)` MUST equal `price(m.content) + 4` (the role is ignored)."
+
+    post: __return__ >= ROLE_OVERHEAD
+    """
     return price(get(message, "content")) + ROLE_OVERHEAD
 
 
@@ -86,7 +89,12 @@ def estimate_header(header: EpochHeader | Absent, dialect: Dialect = Dialect.A55
     """MTR-4: "`estimateHeader(h)` MUST be `0` for an absent header, else `Σ estimateMessage(p) for p in
     h.messagePrefix or []` + (`ceil4(U16(h.system)) + 4` if `system` present) + (`ceil4(U16(JS(h.tools))) +
     4` if `tools` present and non-empty)."  Config is never priced.  DIA-9: D08 prices system and tools
-    only (its canonical header has no prefix anyway)."""
+    only (its canonical header has no prefix anyway).
+
+    post: __return__ >= 0
+    post: header is not ABSENT or __return__ == 0
+    post: header is ABSENT or not isinstance(header.system, str) or __return__ >= ceil4(u16(header.system)) + BLOCK_OVERHEAD
+    """
     if header is ABSENT:
         return 0
     total = 0

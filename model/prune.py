@@ -79,6 +79,9 @@ def content_chars(blocks: Json) -> int:
     """PRN-2: "Sizes MUST be code points (`CP`) summed over `text` blocks only; non-text blocks count 0."
 
     PRN-2: code points summed over ``text`` blocks only.
+
+    post: __return__ >= 0
+    post: isinstance(blocks, tuple) or __return__ == 0
     """
     if not isinstance(blocks, tuple):
         return 0

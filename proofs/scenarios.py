@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 import sessionspec.model.loop as loop
+from proofs.scenario_choices import LISTENED, ListenerChoice, ToolsChoice, tools_of
 from sessionspec import model
 from sessionspec.fast.request_points import request_points
 from sessionspec.model.header import EpochHeader, canonical
@@ -39,6 +40,7 @@ from sessionspec.model.loop import (
     Reply,
     ReplyKind,
     SentRequest,
+    Steering,
     ToolCallSpec,
     TurnOutcome,
     TurnScript,
@@ -48,6 +50,7 @@ from sessionspec.model.loop import (
 from sessionspec.model.prefix import Composition, Contributor, Idiom, prefix_message
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.wire import Request
+from sessionspec.spec.loop_order_properties import listener_keys_win, steering_in_queue_order
 from sessionspec.spec.loop_properties import (
     checker_finds_the_sent_requests,
     interrupted_composition_discarded,
@@ -88,6 +91,12 @@ class ContributorShape:
     resumed: Text | None = None
 
 
+class Size(Enum):
+    NONE = 0
+    ONE = 1
+    TWO = 2
+
+
 class ReplyChoice(Enum):
     TEXT = "text"
     TOOL_CALL = "tool call"  # the loop runs the tool and takes another step
@@ -111,6 +120,7 @@ class TurnShape:
     interrupt_kind: InterruptKind
     interrupt_in_step_2: bool
     new_instance: bool  # the turn runs on a new loop instance (a resume)
+    steering: Size = Size.NONE  # steering items queued for the turn (issue 43), drained first-in first-out
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +129,8 @@ class Scenario:
     c2: ContributorShape | None
     t1: TurnShape
     t2: TurnShape
+    listener: ListenerChoice = ListenerChoice.NONE
+    tools: ToolsChoice = ToolsChoice.NONE
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +189,9 @@ def script(shape: TurnShape, turn: int) -> TurnScript:
     interrupt = None
     if shape.interrupt is not None:
         interrupt = Interrupt(window=shape.interrupt, kind=shape.interrupt_kind, step=2 if shape.interrupt_in_step_2 else 1)
-    return TurnScript(prompt=Prompt(content=text_content(f"prompt {turn}")), replies=replies, interrupt=interrupt)
+    steering = tuple(Steering(content=text_content(f"steer {turn}.{i}")) for i in range(shape.steering.value))
+    return TurnScript(prompt=Prompt(content=text_content(f"prompt {turn}")), replies=replies, interrupt=interrupt,
+                      steering=steering)
 
 
 def play(s: Scenario) -> Played:
@@ -187,7 +201,8 @@ def play(s: Scenario) -> Played:
     # Another agent's contributions, on the first instance and on any later one.
     foreign = tuple(m for i, shape in enumerate(shapes, 1) if shape.scope is Scope.OTHER
                     for n in (0, 1) for m in contributor(shape, i, n).content)
-    agent = AgentConfig(system="system", tools=(), contributors=contributors, agent_id=AGENT_ID)
+    agent = AgentConfig(system="system", tools=tools_of(s.tools, 1), contributors=contributors, agent_id=AGENT_ID,
+                        request_config=LISTENED[s.listener])
     log: tuple[Event, ...] = ()
     instance = loop.new_instance()
     number = 0
@@ -207,6 +222,7 @@ def play(s: Scenario) -> Played:
         if turn > 1 and (shape.new_instance or instance.disposed):
             instance, number = loop.new_instance(), number + 1
             agent = replace(agent, contributors=tuple(contributor(c, i, number) for i, c in enumerate(shapes, 1)))
+        agent = replace(agent, tools=tools_of(s.tools, turn))
         outcome = loop.run_turn(log, instance, agent, script(shape, turn), hooks=loop.Hooks(after_composition=edit_after_composition))
         if isinstance(outcome, Rejected):
             return Played(log=log, outcomes=tuple(outcomes), befores=tuple(befores), instances=tuple(instances),
@@ -288,6 +304,21 @@ def discard(s: Scenario) -> Played:
 
 
 
+def order_holds(p: Played, s: Scenario) -> str | None:
+    """LOOP-13 (steering first-in first-out) and LOOP-7/8 (the listener's keys win over the seed's)."""
+    if p.rejected is not None:
+        return f"the loop rejected a turn: {p.rejected}"
+    return steering_in_queue_order(p.log) or listener_keys_win(p.log, requests(p), dict(LISTENED[s.listener]))
+
+
+def orders(s: Scenario) -> Played:
+    """Issue 43: steering drains in queue order and the request listener's keys win, with the seed's own keys.
+
+    post: order_holds(__return__, s) is None
+    """
+    return play(s)
+
+
 # --------------------------------------------------------------------------- smaller shape contracts
 
 
@@ -311,12 +342,6 @@ def expected_texts(shapes: tuple[ContributorShape | None, ...]) -> list[str]:
     first = [f"{c.text.value} {i}" for i, c in own if c.idiom is Idiom.PREPEND]
     last = [f"{c.text.value} {i}" for i, c in reversed(own) if c.idiom is Idiom.APPEND]
     return first + last
-
-
-class Size(Enum):
-    NONE = 0
-    ONE = 1
-    TWO = 2
 
 
 def header_of_shape(prefix: Size, system: bool, tools: bool, temperature: bool) -> EpochHeader:

@@ -33,6 +33,11 @@ class Check(Enum):
     OVERFLOW = "P-CMP-10"
     PRESSURE = "P-CMP-11"
     PRUNE = "P-PRN-3"
+    # Issue 43: orders, precedence and thresholds.
+    STEERING = "LOOP-13 first-in first-out"
+    LISTENER = "LOOP-7 listener keys win"
+    PRESSURE_GATE = "P-CMP-9"
+    PRUNE_THRESHOLD = "PRN-3 threshold"
 
 
 ALL_CHECKS: Final = frozenset(Check)

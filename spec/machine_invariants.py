@@ -19,6 +19,7 @@ from sessionspec.spec.loop_compaction_properties import (
     pressure_compaction_closes_step,
     prunes_only_under_pressure,
 )
+from sessionspec.spec.loop_order_properties import prunes_only_above_threshold, steering_in_queue_order
 from sessionspec.spec.loop_properties import (
     checker_finds_the_sent_requests,
     header_reasons_follow_instances,
@@ -123,3 +124,15 @@ class LoopInvariants(MachineState):
         s = self.session
         self._when_grown(Check.HEADERS, lambda _: header_reasons_follow_instances(s.log, s.instance_starts, s.first_live_seq) or
                          turn_numbers_continue(s.log, s.first_live_seq))
+
+    @invariant()
+    def steering_first_in_first_out(self) -> None:
+        self._when_grown(Check.STEERING, lambda since: steering_in_queue_order(self.session.log, since))
+
+    @invariant()
+    def prune_threshold(self) -> None:
+        plugin = self.plugin
+        if plugin is None or plugin.prune is None:
+            return
+        threshold = plugin.prune.threshold_chars
+        self._when_grown(Check.PRUNE_THRESHOLD, lambda since: prunes_only_above_threshold(self.session.log, threshold, since))

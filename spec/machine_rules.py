@@ -4,7 +4,10 @@ Turns of every kind (text, tools, reasoning, steering, request injections, inter
 window, request errors with retry, blocked prompts, throwing contributors, truncated or throwing step
 results, a request-mutating listener, parallel tools with deferred context), contributor edits, system,
 tool and request-config changes, resumes (new instances) and forks, and with compact-basic mounted
-pressure, overflow and manual compactions and prunes.
+pressure, overflow and manual compactions and prunes.  Issue 43: several steering items per turn (also
+re-queued by a blocked prompt), a request listener that sets any key (the seed's too), a post-step total
+landing exactly on the pressure threshold, one off, and between the floor and the ceiling of a fractional
+budget, tool results of exactly the prune threshold and one off, and tool lists that change in place.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from dataclasses import replace
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from sessionspec.model.compaction import CONTEXT_WINDOW_EXCEEDED, Trigger, compact_if_needed
-from sessionspec.model.jsonval import JsonObject
+from sessionspec.model.compaction import CONTEXT_WINDOW_EXCEEDED, CompactConfig, Trigger, compact_if_needed
+from sessionspec.model.jsonval import JsonObject, freeze
 from sessionspec.model.loop import (
     Interrupt,
     InterruptKind,
@@ -32,8 +35,10 @@ from sessionspec.model.loop import (
 from sessionspec.model.prefix import Contributor, Idiom
 from sessionspec.model.rejected import Rejected
 from sessionspec.spec.groundtruth_agent import ECHO_TOOL, PERSONA
+from sessionspec.spec.machine_checks import Check
 from sessionspec.spec.machine_scripts import (
     KINDS,
+    LISTENER_CHANGES,
     REPLY_KINDS,
     SHOUT_TOOL,
     WINDOWS,
@@ -48,10 +53,11 @@ from sessionspec.spec.machine_state import MachineSession, MachineState
 class LoopRules(MachineState):
     """The rules of the loop machine."""
 
-    @initialize(window=st.sampled_from([0, 700, 1200]), prune=st.booleans())
-    def mount_compaction(self, window: int, prune: bool) -> None:
-        """compact-basic (and maybe the prune service) on the agent; 0: not mounted."""
-        self.plugin = compaction_plugin(window, prune) if window else None
+    @initialize(window=st.sampled_from([0, 700, 1200, 701, 1203]), prune=st.booleans(), ratio=st.sampled_from([0.5, 0.7]))
+    def mount_compaction(self, window: int, prune: bool, ratio: float = 0.5) -> None:
+        """compact-basic (and maybe the prune service) on the agent; 0: not mounted.  An odd window makes the
+        budgets fractional (CMP-4 floors ``cw x ratio``)."""
+        self.plugin = compaction_plugin(window, prune, ratio) if window else None
 
     @initialize(cancelled=st.sampled_from([False, False, False, True]))
     def first_send_cancelled_in_composition(self, cancelled: bool) -> None:
@@ -137,6 +143,55 @@ class LoopRules(MachineState):
         assert not isinstance(run, Rejected) and run.events == (), "CMP-14: an idle A55 compaction wrote events"
         assert run.error is None or run.error.rule == "CMP-14", run.error
 
+    @rule(count=st.integers(2, 4), kind=REPLY_KINDS, blocked=st.sampled_from([False, False, True]))
+    def steering_turn(self, count: int, kind: str, blocked: bool) -> None:
+        """LOOP-13: several steering items queued for one turn, drained first-in first-out; with a blocked
+        prompt they are re-queued and each runs as the next turn's prompt, in order (QF-4)."""
+        n = self.turns_sent
+        steering = tuple(Steering(content=text_content(f"steer {n}.{i}")) for i in range(count))
+        prompt = Prompt(content=text_content(f"prompt {n}"), block_reason="policy" if blocked else None)
+        self._turn(TurnScript(prompt=prompt, replies=replies_of(kind, n) + replies_of("text", n + 1), steering=steering))
+
+    @precondition(lambda self: self.plugin is not None)
+    @rule(where=st.sampled_from(["below", "at", "between", "above"]))
+    def pressure_at_threshold_turn(self, where: str) -> None:
+        """CMP-4/CMP-8 at the boundary: the window is chosen so that the threshold ``floor(cw x 0.5)`` is one
+        above the total the first post-step measures (``below``), equal to it (``at``), equal to it with
+        ``cw x 0.5`` fractional (``between``: a ceiling would be one above), or one below (``above``).  At the
+        threshold compact-basic acts exactly as above it (P-CMP-9: ``total < threshold`` alone declines)."""
+        n = self.turns_sent
+        script = TurnScript(prompt=Prompt(content=text_content(f"prompt {n}")), replies=(Reply(text=f"answer {n}"),))
+        total = self._post_step_total(script)
+        assert self.plugin is not None
+        if total is None or total < 16:
+            self._turn(script)
+            return
+        window = {"below": 2 * total + 2, "at": 2 * total, "between": 2 * total + 1, "above": 2 * total - 2}[where]
+        config = CompactConfig(threshold_ratio=0.5, retain_tokens=total // 4, max_tokens=128)
+        # What compact-basic does one below the threshold (the reference: the model, outside the turn's context).
+        over = where != "below" and self._post_step_appends(script, replace(self.plugin, context_window=2 * total - 2, config=config))
+        self.plugin = replace(self.plugin, context_window=window, config=config)
+        self.session.pressure = None
+        before = len(self.session.log)
+        self._turn(script)
+        acted = any(e.type == "compact/start" or (e.type == "tool/result" and e.surface_op != "append")
+                    for e in self.session.log[before:])
+        if Check.PRESSURE_GATE in self.checks:
+            assert acted == over, (f"P-CMP-9: the first post-step measured {total} tokens against the threshold "
+                                   f"floor({window} x 0.5): compact-basic {'acted' if acted else 'declined'}; "
+                                   f"{'below the threshold it must decline' if where == 'below' else 'at it, it must act as one below it'}")
+
+    @precondition(lambda self: self.plugin is not None and self.plugin.prune is not None)
+    @rule(offset=st.sampled_from([-1, 0, 1]))
+    def tool_result_at_prune_threshold(self, offset: int) -> None:
+        """PRN-3 at the boundary: a tool result of ``thresholdChars`` code points, or one fewer or more."""
+        assert self.plugin is not None and self.plugin.prune is not None
+        n = self.turns_sent
+        size = self.plugin.prune.threshold_chars + offset
+        call = ToolCallSpec(call_id=f"call-edge-{n}", name="echo", arguments='{"text":"edge"}', result=(f"edge {n} " * size)[:size])
+        self._turn(TurnScript(prompt=Prompt(content=text_content(f"edge {n}")), replies=(
+            Reply(kind=ReplyKind.TOOL_CALLS, text="sizing", tool_calls=(call,)), Reply(text=f"sized {n}"))))
+
     @rule(kind=REPLY_KINDS)
     def send_turn(self, kind: str) -> None:
         n = self.turns_sent
@@ -182,16 +237,20 @@ class LoopRules(MachineState):
     def change_system_prompt(self, n: int) -> None:
         self.agent = replace(self.agent, system=PERSONA if n == 0 else f"{PERSONA}\n\nsection {n}")
 
-    @rule(which=st.sampled_from(["none", "echo", "both", "reversed"]))
+    @rule(which=st.sampled_from(["none", "echo", "both", "reversed", "echo described anew"]))
     def change_tools(self, which: str) -> None:
+        """The tool list changes: emptied, grown, reordered, or one tool's schema edited in place (same name)."""
+        edited = freeze({"name": "echo", "description": "echo the text argument back, verbatim",
+                         "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
         tools = {"none": (), "echo": (ECHO_TOOL,), "both": (ECHO_TOOL, SHOUT_TOOL),
-                 "reversed": (SHOUT_TOOL, ECHO_TOOL)}[which]
+                 "reversed": (SHOUT_TOOL, ECHO_TOOL), "echo described anew": (edited, SHOUT_TOOL)}[which]
         self.agent = replace(self.agent, tools=tools)
 
-    @rule(temperature=st.sampled_from([None, 0.5, 1]))
-    def change_request_listener(self, temperature: float | None) -> None:
-        config = JsonObject(()) if temperature is None else JsonObject((("temperature", temperature),))
-        self.agent = replace(self.agent, request_config=config)
+    @rule(changes=LISTENER_CHANGES)
+    def change_request_listener(self, changes: JsonObject) -> None:
+        """An ``agent/request`` listener that sets any keys, the seed's (provider, model, reasoningEffort)
+        included: its values win (LOOP-7, checked by the LISTENER invariant); an empty provider fails the turn."""
+        self.agent = replace(self.agent, request_config=changes)
 
     @rule(window=WINDOWS, kind=KINDS, step=st.integers(1, 2), chunk=st.integers(0, 3), reply=REPLY_KINDS)
     def interrupted_turn(self, window: Window, kind: InterruptKind, step: int, chunk: int, reply: str) -> None:

@@ -14,7 +14,7 @@ from typing import Final
 from hypothesis import strategies as st
 
 from sessionspec.model.compaction import CompactConfig, SummarizerOutput, SummaryCall
-from sessionspec.model.jsonval import JsonObject, freeze
+from sessionspec.model.jsonval import Json, JsonObject, freeze
 from sessionspec.model.loop import CompactionPlugin, InterruptKind, Reply, ReplyKind, ToolCallSpec, Window, text_content
 from sessionspec.model.prefix import Contributor, Idiom, prefix_message
 from sessionspec.model.prune import PruneConfig
@@ -45,6 +45,12 @@ class ContributorSource:
 
 
 REPLY_KINDS: Final = st.sampled_from(["text", "reasoning", "empty", "tools", "continue", "inject"])
+# What an agent/request listener may set (LOOP-7): any key, the seed's own included; "" fails the request.
+LISTENER_VALUES: Final[dict[str, tuple[Json, ...]]] = {
+    "provider": ("mock", "other-provider", ""), "model": ("mock-1", "other-model"), "reasoningEffort": ("low", "high"),
+    "temperature": (0, 0.5, 1), "maxTokens": (64, 4096), "stop": (("\n",),), "topP": (0.9,)}
+LISTENER_CHANGES: Final = st.lists(st.sampled_from(sorted(LISTENER_VALUES)), unique=True, max_size=4).flatmap(
+    lambda keys: st.tuples(*(st.tuples(st.just(k), st.sampled_from(LISTENER_VALUES[k])) for k in keys))).map(JsonObject)
 WINDOWS: Final = st.sampled_from(list(Window))
 KINDS: Final = st.sampled_from(list(InterruptKind))
 
@@ -81,8 +87,11 @@ INSTRUCTION: Final = "Condense the conversation above into a checkpoint."
 BIG_PRUNE: Final = PruneConfig(threshold_chars=400, head_chars=100, tail_chars=50)
 
 
-def compaction_plugin(window: int, prune: bool) -> CompactionPlugin:
-    """compact-basic with a small context window (threshold half of it) so compactions happen regularly."""
-    return CompactionPlugin(summarizer=summarize, instruction=INSTRUCTION, context_window=window,
-                            config=CompactConfig(threshold_ratio=0.5, retain_tokens=window // 8, max_tokens=128),
+def compaction_plugin(window: int, prune: bool, ratio: float = 0.5) -> CompactionPlugin:
+    """compact-basic with a small context window (threshold ``floor(window x ratio)``) so compactions happen
+    regularly; at ratio 0.7 the retained budget is the default ratio (``floor(window x 0.16)``), so an odd
+    window makes both budgets fractional."""
+    config = (CompactConfig(threshold_ratio=0.5, retain_tokens=window // 8, max_tokens=128) if ratio == 0.5
+              else CompactConfig(threshold_ratio=ratio, max_tokens=128))
+    return CompactionPlugin(summarizer=summarize, instruction=INSTRUCTION, context_window=window, config=config,
                             prune=BIG_PRUNE if prune else None)

@@ -11,6 +11,7 @@ absorbs the outcome.  The rules (``spec/machine_rules.py``) and the invariants
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -26,17 +27,22 @@ from sessionspec.model.loop import (
     Hooks,
     LoopInstance,
     PostStepHook,
+    PostStepResult,
     SentRequest,
+    StepContext,
     TurnOutcome,
     TurnScript,
     manual_listener,
     new_instance,
     overflow_listener,
+    pressure_listener,
     run_turn,
 )
+from sessionspec.model.meter import measure_state, meter_state
 from sessionspec.model.prefix import Contributor
 from sessionspec.model.rejected import Rejected
 from sessionspec.spec.groundtruth_agent import ECHO_TOOL, PERSONA
+from sessionspec.spec.loop_order_properties import listener_keys_win
 from sessionspec.spec.loop_properties import interrupted_composition_discarded, steps_closed_before_turn_end
 from sessionspec.spec.machine_checks import ALL_CHECKS, MODEL_ALONE, Check, UnderTest
 from sessionspec.spec.machine_scripts import ContributorSource
@@ -116,11 +122,15 @@ class MachineState(RuleBasedStateMachine):
                 s.pressure = self.under_test.pressure(self.plugin)
             hooks = Hooks(post_step=manual_listener(self.plugin) if manual else s.pressure,
                           request_error=overflow_listener(self.plugin), after_composition=self.held.remember)
+        changes = self.agent.request_config
         with self.under_test.around_turn():
             outcome = run_turn(s.log, s.instance, self._agent(extra), script, hooks=hooks)
         self.held.edit()  # contributors that keep their objects edit them after the turn (PFX-6)
         assert not isinstance(outcome, Rejected), f"the loop model rejected its own turn: {outcome}"
         self._absorb(outcome, before)
+        if Check.LISTENER in self.checks:
+            problem = listener_keys_win(s.log, outcome.requests, dict(changes))
+            assert problem is None, problem
 
     def _absorb(self, outcome: TurnOutcome, before: int) -> None:
         s = self.session
@@ -140,6 +150,39 @@ class MachineState(RuleBasedStateMachine):
         if Check.HEADERS in self.checks:
             problem = steps_closed_before_turn_end(outcome, before)
             assert problem is None, problem
+
+    def _dry_run(self, script: TurnScript, post_step: PostStepHook) -> None:
+        """Play ``script`` on the current session with ``post_step`` mounted, keeping nothing (the model is pure)."""
+        s = self.session
+        instance = new_instance() if s.instance.disposed else s.instance
+        run_turn(s.log, instance, self._agent(), script, hooks=Hooks(post_step=post_step))
+
+    def _post_step_total(self, script: TurnScript) -> int | None:
+        """The total (MTR-10) that the first post-step of ``script``'s turn measures, or None (none reached)."""
+        seen: list[int] = []
+
+        def spy(events: Sequence[Event], ctx: StepContext) -> PostStepResult:
+            state = meter_state(events)
+            if not seen and not isinstance(state, Rejected):
+                seen.append(measure_state(state).total_tokens)
+            return PostStepResult()
+
+        self._dry_run(script, spy)
+        return seen[0] if seen else None
+
+    def _post_step_appends(self, script: TurnScript, plugin: CompactionPlugin) -> bool:
+        """Whether compact-basic's pressure listener (``plugin``) appends anything at the turn's first post-step."""
+        appended: list[bool] = []
+        listener = pressure_listener(plugin)
+
+        def first(events: Sequence[Event], ctx: StepContext) -> PostStepResult:
+            result = listener(events, ctx)
+            if not appended:
+                appended.append(bool(result.drafts))
+            return result
+
+        self._dry_run(script, first)
+        return bool(appended and appended[0])
 
     def teardown(self) -> None:
         # Steer generation towards long instances and many instances (deep states);

@@ -58,16 +58,19 @@ def check_compact_config(config: CompactConfig) -> CompactConfig | Rejected:
     `maxTokens 8192` (summary cap), `compactionRetries 1`, `maxOverflowRetries 1`, `auto true`,
     `summarizationProvider ""`, `summarizationModel ""`, `modelPolicies []`."
 
-    CMP-3 validation: ratios finite in (0,1]; retainRatio and retainTokens
-    exclusive; resolved retainRatio < thresholdRatio (also per policy);
-    summarization provider/model together; policies need provider/model, no
-    duplicates."""
+    CMP-3 validation: ratios finite in (0,1]; retainTokens, compactionRetries and maxOverflowRetries
+    non-negative integers and maxTokens a positive integer (also per policy); retainRatio and retainTokens
+    exclusive; resolved retainRatio < thresholdRatio (also per policy); summarization provider/model
+    together; policies need provider/model, no duplicates."""
 
     def bad(why: str) -> Rejected:
         return Rejected(rule="CMP-3", reason=f"compact config: {why}")
 
     if not (_ratio_ok(config.threshold_ratio) and _ratio_ok(config.retain_ratio)):
         return bad("ratios must be finite in (0, 1]")
+    counts = _counts_ok(config.retain_tokens, config.max_tokens, config.compaction_retries, config.max_overflow_retries)
+    if counts is not None:
+        return bad(counts)
     if config.retain_ratio is not None and config.retain_tokens is not None:
         return bad("retainRatio and retainTokens are mutually exclusive")
     if config.retain_tokens is None and _retain_ratio(config.retain_ratio) >= config.threshold_ratio:
@@ -85,10 +88,23 @@ def check_compact_config(config: CompactConfig) -> CompactConfig | Rejected:
             return bad("policy ratios must be finite in (0, 1]")
         if policy.retain_ratio is not None and policy.retain_tokens is not None:
             return bad("policy retainRatio and retainTokens are mutually exclusive")
+        counts = _counts_ok(policy.retain_tokens, policy.max_tokens, policy.compaction_retries, None)
+        if counts is not None:
+            return bad(f"policy {counts}")
         resolved = target_policy(config, policy.provider, policy.model)
         if resolved.retain_tokens is None and _retain_ratio(resolved.retain_ratio) >= resolved.threshold_ratio:
             return bad(f"policy {policy.provider}/{policy.model}: retainRatio must be below thresholdRatio")
     return config
+
+
+def _counts_ok(retain_tokens: int | None, max_tokens: int | None, retries: int | None, overflow_retries: int | None) -> str | None:
+    """CMP-3 (compact-basic ``config.ts`` ``validatePolicy``): ``retainTokens``, ``compactionRetries`` and
+    ``maxOverflowRetries`` non-negative integers, ``maxTokens`` a positive integer; None when they are."""
+    for name, value, least in (("retainTokens", retain_tokens, 0), ("maxTokens", max_tokens, 1),
+                               ("compactionRetries", retries, 0), ("maxOverflowRetries", overflow_retries, 0)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+            return f"{name} ({value}) must be {'a positive' if least else 'a non-negative'} integer"
+    return None
 
 
 def _retain_ratio(v: float | None) -> float:
@@ -128,7 +144,19 @@ class CompactSpec:
 def compact_spec(policy: CompactConfig, context_window: Json | None, target: str) -> CompactSpec | Rejected:
     """CMP-4: ``thresholdTokens = floor(cw × thresholdRatio)``; ``retainTokens``
     = the policy's, else ``floor(cw × retainRatio)``; a missing or non-positive
-    window, or ``retain >= threshold``, is a ``TargetPressureConfigError``."""
+    window, or ``retain >= threshold``, is a ``TargetPressureConfigError``.
+
+    The contract states the floors by what a floor is (an integer at most the product, the next one above
+    it), so a ceiling or a rounding fails it wherever the product is fractional.  ``policy`` is a checked
+    configuration (CMP-3: its ratios finite in (0, 1]; ``compact_if_needed`` checks it first).
+
+    pre: _ratio_ok(policy.threshold_ratio) and _ratio_ok(policy.retain_ratio)
+    post: isinstance(__return__, Rejected) or (isinstance(context_window, int) and not isinstance(context_window, bool) and context_window > 0)
+    post: isinstance(__return__, Rejected) or __return__.threshold_tokens <= context_window * policy.threshold_ratio < __return__.threshold_tokens + 1
+    post: isinstance(__return__, Rejected) or policy.retain_tokens is not None or __return__.retain_tokens <= context_window * _retain_ratio(policy.retain_ratio) < __return__.retain_tokens + 1
+    post: isinstance(__return__, Rejected) or policy.retain_tokens is None or __return__.retain_tokens == policy.retain_tokens
+    post: isinstance(__return__, Rejected) or __return__.retain_tokens < __return__.threshold_tokens
+    """
     if context_window is None:
         return Rejected(rule="CMP-8", reason=f"no context capacity for {target}")
     if not is_safe_int(context_window) or not isinstance(context_window, int) or context_window <= 0:

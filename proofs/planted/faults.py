@@ -29,7 +29,7 @@ import sessionspec.model.reconstruct
 import sessionspec.model.wire
 from sessionspec import model
 from sessionspec.model.header import EpochHeader, prefix_messages
-from sessionspec.model.jsonval import Json, get
+from sessionspec.model.jsonval import Json, JsonObject, get
 from sessionspec.model.prefix import NOT_COMPOSED, frozen_copy
 from sessionspec.model.wire import Request
 from sessionspec.planted.loop import Planted, planted
@@ -70,6 +70,9 @@ class LoopFault(Enum):
     SNAPSHOT_AFTER_REQUEST = "boundary taken after agent/request"
     IGNORE_SCOPE = "dispatch the waterfall to other agents' scoped listeners"
     SWAP_SYSTEM_TOOLS = "build_request swaps system and tools (shared by the loop and the rebuild)"
+    # Issue 43: two of the held-out faults the scenario shapes now reach (steering, a request listener).
+    STEERING_LIFO = "steering drained last-in first-out"
+    SEED_KEYS_WIN = "an agent/request listener cannot override a key the seed set"
 
 
 # fault -> the scenario contract (proofs.scenarios) whose postcondition must fail.
@@ -81,6 +84,8 @@ CATCHES: dict[LoopFault, str] = {
     LoopFault.SNAPSHOT_AFTER_REQUEST: "reconstructability",
     LoopFault.IGNORE_SCOPE: "freeze",
     LoopFault.SWAP_SYSTEM_TOOLS: "reconstructability",
+    LoopFault.STEERING_LIFO: "orders",
+    LoopFault.SEED_KEYS_WIN: "orders",
 }
 
 
@@ -191,6 +196,21 @@ def _ignore_scope(real: Callable[..., Any]) -> Callable[..., Any]:
     return compose
 
 
+def _drain_lifo(t: Any, pending: list[Any]) -> None:
+    """LOOP-13 broken: the newest steering item is drained first."""
+    while pending:
+        item = pending.pop()
+        t.append(model.loop.Draft(type_name="steering/message", surface_op=model.loop.APPEND,
+                                  data=JsonObject((("turn", t.number), ("content", item.content), ("source", item.source)))))
+
+
+def _seed_keys_win(seed: JsonObject, changes: JsonObject) -> JsonObject:
+    """LOOP-7 broken: ``{...changes, ...seed}``: the listener cannot override a key of the seed."""
+    merged = dict(changes)
+    merged.update(seed)
+    return JsonObject(merged.items())
+
+
 @contextmanager
 def installed(fault: LoopFault) -> Iterator[None]:
     """Install ``fault`` for the duration of the block."""
@@ -220,5 +240,9 @@ def installed(fault: LoopFault) -> Iterator[None]:
             modules = [*loop_modules(), model.reconstruct, model.wire, sessionspec.fast.request_points]
             callee = _checking(swapped_build_request) if CHECK_CALLEE_POSTS else swapped_build_request
             patches = [(m, n, callee) for m, n in _bindings(modules, "build_request", model.wire.build_request)]
+        case LoopFault.STEERING_LIFO:
+            patches = _in_loop("drain_steering", model.loop.drain_steering, _drain_lifo)
+        case LoopFault.SEED_KEYS_WIN:
+            patches = _in_loop("apply_request_listener", model.loop.apply_request_listener, _seed_keys_win)
     with _patched(patches):
         yield

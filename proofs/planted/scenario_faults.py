@@ -10,9 +10,10 @@ replay the counterexample concretely.
 from __future__ import annotations
 
 from proofs.planted.faults import LoopFault, installed
+from proofs.scenario_choices import ListenerChoice, ToolsChoice  # noqa: F401 - read by the pre: lines
 
 # discard_holds and pfx_1 are used by the contracts' post: lines.
-from proofs.scenarios import Played, Scenario, discard_holds, inv_1, pfx_1, play  # noqa: F401
+from proofs.scenarios import Played, Scenario, Size, discard_holds, inv_1, order_holds, pfx_1, play  # noqa: F401
 
 
 def cache_interrupted(s: Scenario) -> Played:
@@ -36,6 +37,12 @@ def recompose_every_turn(s: Scenario) -> Played:
 def no_clone(s: Scenario) -> Played:
     """Freeze under LoopFault.NO_CLONE.
 
+    The search keeps to two turns without steering, a request listener or tools: PFX-6 shows only through a
+    contributor's later edit, and those three choices (issue 43) multiply the paths the budget must cover
+    without reaching the cache (the replay still checks the real ``freeze`` on the counterexample).
+
+    pre: s.listener is ListenerChoice.NONE and s.tools is ToolsChoice.NONE
+    pre: s.t1.steering is Size.NONE and s.t2.steering is Size.NONE
     post: pfx_1(__return__) is None
     """
     with installed(LoopFault.NO_CLONE):
@@ -80,3 +87,21 @@ def swap_system_tools(s: Scenario) -> str | None:
     """
     with installed(LoopFault.SWAP_SYSTEM_TOOLS):
         return inv_1(play(s))
+
+
+def steering_lifo(s: Scenario) -> Played:
+    """Orders (LOOP-13) under LoopFault.STEERING_LIFO.
+
+    post: order_holds(__return__, s) is None
+    """
+    with installed(LoopFault.STEERING_LIFO):
+        return play(s)
+
+
+def seed_keys_win(s: Scenario) -> Played:
+    """Orders (LOOP-7/8) under LoopFault.SEED_KEYS_WIN.
+
+    post: order_holds(__return__, s) is None
+    """
+    with installed(LoopFault.SEED_KEYS_WIN):
+        return play(s)

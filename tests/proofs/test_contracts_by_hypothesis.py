@@ -15,12 +15,14 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from sessionspec.model.compaction import check_summary_smaller, frame_summary
-from sessionspec.model.jsonval import freeze
-from sessionspec.model.meter import price
+from sessionspec.model.compaction import CompactConfig, check_summary_smaller, frame_summary
+from sessionspec.model.compaction.policy import compact_spec
+from sessionspec.model.jsonval import ABSENT, freeze
+from sessionspec.model.log import Dialect
+from sessionspec.model.meter import estimate_header, estimate_message, price
 from sessionspec.model.prefix import Contributor, Idiom, compose
-from sessionspec.model.prune import PruneConfig, prune_content
-from sessionspec.spec.header_strategies import prefix_messages
+from sessionspec.model.prune import PruneConfig, content_chars, prune_content
+from sessionspec.spec.header_strategies import headers, prefix_messages
 from sessionspec.spec.json_strategies import json_values, texts
 from sessionspec.spec_render import contracts_of
 
@@ -64,6 +66,31 @@ def test_CMP_21_check_summary_smaller_contract(framed: Any, shadowed: int) -> No
 def test_PRN_3_prune_content_contract(blocks: Any, threshold: int, head: int, tail: int) -> None:
     config = PruneConfig(threshold_chars=threshold + head + tail + 40, head_chars=head, tail_chars=tail)
     _holds(prune_content, blocks=blocks, config=config)
+
+
+@given(st.one_of(json_values(8), _BLOCKS))
+def test_PRN_2_content_chars_contract(blocks: Any) -> None:
+    _holds(content_chars, blocks=blocks)
+
+
+@given(st.one_of(json_values(6), _BLOCKS).map(lambda content: freeze({"role": "user", "content": content})))
+def test_MTR_3_estimate_message_contract(message: Any) -> None:
+    _holds(estimate_message, message=message)
+
+
+@given(st.one_of(st.just(ABSENT), headers()), st.sampled_from(list(Dialect)))
+def test_MTR_4_estimate_header_contract(header: Any, dialect: Dialect) -> None:
+    _holds(estimate_header, header=header, dialect=dialect)
+
+
+@given(st.one_of(st.none(), st.integers(-5, 10**7), st.floats(allow_nan=True), st.booleans()),
+       st.floats(min_value=0, max_value=1, exclude_min=True), st.one_of(st.none(), st.floats(0.01, 0.99)),
+       st.one_of(st.none(), st.integers(0, 10**6)))
+def test_CMP_4_compact_spec_contract(window: Any, ratio: float, retain_ratio: float | None, retain_tokens: int | None) -> None:
+    """The floors of CMP-4 on any window and any checked ratio (issue 43: rounding decides at the boundary)."""
+    assume(retain_ratio is None or retain_tokens is None)
+    _holds(compact_spec, policy=CompactConfig(threshold_ratio=ratio, retain_ratio=retain_ratio, retain_tokens=retain_tokens),
+           context_window=window, target="p/m")
 
 
 _CONTRIBUTORS = st.lists(

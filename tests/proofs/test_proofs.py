@@ -42,6 +42,8 @@ PLANTED_BUGS = {
     "meter": ("meter_bug.py", r"error: false when calling ceil4\("),
     "compaction": ("compaction_bug.py", r"error: false when calling retention_cut\("),
     "prune": ("prune_bug.py", r"error: false when calling check_prune_config\("),
+    # issue 43: a budget rounded up instead of down (CMP-4), one of the held-out faults
+    "compaction.policy": ("compaction_policy_bug.py", r"error: false when calling compact_spec\("),
 }
 
 
@@ -49,7 +51,7 @@ PLANTED_BUGS = {
 # (proofs/limits.py), never by seconds, so a commit gets the same verdict on a loaded and an idle machine.
 # The bounds leave a margin over the paths each search needs today (measured with
 # SESSIONSPEC_CH_REPORT_ITERATIONS=1; docs/proofs.md, "Iteration bounds of the test suite").
-PLANTED_BUG_ITERATIONS = 100  # the tests/planted bugs are refuted within 1-32 paths
+PLANTED_BUG_ITERATIONS = 200  # the tests/planted bugs are refuted within 1-32 paths, compaction_policy_bug at path 145
 CLASSIFY_ITERATIONS = 64  # surface_bug is refuted at path 32
 CI_SUBSET_ITERATIONS = 12
 HUNT_ITERATIONS = 40  # the ci-tier planted faults are found within 1-10 paths
@@ -272,16 +274,19 @@ def test_scenario_contracts_hold_and_every_fault_breaks_them_concretely() -> Non
     """Without CrossHair: each planted loop fault, installed by patching, breaks its
     contract on a hand-built scenario, the real loop keeps all three, and the patches are undone."""
     from proofs.planted import faults
+    from proofs.scenario_choices import ListenerChoice, ToolsChoice
     from proofs.scenarios import (
         ContributorShape,
         ReplyChoice,
         ReplyShape,
         Scenario,
         Scope,
+        Size,
         Text,
         TurnShape,
         discard_holds,
         inv_1,
+        order_holds,
         pfx_1,
         play,
     )
@@ -294,22 +299,25 @@ def test_scenario_contracts_hold_and_every_fault_breaks_them_concretely() -> Non
     tool = ReplyShape(ReplyChoice.TOOL_CALL, True, False)
     plain = TurnShape(tool, ReplyShape(ReplyChoice.TEXT, False, False), None, InterruptKind.CANCEL, False, False)
     cut = TurnShape(tool, None, Window.IN_COMPOSITION, InterruptKind.CANCEL, False, False)
-    scenarios = (Scenario(mine, theirs, plain, plain), Scenario(mine, theirs, cut, plain))
-    checks = {"reconstructability": inv_1, "freeze": pfx_1, "discard": discard_holds}
+    steered = TurnShape(tool, ReplyShape(ReplyChoice.TEXT, False, False), None, InterruptKind.CANCEL, False, False, Size.TWO)
+    scenarios = (Scenario(mine, theirs, plain, plain), Scenario(mine, theirs, cut, plain),
+                 Scenario(mine, None, steered, steered, ListenerChoice.SEED_KEYS, ToolsChoice.ECHO_THEN_BOTH))
+    checks = {"reconstructability": lambda p, s: inv_1(p), "freeze": lambda p, s: pfx_1(p),
+              "discard": lambda p, s: discard_holds(p), "orders": order_holds}
     def bindings() -> list[tuple[str, str, object]]:
         """Every name a fault patches, wherever the loop (a module or a package) binds it."""
-        names = ("run_turn", "build_request", "compose", "IncrementalDerivation")
+        names = ("run_turn", "build_request", "compose", "IncrementalDerivation", "drain_steering", "apply_request_listener")
         modules = [*faults.loop_modules(), model.wire, model.prefix, model.reconstruct]
         return [(m.__name__, n, getattr(m, n)) for m in modules for n in names if hasattr(m, n)]
 
     originals = bindings()
     for s in scenarios:
         played = play(s)
-        assert all(check(played) is None for check in checks.values())
+        assert all(check(played, s) is None for check in checks.values())
     for fault, contract in faults.CATCHES.items():
         with faults.installed(fault):
-            played_under_fault = [play(s) for s in scenarios]
-        assert any(checks[contract](p) is not None for p in played_under_fault) or fault is faults.LoopFault.SWAP_SYSTEM_TOOLS, fault
+            played_under_fault = [(play(s), s) for s in scenarios]
+        assert any(checks[contract](p, s) is not None for p, s in played_under_fault) or fault is faults.LoopFault.SWAP_SYSTEM_TOOLS, fault
         assert bindings() == originals, f"{fault} left a patch behind"
     # The shared bug: with the fault installed during the check too, P-INV-1 holds; only the callee contract fails.
     with faults.installed(faults.LoopFault.SWAP_SYSTEM_TOOLS):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine
 
+from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.loop import InterruptKind
 from sessionspec.model.prefix import Idiom
 from sessionspec.spec.machines import loop_machine
@@ -22,7 +23,8 @@ TestLoopMachine.settings = settings(settings(), stateful_step_count=25)
 def _check(machine: RuleBasedStateMachine) -> None:
     for name in ("reconstructable", "frozen_prefix", "cache_stable", "prefix_not_history", "header_reasons",
                  "compaction_envelope", "compaction_keeps_tool_pairs", "compaction_resummarizes",
-                 "overflow_compaction_placed", "pressure_compaction_placed", "prune_content_only", "dispatch_scoped"):
+                 "overflow_compaction_placed", "pressure_compaction_placed", "prune_content_only", "dispatch_scoped",
+                 "steering_first_in_first_out", "prune_threshold"):
         getattr(machine, name)()
 
 
@@ -59,7 +61,7 @@ def test_every_kind_of_turn_in_one_sequence() -> None:
         lambda: machine.send_turn(kind="continue"),
         lambda: machine.change_system_prompt(n=2),
         lambda: machine.change_tools(which="reversed"),
-        lambda: machine.change_request_listener(temperature=0.5),
+        lambda: machine.change_request_listener(changes=JsonObject((("temperature", 0.5), ("provider", "other-provider")))),
         lambda: machine.request_error_turn(in_band=True, retries=2, then_fail=False),
         lambda: machine.request_error_turn(in_band=False, retries=0, then_fail=True),
         lambda: machine.interrupt_in_composition(kind=InterruptKind.CANCEL),

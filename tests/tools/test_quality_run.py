@@ -1,11 +1,15 @@
-"""quality/run's whole-model sample (issue 20 part 5): seeded uniform sampling,
-the Wilson interval, and the counting of verdicts, without running mutmut."""
+"""quality/run's whole-model sample (issue 20 part 5, issue 43 item 5): seeded uniform sampling, the areas,
+the Wilson interval, and the counting of verdicts without running mutmut; and the driver itself on a tiny
+sample (slow): it mutates the files the tests import, prints its seed, and fails when it tested fewer
+mutants than asked."""
 
 from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -43,7 +47,7 @@ def test_wilson_without_trials_says_nothing() -> None:
 
 
 def test_total_sample_is_seeded_and_ignores_input_order() -> None:
-    names = [f"model.m.x_f__mutmut_{i}" for i in range(500)]
+    names = [f"sessionspec.model.m.x_f__mutmut_{i}" for i in range(500)]
     a = Q.total_sample(names, 50, 7)
     assert a == Q.total_sample(list(reversed(names)), 50, 7) and len(set(a)) == 50 and set(a) <= set(names)
     assert a != Q.total_sample(names, 50, 8)
@@ -52,43 +56,43 @@ def test_total_sample_is_seeded_and_ignores_input_order() -> None:
 
 def test_total_sample_weighs_modules_by_their_size() -> None:
     """Uniform over all mutants: a module with 10 % of them gets about 10 % of the sample."""
-    names = [f"model.big.x__mutmut_{i}" for i in range(900)] + [f"model.small.x__mutmut_{i}" for i in range(100)]
-    shares = [sum(n.startswith("model.small.") for n in Q.total_sample(names, 200, seed)) / 200 for seed in range(60)]
+    names = [f"sessionspec.model.big.x__mutmut_{i}" for i in range(900)] + [f"sessionspec.model.small.x__mutmut_{i}" for i in range(100)]
+    shares = [sum(n.startswith("sessionspec.model.small.") for n in Q.total_sample(names, 200, seed)) / 200 for seed in range(60)]
     assert 0.09 < sum(shares) / len(shares) < 0.11
 
 
 def _workdir(tmp_path: Path, codes: dict[str, dict[str, int | None]]) -> Path:
-    meta = tmp_path / "mutants" / "model"
-    meta.mkdir(parents=True)
+    meta = tmp_path / "mutants" / "sessionspec" / "model"
     for module, by_key in codes.items():
+        (meta / f"{module}.py.meta").parent.mkdir(parents=True, exist_ok=True)
         (meta / f"{module}.py.meta").write_text(json.dumps({"exit_code_by_key": by_key}), encoding="utf-8")
     return tmp_path
 
 
 def test_summarize_total_counts_verdicts_and_equivalents(tmp_path: Path) -> None:
     codes: dict[str, dict[str, int | None]] = {
-        "a": {"model.a.x_f__mutmut_1": 1, "model.a.x_f__mutmut_2": 0, "model.a.x_f__mutmut_3": 36, "model.a.x_f__mutmut_4": None},
-        "b": {"model.b.x_g__mutmut_1": 34, "model.b.x_g__mutmut_2": 99, "model.b.x_g__mutmut_3": 33, "model.b.x_g__mutmut_4": 3},
+        "a": {"sessionspec.model.a.x_f__mutmut_1": 1, "sessionspec.model.a.x_f__mutmut_2": 0, "sessionspec.model.a.x_f__mutmut_3": 36, "sessionspec.model.a.x_f__mutmut_4": None},
+        "b": {"sessionspec.model.b.x_g__mutmut_1": 34, "sessionspec.model.b.x_g__mutmut_2": 99, "sessionspec.model.b.x_g__mutmut_3": 33, "sessionspec.model.b.x_g__mutmut_4": 3},
     }
     workdir = _workdir(tmp_path, codes)
-    t = Q.summarize_total(workdir, ["a", "b"], 100, 0, {"model.a.x_f__mutmut_2": "same result"})
+    t = Q.summarize_total(workdir, ["a", "b"], 100, 0, {"sessionspec.model.a.x_f__mutmut_2": "same result"})
     # killed: codes 1, 36 (timeout), 3; survived: 0, 99 (unknown verdict counts against), 33 (no tests);
     # untested: None; skipped (34) leaves the sample's denominator.
     assert (t["population"], t["sample"], t["tested"], t["killed"], t["survived"], t["untested"], t["skipped"]) == (8, 8, 6, 3, 3, 1, 1)
     assert t["score"] == pytest.approx(0.5) and t["scoreWithoutEquivalent"] == pytest.approx(3 / 5)
     assert t["wilson95"] == list(Q.wilson(3, 6)) and t["wilson95WithoutEquivalent"] == list(Q.wilson(3, 5))
     assert {s["name"]: s["equivalent"] for s in t["survivors"]} == {
-        "model.a.x_f__mutmut_2": "same result", "model.b.x_g__mutmut_2": None, "model.b.x_g__mutmut_3": None}
+        "sessionspec.model.a.x_f__mutmut_2": "same result", "sessionspec.model.b.x_g__mutmut_2": None, "sessionspec.model.b.x_g__mutmut_3": None}
     text = Q.total_text(t)
     assert "Wilson 95% interval" in text and "not yet tested 1" in text and "(equivalent: same result)" in text
 
 
 def test_equivalent_file_needs_a_reason(tmp_path: Path) -> None:
     good = tmp_path / "eq.tsv"
-    good.write_text("# comment\n\nmodel.a.x_f__mutmut_2\tthe same value either way\n", encoding="utf-8")
-    assert Q.read_equivalent(good) == {"model.a.x_f__mutmut_2": "the same value either way"}
+    good.write_text("# comment\n\nsessionspec.model.a.x_f__mutmut_2\tthe same value either way\n", encoding="utf-8")
+    assert Q.read_equivalent(good) == {"sessionspec.model.a.x_f__mutmut_2": "the same value either way"}
     bad = tmp_path / "bad.tsv"
-    bad.write_text("model.a.x_f__mutmut_2\n", encoding="utf-8")
+    bad.write_text("sessionspec.model.a.x_f__mutmut_2\n", encoding="utf-8")
     with pytest.raises(ValueError, match="bad.tsv:1"):
         Q.read_equivalent(bad)
 
@@ -119,3 +123,59 @@ def test_the_mutation_profile_is_registered_before_the_conftest_loads_a_profile(
     assert text.count("register_profile('mutation'") == 1 and "max_examples=8" in text
     assert text.index("register_profile('mutation'") < text.index("settings.load_profile(")
     assert text.replace(Q.MUTATION_PROFILE.replace("MAX", "8"), "") == original
+
+
+def test_areas_follow_the_module_paths() -> None:
+    """Issue 43: the per-area scores are of loop/, compaction/, prune, meter and header; a method's mutant
+    (mutmut's ``xǁClassǁmethod`` name) belongs to its module's area."""
+    assert Q.area_of("sessionspec.model.loop.turn.x_drain_steering__mutmut_3") == "loop/"
+    assert Q.area_of("sessionspec.model.compaction.policy.x_compact_spec__mutmut_1") == "compaction/"
+    assert Q.area_of("sessionspec.model.meter.xǁ_Assemblerǁfeed__mutmut_52") == "meter"
+    assert Q.area_of("sessionspec.model.prune.x_prune_content__mutmut_9") == "prune"
+    assert Q.area_of("sessionspec.model.header.x_canonical__mutmut_2") == "header"
+    assert Q.area_of("sessionspec.model.surface.x_fold_surface__mutmut_2") == "other"
+    assert Q.area_of("sessionspec.model.loop.x_f__mutmut_1") == "other"  # a module named loop is not the package
+
+
+def test_area_samples_are_uniform_within_each_area_and_seeded() -> None:
+    names = ([f"sessionspec.model.loop.turn.x_f__mutmut_{i}" for i in range(300)]
+             + [f"sessionspec.model.meter.x_g__mutmut_{i}" for i in range(20)]
+             + [f"sessionspec.model.surface.x_h__mutmut_{i}" for i in range(500)])
+    samples = Q.area_samples(names, 50, 3)
+    assert set(samples) == set(Q.AREAS)
+    assert len(samples["loop/"]) == 50 and all(Q.area_of(n) == "loop/" for n in samples["loop/"])
+    assert len(samples["meter"]) == 20  # the whole area when it is smaller than the sample
+    assert samples["header"] == [] and samples == Q.area_samples(list(reversed(names)), 50, 3)
+    assert samples["loop/"] != Q.area_samples(names, 50, 4)["loop/"]
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.mark.slow
+def test_the_driver_runs_a_tiny_sample_at_this_tree(tmp_path: Path) -> None:
+    """Issue 43 item 5: at this tree, from a fresh scratch copy, the driver tests the sample it draws with
+    mutants the tests actually reach (the mutated files are the imported ones: killed, not 'no tests'),
+    prints the seed it drew, and exits 1 when it tested fewer mutants than asked."""
+    work = tmp_path / "work"
+    common = ("--workdir", str(work), "--test-files", "test_rejected.py", "rejected")
+    first = _run("--sample-total", "3", "--seed", "11", "--limit", "1", *common, cwd=tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "seed 11" in first.stdout and "fewer were tested than asked" in first.stderr
+    assert "function(s) of sessionspec/model/ called by the tests" in first.stdout
+    done = _run("--sample-total", "3", "--seed", "11", *common, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tested 3, killed 3" in done.stdout, done.stdout
+    fresh = _run("--report-only", "--sample-total", "2", *common, cwd=tmp_path)
+    assert "(drawn fresh; --seed" in fresh.stdout, fresh.stdout
+
+
+@pytest.mark.slow
+def test_the_driver_fails_when_no_test_reaches_the_model(tmp_path: Path) -> None:
+    """Issue 43: a run whose statistics step finds no test of the mutated code tests nothing and says so
+    with exit 1 (it used to print 'tested 0 ... not yet tested N' and exit 0)."""
+    run = _run("--workdir", str(tmp_path / "work"), "--sample-total", "2", "--seed", "1",
+               "--test-files", "test_no_such_module.py", "rejected", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "nothing can be tested" in run.stderr and "Wilson" not in run.stdout

@@ -10,11 +10,13 @@ import json
 import shlex
 import sys
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Final
 
 from sessionspec.conformance.adapter.protocol import AdapterError
 from sessionspec.conformance.conform.coverage import Coverage
+from sessionspec.conformance.conform.decisions import decision_lines, decisions_taken
 from sessionspec.conformance.conform.outcome import Divergence, Tally
 from sessionspec.conformance.conform.report import (
     crash_lines,
@@ -71,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--expect", default=None, metavar="FILE",
                         help="divergences expected, one 'conform/SIGNATURE reason' per line (or JSON; the 'expect with:' "
                              "line of a divergence): they are recorded and the search goes on (default: none)")
+    parser.add_argument("--no-decisions", action="store_true",
+                        help="do not count the model's decisions the run reaches (default: counted, the model runs "
+                             "instrumented: slower)")
     add_floor_arguments(parser, "traces")
     add_driver_arguments(parser)
 
@@ -94,10 +99,12 @@ def run(args: argparse.Namespace) -> int:
         return _run_exhaustive(args, expectations, progress)
     coverage = Coverage()
     tally = Tally()
+    counting: AbstractContextManager[dict[str, Any] | None] = nullcontext(None) if args.no_decisions else decisions_taken()
     try:
-        divergence = run_conform(args.adapter, examples=args.examples, seed=args.seed, timeout=args.timeout,
-                                 max_answer=args.max_answer, coverage=coverage, progress=progress, tally=tally,
-                                 expectations=expectations)
+        with counting as decisions:
+            divergence = run_conform(args.adapter, examples=args.examples, seed=args.seed, timeout=args.timeout,
+                                     max_answer=args.max_answer, coverage=coverage, progress=progress, tally=tally,
+                                     expectations=expectations)
     except ModuleNotFoundError as missing:
         print(f"sessionspec conform: needs the {missing.name} package (pip install hypothesis)", file=sys.stderr)
         return 2
@@ -105,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sessionspec conform: adapter failure: {failed}", file=sys.stderr)
         return 2
     return _finish(args, divergence, tally, coverage=coverage, agent=None,
-                   scope={"mode": "random", "examples": args.examples, "seed": args.seed})
+                   scope={"mode": "random", "examples": args.examples, "seed": args.seed}, decisions=decisions)
 
 
 def _run_exhaustive(args: argparse.Namespace, expectations: Expectations | None, progress: Any) -> int:
@@ -139,7 +146,7 @@ def _floor_problem(floor: Floor, tally: Tally, requested: int | None) -> str | N
 
 
 def _finish(args: argparse.Namespace, divergence: Divergence | None, tally: Tally, *, coverage: Coverage | None,
-            agent: str | None, scope: dict[str, Any]) -> int:
+            agent: str | None, scope: dict[str, Any], decisions: dict[str, Any] | None = None) -> int:
     """Print (text or JSON), write ``--out``; the exit code (EXIT_CODES)."""
     floor = floor_of(args)
     below = _floor_problem(floor, tally, scope.get("examples"))
@@ -153,8 +160,10 @@ def _finish(args: argparse.Namespace, divergence: Divergence | None, tally: Tall
             print(f"sessionspec conform: cannot write {args.out}: {failure}", file=sys.stderr)
             return 2
     if args.format == "json":
-        print(json.dumps(conform_json(args.adapter, scope, status, tally, divergence, agent, replay, floor, below),
-                         ensure_ascii=False))
+        document = conform_json(args.adapter, scope, status, tally, divergence, agent, replay, floor, below)
+        if decisions is not None:
+            document["decisions"] = decisions
+        print(json.dumps(document, ensure_ascii=False))
         return 1 if failed else 0
     if divergence is not None:
         if agent is not None:
@@ -181,6 +190,8 @@ def _finish(args: argparse.Namespace, divergence: Divergence | None, tally: Tall
             print(line)
         if coverage is not None:
             print(coverage.report())
+        for line in decision_lines(decisions) if decisions is not None else ():
+            print(line)
     if replay is not None:
         print(f"replay with: {replay}")
     if below is not None:

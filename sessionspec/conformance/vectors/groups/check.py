@@ -26,6 +26,7 @@ from sessionspec.conformance.vectors.groups.data import (
     real_rows,
     row_lines,
 )
+from sessionspec.conformance.vectors.groups.decisions import decision_vectors
 
 # --------------------------------------------------------------------------- log verdicts
 
@@ -304,4 +305,5 @@ def check_vectors() -> list[Vector]:
         out.append(Vector(id=f"check/{rule}/{name}", rules=(rule, "FMT-7"),
                           description=f"{scenario} with one corruption ({name}) breaks {rule}",
                           initial={}, steps=(Step(op={"op": "check", "log": _mutated(scenario, change)}, expect=reject(rule)),)))
+    out += decision_vectors("check")  # issue 43: the decision search's check traces
     return out

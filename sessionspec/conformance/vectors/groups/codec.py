@@ -18,6 +18,7 @@ from sessionspec.conformance.vectors.format import (
     to_plain,
 )
 from sessionspec.conformance.vectors.groups.data import SNAPSHOTS, Row, first_index, gt_lines, gt_rows, real_lines, row_lines
+from sessionspec.conformance.vectors.groups.decisions import decision_vectors
 from sessionspec.conformance.vectors.groups.rules import d08_compaction_rows
 from sessionspec.model.codec import serialize_event
 from sessionspec.replay import LoadError, load_log_text
@@ -203,4 +204,5 @@ def codec_vectors() -> list[Vector]:
                                   "the first step (LOG-5); the rejected seed leaves the session unchanged (LOG-6)",
                       steps=(Step(op={"op": "init", "log": bad_seed}, expect=reject("LOG-4")),
                              Step(op={"op": "log"}, expect=exact_object({"log": events_pattern(json.loads(line) for line in closed)})))))
+    out += decision_vectors("codec")  # issue 43: the decision search's traces below the loop
     return out

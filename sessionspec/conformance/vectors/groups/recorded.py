@@ -14,9 +14,11 @@ from sessionspec.conformance.vectors.build import ECHO_TOOL, Op, Vector, contrib
 
 
 def loop_vectors() -> list[Vector]:
+    from sessionspec.conformance.vectors.groups.decisions import decision_vectors
     from sessionspec.conformance.vectors.groups.scenarios import scenarios
 
-    return [record(s.id, s.rules, s.description, s.initial, s.ops) for s in scenarios()]
+    # issue 43: the hand-written scenarios, then the decision search's sessions
+    return [record(s.id, s.rules, s.description, s.initial, s.ops) for s in scenarios()] + decision_vectors("loop")
 
 
 # --------------------------------------------------------------------------- recorded random runs

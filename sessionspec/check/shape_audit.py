@@ -3,8 +3,9 @@ event to the model's definitions, :func:`sessionspec.model.event_shape.check_cor
 :func:`~sessionspec.model.event_shape.check_type_shape` (each type's own shape).
 
 One pass, no state beyond the current event.  Seed events were judged where they were written; a well-formed
-chunk (the commonest event) is passed by the fast answer :func:`sessionspec.fast.chunk_shape.well_formed_chunk`,
-tied to the definition in ``tests/fast``.  Shapes are judged in the dialect's own form: a D08 log is audited
+event (most of a loop log) is passed by the compiled fast answers :func:`sessionspec.fast.event_shape.
+well_formed_event` and, for a packed row of chunks, :func:`sessionspec.fast.chunk_shape.well_formed_chunk`, which
+only ever skip an empty answer (tied to the definitions in ``tests/fast``).  Shapes are judged in the dialect's own form: a D08 log is audited
 after the migrations (DIA-13), and the dialect's differences are the model's overlays.
 """
 
@@ -16,6 +17,7 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.chunk_shape import well_formed_chunk
+from sessionspec.fast.event_shape import well_formed_event
 from sessionspec.model.event_shape import check_core_shape, check_type_shape
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
@@ -33,7 +35,7 @@ class ShapeAudit(AuditFold):
         self.found: list[Rejected] = []
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        if event.seq < self.first_live_seq or (event.type == "assistant/chunk" and well_formed_chunk(event.data)):
+        if event.seq < self.first_live_seq or well_formed_event(event, self.dialect):
             return
         self.found += check_core_shape(event, self.dialect)
         self.found += check_type_shape(event, self.dialect)

@@ -1,5 +1,5 @@
-"""The ``request/header`` records a log shows, decided record by record: their field types (HDR-1, DIA-8, FMT-6)
-and their reasons and placement (FMT-9, HDR-7, PFX-15).
+"""The ``request/header`` records a log shows, decided record by record: their data and canonical header (HDR-7,
+HDR-2), their field types (HDR-1, DIA-8, FMT-6) and their reasons and placement (FMT-9, HDR-7, PFX-15).
 
 The loop writes a header after ``step/start`` and before the step's request streams (``model.loop.step``'s
 ``request_header``), ``initial`` for the first, ``resume`` for a new instance's anchor and ``change`` when the
@@ -8,8 +8,9 @@ log so far shows: the header in force, the instance's prefix and anchor, and whe
 (:class:`HeaderTrack`).  D08 is an overlay (:class:`HeaderShapes`): its typed fields, a header per retry attempt
 (DIA-7, DIA-12) and no ``messagePrefix`` (DIA-8).
 
-``sessionspec check`` runs these definitions over a log (``sessionspec/check/header_audit.py``);
-``tests/model/test_header_log.py`` holds them against the loop that writes headers, both ways.
+``sessionspec check`` runs these definitions over a log (``sessionspec/check/header_audit.py``; the data and the
+canonical header through :func:`sessionspec.model.event_shape.check_type_shape`); ``tests/model/test_header_log.py``
+and ``tests/model/test_event_shape.py`` hold them against the loop that writes headers, both ways.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from sessionspec.model.header import EpochHeader, HeaderReason, opt_header_eq
-from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_length, js_stringify
 from sessionspec.model.log import Dialect, Event, json_int
 from sessionspec.model.placeholder import is_opaque_field, is_placeholder
+from sessionspec.model.record_keys import Keys, key_flaw
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides, implements
 
@@ -72,6 +74,7 @@ class HeaderShapes:
     dialect: Dialect
     types_rule: str
     own_field: TypedField
+    canonical_keys: tuple[str, ...]
     misplaced: Callable[[HeaderTrack], str | None]
     header_taken: Callable[[HeaderTrack], None]
     prefix_change: Callable[[HeaderTrack, EpochHeader, int], Rejected | None]
@@ -116,18 +119,21 @@ def _no_prefix(track: HeaderTrack, header: EpochHeader, seq: int) -> Rejected | 
 
 A55_HEADERS: Final = HeaderShapes(
     dialect=Dialect.A55, types_rule="HDR-1", misplaced=_a55_misplaced, header_taken=_one_per_step, prefix_change=_a55_prefix_change,
+    canonical_keys=("config", "system", "tools", "messagePrefix"),
     # LEG-8: entries may each be the "{{messagePrefix}}" placeholder.
     own_field=("messagePrefix", lambda v: _is_list_of_objects(v, placeholders=True), "a list of messages"),
 )
 D08_HEADERS: Final = HeaderShapes(
     dialect=Dialect.D08, types_rule="DIA-8", misplaced=_d08_misplaced, header_taken=_opens_attempt, prefix_change=_no_prefix,
+    # D08 reads A55 logs (DIA-13): their headers' messagePrefix is dropped by canonicalization (DIA-8).
+    canonical_keys=("config", "adapterDefaults", "system", "tools", "messagePrefix"),
     own_field=("adapterDefaults", lambda v: isinstance(v, JsonObject), "an object"),
 )
 
 
 def header_shapes(dialect: Dialect) -> HeaderShapes:
     """The one place the header records are selected by dialect: DIA-8's header (``adapterDefaults``, no
-    ``messagePrefix``) and DIA-12's header per attempt."""
+    ``messagePrefix`` of its own) and DIA-12's header per attempt."""
     match dialect:
         case Dialect.A55:
             return A55_HEADERS
@@ -159,6 +165,52 @@ def check_header_types(event: Event, dialect: Dialect) -> list[Rejected]:
     )
     return [Rejected(rule=shapes.types_rule, seq=event.seq, reason=f"request/header {name} is {js_stringify(value)[:40]}, not {what} (FMT-6: only placeholder fields skip type checks)")
             for name, value, ok, what in fields if not (isinstance(value, Absent) or is_opaque_field(name, value) or ok(value))]
+
+
+HEADER_DATA_KEYS: Final[Keys] = (("header", True), ("reason", True))
+# The fields canonical(h) keeps only when present with length > 0 (HDR-2).
+LENGTHY_FIELDS: Final = ("system", "tools", "messagePrefix")
+
+
+@decides("HDR-7")
+@implements("HDR-7")
+def check_header_data(event: Event) -> Rejected | None:
+    """HDR-7: "A `request/header` event MUST have `data = {header, reason}`, be log-only, and have no surface metadata."
+
+    The keys, in this order; log-only is :func:`sessionspec.model.log.surface_types`' (no header is surface
+    eligible) and surface metadata on a log-only event SURF-2's; the reasons the loop writes are
+    :func:`check_header_record`'s."""
+    flaw = key_flaw(event.data, HEADER_DATA_KEYS)
+    return None if flaw is None else Rejected(rule="HDR-7", seq=event.seq, reason=f"request/header data {flaw}")
+
+
+@decides("HDR-2", "DIA-8", "PFX-10", "P-PFX-7")
+def check_canonical_header(event: Event, dialect: Dialect) -> list[Rejected]:
+    """HDR-7's "The loop writes ``header`` already canonical, in HDR-2 key order": :func:`sessionspec.model.header.
+    canonical`'s keys (its definition, with HDR-2's and DIA-8's quotes), in its order, and ``system``, ``tools``
+    and ``messagePrefix`` present only with length > 0 (so PFX-10's empty composition leaves ``messagePrefix``
+    out, P-PFX-7).  D08's order is DIA-8's (the overlay's ``canonical_keys``).  A placeholder (FMT-6) has its own
+    length, so it stays canonical (Q-15); ``messageSuffix`` is LEG-7's (recognized, not judged here).  A header
+    that is no object is :func:`sessionspec.model.header.header_of_event`'s."""
+    header = get(event.data, "header")
+    if not isinstance(header, JsonObject):
+        return []
+    order = header_shapes(dialect).canonical_keys
+    found: list[Rejected] = []
+    keys = [k for k in header if k != "messageSuffix"]
+    for key in keys:
+        if key not in order:
+            found.append(Rejected(rule="HDR-2", seq=event.seq, reason=f"request/header header has the key {key!r}, which the canonical header never carries"))
+    known = [k for k in keys if k in order]
+    if [order.index(k) for k in known] != sorted(order.index(k) for k in known):
+        found.append(Rejected(rule="HDR-2", seq=event.seq, reason=f"request/header header keys out of canonical order ({', '.join(known)})"))
+    for key in LENGTHY_FIELDS:
+        value = get(header, key)
+        if value is ABSENT or is_opaque_field(key, value):
+            continue
+        if js_length(value) == 0:
+            found.append(Rejected(rule="HDR-2", seq=event.seq, reason=f"request/header header carries an empty {key} (canonical headers leave it out)"))
+    return found
 
 
 def open_step(track: HeaderTrack) -> None:

@@ -91,7 +91,6 @@ _SENT_REQUESTS: Final = 'holds for every rebuilt request of an append-only surfa
 _CONFIG: Final = "a rule of the configuration, not of a log: check --deployment FILE applies it to the deployment's (a file it refuses is a usage error)"
 _MODEL: Final = "a property of the model's functions over every log (Hypothesis, spec/), not of one log"
 # Reasons a rule has no definition of its own in model/
-_SHAPE: Final = "a shape of logged data: the loop writes it and the checker audits it; the model carries it as JSON values, with no function of its own"
 _COMPANION: Final = "a veto of the harness's dev invariant companion: the checker audits its relations; the model's appends do not run the companion"
 _CHECKER: Final = "a rule of the checker itself: its audit is its definition"
 # Why a property has no predicate in spec/
@@ -109,8 +108,8 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "LOG-8": RuleStatus(DEFINED, Audited(reported_as='LEG-2')),
     "LOG-9": RuleStatus(DEFINED, Audited('live events; D08 keeps the shapes DIA-10/13 did not change')),
     "LOG-10": RuleStatus(DEFINED, Audited('the session/title shape; no surface metadata by model.surface.surface_op_of (SURF-2)')),
-    "LOG-11": RuleStatus(NotDefined(_SHAPE), Audited('shapes, both dialects; max-tokens precedence in sessionspec.check.loop_audit.audit_loop')),
-    "LOG-12": RuleStatus(NotDefined(_SHAPE), Audited('A55')),
+    "LOG-11": RuleStatus(DEFINED, Audited('shapes, both dialects; max-tokens precedence in sessionspec.check.loop_audit.audit_loop')),
+    "LOG-12": RuleStatus(DEFINED, Audited('A55')),
     "LOG-13": RuleStatus(NotDefined(_COMPANION), Audited('every event, the seed too: the companion replays it (QF-12)')),
     "LOG-14": RuleStatus(DEFINED, Audited('A55 byte-exact; D08 codes and provenance')),
     "LOG-15": RuleStatus(DEFINED, Audited('when the parent file lies beside the child')),
@@ -148,7 +147,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "HDR-4": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "HDR-5": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
     "HDR-6": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
-    "HDR-7": RuleStatus(NotDefined(_SHAPE), Audited('data keys; reasons by sessionspec.model.header_log.check_header_record')),
+    "HDR-7": RuleStatus(DEFINED, Audited('data keys; reasons by sessionspec.model.header_log.check_header_record')),
     "HDR-8": RuleStatus(DEFINED, AUDITED),
     "HDR-9": RuleStatus(DEFINED, Audited('every request has a header in force', reported_as='FMT-9')),
     # PFX
@@ -275,7 +274,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "DIA-5": RuleStatus(DEFINED, Audited('the end-seed after a seed; the compaction lock half is in-process')),
     "DIA-6": RuleStatus(DEFINED, AUDITED),
     "DIA-7": RuleStatus(DEFINED, AUDITED),
-    "DIA-8": RuleStatus(DEFINED, Audited('field types; the canonical order by sessionspec.check.shape_audit.check_header_canonical (findings HDR-2)')),
+    "DIA-8": RuleStatus(DEFINED, Audited('field types; the canonical order by sessionspec.model.header_log.check_canonical_header (findings HDR-2)')),
     "DIA-9": RuleStatus(DEFINED, Audited('the request/context shape; header equality is a definition')),
     "DIA-10": RuleStatus(DEFINED, AUDITED),
     "DIA-11": RuleStatus(DEFINED, Audited(reported_as='SURF-7')),
@@ -293,7 +292,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "FMT-1": RuleStatus(DEFINED, AUDITED),
     "FMT-2": RuleStatus(DEFINED, AUDITED),
     "FMT-3": RuleStatus(DEFINED, Undecidable('an obligation of the checker: either key order is accepted')),
-    "FMT-4": RuleStatus(NotDefined('an example of the file format (FMT-1/FMT-5 define it)'), Audited('with sessionspec.check.shape_audit.check_compaction_shape', reported_as='CMP-1')),
+    "FMT-4": RuleStatus(NotDefined('an example of the file format (FMT-1/FMT-5 define it)'), Audited('with sessionspec.model.log_only_shape.check_compaction_shape', reported_as='CMP-1')),
     "FMT-5": RuleStatus(DEFINED, Audited(reported_as='CHK-5')),
     "FMT-6": RuleStatus(DEFINED, Audited('scrubbed fields skip type checks and equality', reported_as='note')),
     "FMT-7": RuleStatus(NotDefined(_CHECKER), Audited("with each turn's writer, sessionspec.check.writers (a writer's rule binds its own events)", reported_as='LOG-13')),
@@ -371,14 +370,14 @@ STATUS: Final[dict[str, RuleStatus]] = {
 # each moves into ``model/`` with its area, and leaves this set then.  ``tests/spec/test_rule_status.py``
 # holds this set equal to the links (it only shrinks).
 DECIDED_BY_CHECKER_CODE: Final = frozenset({
-    "LOG-8", "LOG-9", "LOG-10", "LOG-11", "LOG-12", "LOG-13", "LOG-15", "LOG-16", "HDR-2",
-    "HDR-7", "HDR-9", "PFX-10", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11",
-    "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-15", "LOOP-16", "LOOP-17", "INV-7", "CMP-1", "CMP-2", "CMP-5", "CMP-6", "CMP-7",
+    "LOG-8", "LOG-9", "LOG-11", "LOG-12", "LOG-13", "LOG-15", "LOG-16",
+    "HDR-9", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11",
+    "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-15", "LOOP-16", "LOOP-17", "INV-7", "CMP-2", "CMP-5", "CMP-6", "CMP-7",
     "CMP-9", "CMP-10", "CMP-11", "CMP-12", "CMP-13", "CMP-14", "CMP-15", "CMP-19", "CMP-20", "CMP-21", "CMP-22", "CMP-23",
     "CMP-25", "MTR-6", "PRN-3", "PRN-4", "PRN-5", "PRN-6", "LEG-2", "LEG-3", "LEG-4", "DIA-2",
-    "DIA-3", "DIA-4", "DIA-5", "DIA-6", "DIA-8", "DIA-9", "DIA-12", "DIA-13", "DIA-14", "DIA-15", "DIA-16",
+    "DIA-3", "DIA-5", "DIA-6", "DIA-12", "DIA-13", "DIA-14", "DIA-15", "DIA-16",
     "DIA-18", "DIA-19", "DIA-20", "FMT-1", "FMT-4", "FMT-7", "FMT-8", "FMT-11", "P-LOG-4",
-    "P-LOG-7", "P-LOOP-1", "P-LOOP-4", "P-LOOP-5", "P-LOOP-7", "P-PFX-7", "P-INV-1", "P-CMP-1", "P-CMP-2", "P-CMP-3",
+    "P-LOG-7", "P-LOOP-1", "P-LOOP-4", "P-LOOP-5", "P-LOOP-7", "P-INV-1", "P-CMP-1", "P-CMP-2", "P-CMP-3",
     "P-CMP-4", "P-CMP-6", "P-CMP-7", "P-CMP-10", "P-CMP-11", "P-PRN-2", "P-PRN-3", "P-DIA-2",
 })
 

@@ -17,12 +17,12 @@ from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import CHUNK, WalkFold
-from sessionspec.check.shape_keys import key_flaw
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.model.compaction import compaction_type, is_checkpoint_source
 from sessionspec.model.jsonval import Absent, Json, JsonObject, json_eq, obj
 from sessionspec.model.log import Dialect, Event, surface_types
+from sessionspec.model.record_keys import key_flaw
 from sessionspec.model.rejected import Rejected
 
 OVERFLOW: Final = "CONTEXT_WINDOW_EXCEEDED"

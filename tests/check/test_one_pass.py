@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from sessionspec.check import audit  # noqa: F401  (imports every fold module)
 from sessionspec.check.audits import AUDITS
-from sessionspec.check.chunk_shape import well_formed_chunk
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
@@ -32,7 +31,7 @@ from sessionspec.check.provenance_audit import ProvenanceAudit
 from sessionspec.check.repair_audit import RepairAudit
 from sessionspec.check.request_audit import RequestPointAudit, check_request_points
 from sessionspec.check.retention_audit import ZeroRetentionAudit
-from sessionspec.check.shape_audit import ShapeAudit, check_core_shape
+from sessionspec.check.shape_audit import ShapeAudit
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.check.surface_pass import SurfaceTransitions, surface_transitions
 from sessionspec.fast.request_points import RequestPointFold, request_points
@@ -168,33 +167,6 @@ def test_a_fold_is_not_called_only_for_events_it_does_not_read(drawn: tuple[tupl
             fold.step(event, None)
         assert list(fold.finish()) == run_alone(fold_class, events, dialect), fold_class
         assert not fold_class.NEEDS_SURFACE  # a fold reading the plans takes every event
-
-
-@given(_logs())
-def test_a_chunk_the_fast_path_passes_has_no_shape_finding(drawn: tuple[tuple[Event, ...], Dialect]) -> None:
-    """The shape fold skips a chunk ``well_formed_chunk`` passes: LOG-9's full check finds
-    nothing on it (the fast path only ever skips an empty answer)."""
-    events, dialect = drawn
-    for event in events:
-        if event.type == "assistant/chunk" and well_formed_chunk(event.data):
-            assert check_core_shape(event, dialect) == []
-
-
-def test_the_chunk_fast_path_leaves_every_flaw_to_the_full_check() -> None:
-    good = {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "hi"}}
-    assert well_formed_chunk(freeze(good))
-    flawed = [
-        {"step": 1, "turn": 1, "chunk": good["chunk"]},  # keys out of order
-        {**good, "turn": True},  # a boolean is no turn number
-        {**good, "chunk": {"type": "text-delta", "text": "hi", "index": 0}},  # chunk keys out of order
-        {**good, "chunk": {"type": "no-such-kind", "index": 0}},
-        {**good, "chunk": "text"},
-        {**good, "extra": 1},
-    ]
-    for data in flawed:
-        assert not well_formed_chunk(freeze(data))
-        event = make_event("assistant/chunk", seq=0, time=0, data=freeze(data))
-        assert check_core_shape(event, Dialect.A55) != []
 
 
 _TYPES = ["user/message", "assistant/message", "tool/result", "steering/message", "assistant/chunk", "step/start", "compact/summary", "x/y"]

@@ -203,6 +203,8 @@ _MOVED: Final = ("model code issue 44 moved into model/ (crash repair, D08 shape
                  "obligations' shared first write) after the table was last recorded: no test of the suite takes it; not yet examined")
 _RUN_METER: Final = ("the run's meter refusing the events the run itself appended, or a log the meter refused before the "
                      "first transaction that a prune still extends: not yet examined")
+_SHAPES: Final = ("the shape area moved into model/ (event_shape, turn_end_reason, log_only_shape, record_keys, the "
+                  "canonical header; issue 44): tests/model/test_event_shape.py takes its other outcomes, not these yet")
 NOT_YET_PINNED: Final[dict[str, str]] = {
     "compaction.run:compact_under_pressure: not run.results => false":
         "a later attempt finding no range after an earlier one compacted; no search candidate (8,000) nor a targeted "
@@ -310,4 +312,49 @@ NOT_YET_PINNED: Final[dict[str, str]] = {
     "repair:closers_of: isinstance(scan, RepairScanState) => false": _MOVED,
     "repair:repair_closers: for event in events => none": _MOVED,
     "repair:watch_event: previous is None => true": _MOVED,
+    # the shape area, moved into model/ this session (issue 44)
+    'event_shape:<lambda>: _is_object(v) => false': _SHAPES,
+    'event_shape:<lambda>: _is_object(v) => true': _SHAPES,
+    'event_shape:<lambda>: key_flaw(v, ERROR_KEYS) is None => false': _SHAPES,
+    'event_shape:<lambda>: key_flaw(v, ERROR_KEYS) is None => true': _SHAPES,
+    'event_shape:<lambda>: key_flaw(v, PROVENANCE_KEYS) is None => false': _SHAPES,
+    'event_shape:<lambda>: key_flaw(v, PROVENANCE_KEYS) is None => true': _SHAPES,
+    'event_shape:<lambda>: v is ABSENT #2 => false': _SHAPES,
+    'event_shape:<lambda>: v is ABSENT #2 => true': _SHAPES,
+    'event_shape:<lambda>: v is ABSENT => false': _SHAPES,
+    'event_shape:<lambda>: v is ABSENT => true': _SHAPES,
+    'event_shape:check_prompt_shape: all((key_flaw(c, PREFIX_CONTEXT_KEYS) is None for c in contexts)) => false': _SHAPES,
+    'event_shape:check_prompt_shape: isinstance(contexts, tuple) => false': _SHAPES,
+    'event_shape:check_prompt_shape: key_flaw(c, PREFIX_CONTEXT_KEYS) is None => false': _SHAPES,
+    'event_shape:check_prompt_shape: not (isinstance(contexts, tuple) and all((key_flaw(c, PREFIX_CONTEXT_KEYS) is None for c in contexts))) => true': _SHAPES,
+    'event_shape:field_type_flaws: isinstance(todos, tuple) => false': _SHAPES,
+    'event_shape:field_type_flaws: key_flaw(t, TODO_KEYS) is None => false': _SHAPES,
+    "event_shape:field_type_flaws: not _is_object(get(trigger, 'source')) => true": _SHAPES,
+    'header_log:check_canonical_header: for key in LENGTHY_FIELDS => none': _SHAPES,
+    'header_log:check_canonical_header: for key in keys => none': _SHAPES,
+    'log_only_shape:check_compaction_shape: isinstance(get(data, k), str) => false': _SHAPES,
+    'log_only_shape:check_plugin_shape: event.type not in PLUGIN_KEYS => true': _SHAPES,
+    "log_only_shape:check_plugin_shape: isinstance(get(data, 'messageSeqs'), tuple) => false": _SHAPES,
+    "log_only_shape:check_plugin_shape: isinstance(get(data, 'provider'), str) => false": _SHAPES,
+    'log_only_shape:check_plugin_shape: isinstance(window, int) => false': _SHAPES,
+    'log_only_shape:check_plugin_shape: not isinstance(window, bool) => false': _SHAPES,
+    'log_only_shape:check_plugin_shape: window > 0 => below': _SHAPES,
+    'record_keys:key_flaw: positions != sorted(positions) => false': _SHAPES,
+    'record_keys:key_flaw: sorted(positions) => single': _SHAPES,
+    'record_keys:valid_orders: for (name, required) in keys => none': _SHAPES,
+    'record_keys:valid_orders: for (name, required) in keys => some': _SHAPES,
+    'record_keys:valid_orders: required => false': _SHAPES,
+    'record_keys:valid_orders: required => true': _SHAPES,
+    'turn_end_reason:_is_int: not isinstance(v, bool) => false': _SHAPES,
+    'turn_end_reason:a55_reason_flaw: flaw is None #2 => false': _SHAPES,
+    "turn_end_reason:a55_reason_flaw: flaw is None and (not (isinstance(get(failure, 'message'), str) and get(failure, 'code') is not ABSENT)) => true": _SHAPES,
+    "turn_end_reason:a55_reason_flaw: get(failure, 'code') is not ABSENT => false": _SHAPES,
+    "turn_end_reason:a55_reason_flaw: isinstance(get(failure, 'message'), str) => false": _SHAPES,
+    'turn_end_reason:a55_reason_flaw: isinstance(reason, JsonObject) => false': _SHAPES,
+    "turn_end_reason:a55_reason_flaw: not (isinstance(get(failure, 'message'), str) and get(failure, 'code') is not ABSENT) => true": _SHAPES,
+    'turn_end_reason:check_turn_end_reason: kind is not ABSENT => false': _SHAPES,
+    "turn_end_reason:d08_error_end_flaw: isinstance(get(failure, 'code'), str) => false": _SHAPES,
+    "turn_end_reason:d08_error_end_flaw: isinstance(get(failure, 'message'), str) => false": _SHAPES,
+    "turn_end_reason:d08_error_end_flaw: not (isinstance(get(failure, 'message'), str) and isinstance(get(failure, 'code'), str)) => true": _SHAPES,
+    'turn_end_reason:d08_reason_flaw: isinstance(reason, JsonObject) => false': _SHAPES,
 }

@@ -24,7 +24,7 @@ from sessionspec import model
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 
-_REAL_REGION = model.compaction.region.compact_region
+_REAL_REGION = model.compaction.region.run_region
 _REAL_PRUNE = model.prune.prune_pass
 
 
@@ -75,7 +75,7 @@ def cites_short(shape: CompactionShape) -> str | None:
 
     post: __return__ is None
     """
-    with _swapped(_bound("compact_region", _REAL_REGION, region_citing_short)):
+    with _swapped(_bound("run_region", _REAL_REGION, region_citing_short)):
         return compaction_holds(shape)
 
 

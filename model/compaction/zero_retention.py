@@ -41,14 +41,30 @@ class BracketPlace:
     rule: str | None = None
     start_type: str = field(init=False)
     summary_type: str = field(init=False)
+    # The event types that move the place (:func:`take_bracket_event` leaves it as it is for any other).
+    moved_by: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.start_type, self.summary_type = compaction_type(self.dialect, "start"), compaction_type(self.dialect, "summary")
+        self.moved_by = _moving_types(self.dialect) | {self.start_type, self.summary_type}
+
+
+def _moving_types(dialect: Dialect) -> frozenset[str]:
+    """The boundaries of steps and turns and the appended message; DIA-7: in D08 the ``finish`` chunks too (only
+    D08 reads a failed attempt, :func:`zero_retention_rule`)."""
+    boundaries = frozenset({"step/start", "step/end", "turn/start", "turn/end", "assistant/message"})
+    match dialect:
+        case Dialect.A55:
+            return boundaries
+        case Dialect.D08:
+            return boundaries | {"assistant/chunk"}
 
 
 def take_bracket_event(place: BracketPlace, event: Event) -> str | None:
-    """Move ``place`` on by one event, and return the rule a summary's range answers to when ``event`` is the
-    summary of a bracket selected with ``retainTokens = 0`` (else None).  A ``step/start`` opens a step, its end
+    """Move ``place`` on by one event (an event of none of its ``moved_by`` types changes nothing the rule is read
+    from, so a folder may hand it only those), and return
+    the rule a summary's range answers to when ``event`` is the summary of a bracket selected with
+    ``retainTokens = 0`` (else None).  A ``step/start`` opens a step, its end
     or a turn's start or end closes it, an appended ``assistant/message`` is the step's message, a ``finish``
     chunk ends an attempt, failed when its reason is an error (DIA-7; only D08 reads the mark), and a bracket's
     start fixes the rule of its range."""

@@ -34,14 +34,17 @@ class ZeroRetentionAudit(AuditFold):
         super().__init__(before, dialect, first_live_seq)
         self.nodes: list[int] = []
         self.place = BracketPlace(dialect)
+        self.moved_by = self.place.moved_by
         self.found: list[Rejected] = []
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
-        rule = take_bracket_event(self.place, event)
-        if rule is not None and event.seq >= self.first_live_seq:
-            bad = check_zero_retention_summary(event, rule, self.nodes, self.before, self.dialect)
-            if bad is not None:
-                self.found.append(bad)
+        # Only the events that move the place reach it: most (a chunk in A55, a tool call) do not.
+        if event.type in self.moved_by:
+            rule = take_bracket_event(self.place, event)
+            if rule is not None and event.seq >= self.first_live_seq:
+                bad = check_zero_retention_summary(event, rule, self.nodes, self.before, self.dialect)
+                if bad is not None:
+                    self.found.append(bad)
         if plan is not None:
             splice(self.nodes, plan, plan.seq)
 

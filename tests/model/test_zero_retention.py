@@ -31,10 +31,13 @@ from sessionspec.model.surface import surface_of
 from tests.support import short
 
 
-def judged(events: Sequence[Event], dialect: Dialect) -> list[tuple[Event, str, Rejected | None]]:
-    """Every summary of a bracket selected with retainTokens 0: the rule it answers to and the model's decision."""
+def judged(events: Sequence[Event], dialect: Dialect, moving_only: bool = False) -> list[tuple[Event, str, Rejected | None]]:
+    """Every summary of a bracket selected with retainTokens 0: the rule it answers to and the model's decision
+    (``moving_only``: only the events of the place's ``moved_by`` types handed to it, as the checker does)."""
     place, decided = BracketPlace(dialect), []
     for event in events:
+        if moving_only and event.type not in place.moved_by:
+            continue
         rule = take_bracket_event(place, event)
         if rule is not None:
             surface = surface_of(events[: event.seq], dialect)
@@ -67,6 +70,7 @@ def _both_ways(log: list[Event], dialect: Dialect, rule: str) -> None:
     """The writer's summary is accepted under ``rule``; the same summary ending at any other surface node is refused by it."""
     decided = judged(log, dialect)
     assert [bad for _, _, bad in decided] == [None] * len(decided), decided  # the loop's own recoveries too
+    assert judged(log, dialect, moving_only=True) == decided
     summary, last_rule, _ = decided[-1]
     assert last_rule == rule
     nodes = surface_of(log[: summary.seq], dialect)
@@ -106,8 +110,10 @@ def test_a_d08_manual_compaction_between_turns_takes_the_zero_retention_range(se
 @pytest.mark.parametrize("seed", range(6))
 def test_the_loops_own_overflow_recoveries_are_accepted(seed: int) -> None:
     """The loop simulator's logs as written: every zero-retention summary in them is the walk's."""
-    decided = judged(loop_log(seed, 1500), Dialect.A55)
+    log = loop_log(seed, 1500)
+    decided = judged(log, Dialect.A55)
     assert [bad for _, _, bad in decided if bad is not None] == []
+    assert judged(log, Dialect.A55, moving_only=True) == decided
 
 
 def test_a_summary_where_the_walk_selects_no_range_is_refused() -> None:

@@ -1,7 +1,10 @@
 """INV-5 in one pass: every loop request of a log with its boundary and header,
-as the checker and replay need them (the definition, quadratic when run for
-every request, is :func:`model.reconstruct.rebuild_request_at`; the
-properties of tests/fast/test_incremental.py assert the two agree)."""
+as the checker and replay need them.  The compiled twin of two definitions:
+which steps are request points and what a log must show of them is
+:mod:`sessionspec.model.request_points` (``logged_requests``, ``check_request_points``;
+tests/fast/test_fast_request_points.py asserts the same points and findings), and
+each point's request is :func:`model.reconstruct.rebuild_request_at` (quadratic when
+run for every request; the properties of tests/fast/test_incremental.py assert the two agree)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 The points are found by the compiled twin of :func:`sessionspec.model.request_points.logged_requests`,
 :class:`sessionspec.fast.request_points.RequestPointFold` (tied to the model finding for finding by
 ``tests/fast/test_fast_request_points.py``), from each event's surface plan, and each is judged by the model's
-:func:`~sessionspec.model.request_points.check_request_point` as it is made.
+:func:`~sessionspec.model.request_points.check_request_point` as it is made (through its compiled twin, tied by
+the same test).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from collections.abc import Sequence
 
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold, Step
-from sessionspec.fast.request_points import RequestPoint, RequestPointFold, request_points
+
+# The model's check_request_point through its compiled twin (tied by tests/fast/test_fast_request_points.py).
+from sessionspec.fast.request_points import RequestPoint, RequestPointFold, check_request_point, request_points
 from sessionspec.model.header import EpochHeader
 from sessionspec.model.jsonval import Absent
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
-from sessionspec.model.request_points import check_request_point
 from sessionspec.model.surface import SurfacePlan
 
 

@@ -1,9 +1,10 @@
 """The range a compaction with ``retainTokens = 0`` takes (CMP-9, CMP-11, DIA-20): a driver of
 :mod:`sessionspec.model.compaction.zero_retention`.
 
-The fold keeps the surface's nodes (the one splice, by each event's plan) and hands every event to the model's
-:func:`take_bracket_event`; at a live summary of a bracket selected with ``retainTokens = 0`` it runs
-:func:`check_zero_retention_summary` over the log before it (``before``: the surface events by seq, so the
+The fold keeps the surface's nodes (the one splice, by each event's plan) and hands each event of the bracket
+place's ``moved_by`` types to the model's :func:`take_bracket_event`, through its compiled twin
+(:mod:`sessionspec.fast.zero_retention`); at a live summary of a bracket selected with ``retainTokens = 0`` it
+runs :func:`check_zero_retention_summary` over the log before it (``before``: the surface events by seq, so the
 fold reads it as each event comes).
 """
 
@@ -15,7 +16,10 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.surface import splice
-from sessionspec.model.compaction.zero_retention import BracketPlace, check_zero_retention_summary, take_bracket_event
+
+# The bracket place through its compiled twin (tied to the model by tests/fast/test_fast_zero_retention.py).
+from sessionspec.fast.zero_retention import BracketPlace, take_bracket_event
+from sessionspec.model.compaction.zero_retention import check_zero_retention_summary
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan

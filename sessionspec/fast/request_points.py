@@ -238,6 +238,18 @@ class RequestPointFold:
         return tuple(self.points)
 
 
+def check_request_point(step_start_seq: int, first_chunk_seq: int | None, header: EpochHeader | Absent) -> Rejected | None:
+    """:func:`sessionspec.model.request_points.check_request_point`, compiled: the fold judges every request
+    point (tests/fast/test_fast_request_points.py holds the two equal)."""
+    at = first_chunk_seq if first_chunk_seq is not None else step_start_seq
+    if header is ABSENT:
+        return Rejected(rule="FMT-9", seq=at, reason=f"request of the step at seq {step_start_seq} has no request/header in force")
+    provider, model = get(header.config, "provider"), get(header.config, "model")
+    if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
+        return Rejected(rule="HDR-8", seq=at, reason="request header in force lacks provider/model")
+    return None
+
+
 def _is_request_failure(event: Event) -> bool:
     reason = get(event.data, "reason")
     return isinstance(reason, JsonObject) and get(reason, "kind") == "error" and get(reason, "failure") is not ABSENT

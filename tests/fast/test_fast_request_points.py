@@ -12,12 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionspec.check.request_audit import check_request_points as fast_findings
+from sessionspec.fast.request_points import check_request_point as fast_check_point
 from sessionspec.fast.request_points import request_points as fast_points
-from sessionspec.model.header import fold_header, opt_header_eq
+from sessionspec.model.header import EpochHeader, fold_header, opt_header_eq
 from sessionspec.model.jsonval import ABSENT, freeze, thaw
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
-from sessionspec.model.request_points import check_request_points, logged_requests
+from sessionspec.model.request_points import check_request_point, check_request_points, logged_requests
 from tests.support import generated_log, read_events, request_point_logs
 
 
@@ -68,3 +69,12 @@ def test_an_unreadable_event_is_the_one_finding_of_both(seed: int, where: int, w
     model = check_request_points(changed, dialect)
     assert len(model) == 1
     assert _kind(fast_findings(changed, dialect)) == _kind(model)
+
+
+@given(header=st.sampled_from(["absent", "whole", "no provider", "empty model", "numeric model"]), chunk=st.booleans())
+def test_each_point_is_judged_alike(header: str, chunk: bool) -> None:
+    """The compiled twin of check_request_point gives the model's finding, message and all."""
+    config = {"whole": {"provider": "p", "model": "m"}, "no provider": {"model": "m"}, "empty model": {"provider": "p", "model": ""},
+              "numeric model": {"provider": "p", "model": 5}}.get(header)
+    in_force = ABSENT if config is None else EpochHeader(config=freeze(config))
+    assert fast_check_point(3, 5 if chunk else None, in_force) == check_request_point(3, 5 if chunk else None, in_force)

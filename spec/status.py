@@ -199,7 +199,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "INV-4": RuleStatus(DEFINED, Audited("only as the writer's own guard reports it: a turn/end error with code INVARIANT from @deepseek-ai/dsh-agent-loop (the request is not in the log)", reported_as='note')),
     "INV-5": RuleStatus(DEFINED, Undecidable(_REQUEST)),
     "INV-6": RuleStatus(NotDefined('a corollary of INV-5, checked as the property requests_extend_within_instance (P-INV-4)'), Undecidable(_SENT_REQUESTS)),
-    "INV-7": RuleStatus(NotDefined(_CHECKER), Audited('request points; the chunks of a request, through the provenance of its message (SURF-13)')),
+    "INV-7": RuleStatus(DEFINED, Audited('request points; the chunks of a request, through the provenance of its message (SURF-13)')),
     # CMP
     "CMP-1": RuleStatus(DEFINED, AUDITED),
     "CMP-2": RuleStatus(DEFINED, AUDITED),
@@ -296,7 +296,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "FMT-5": RuleStatus(DEFINED, Audited(reported_as='CHK-5')),
     "FMT-6": RuleStatus(DEFINED, Audited('scrubbed fields skip type checks and equality', reported_as='note')),
     "FMT-7": RuleStatus(NotDefined(_CHECKER), Audited("with each turn's writer, sessionspec.check.writers (a writer's rule binds its own events)", reported_as='LOG-13')),
-    "FMT-8": RuleStatus(NotDefined(_CHECKER), Audited(reported_as='FMT-9')),
+    "FMT-8": RuleStatus(DEFINED, Audited(reported_as='FMT-9')),
     "FMT-9": RuleStatus(DEFINED, AUDITED),
     "FMT-10": RuleStatus(DEFINED, Audited(reported_as='unknown')),
     "FMT-11": RuleStatus(NotDefined(_CHECKER), AUDITED),
@@ -370,14 +370,13 @@ STATUS: Final[dict[str, RuleStatus]] = {
 # each moves into ``model/`` with its area, and leaves this set then.  ``tests/spec/test_rule_status.py``
 # holds this set equal to the links (it only shrinks).
 DECIDED_BY_CHECKER_CODE: Final = frozenset({
-    "LOG-8", "LOG-9", "LOG-11", "LOG-12", "LOG-13", "LOG-15", "LOG-16",
-    "HDR-9", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10", "LOOP-11",
-    "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-15", "LOOP-16", "LOOP-17", "INV-7", "CMP-2", "CMP-5", "CMP-6", "CMP-7",
-    "CMP-9", "CMP-10", "CMP-11", "CMP-12", "CMP-13", "CMP-14", "CMP-15", "CMP-19", "CMP-20", "CMP-21", "CMP-22", "CMP-23",
-    "CMP-25", "MTR-6", "PRN-3", "PRN-4", "PRN-5", "PRN-6", "LEG-2", "LEG-3", "LEG-4", "DIA-2",
-    "DIA-3", "DIA-5", "DIA-6", "DIA-12", "DIA-13", "DIA-14", "DIA-15", "DIA-16",
-    "DIA-18", "DIA-19", "DIA-20", "FMT-1", "FMT-4", "FMT-7", "FMT-8", "FMT-11", "P-LOG-4",
-    "P-LOG-7", "P-LOOP-1", "P-LOOP-4", "P-LOOP-5", "P-LOOP-7", "P-INV-1", "P-CMP-1", "P-CMP-2", "P-CMP-3",
+    "LOG-8", "LOG-9", "LOG-11", "LOG-12", "LOG-13", "LOG-15", "LOG-16", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-5",
+    "LOOP-9", "LOOP-10", "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-15", "LOOP-16", "LOOP-17", "CMP-2",
+    "CMP-5", "CMP-6", "CMP-7", "CMP-10", "CMP-12", "CMP-13", "CMP-14", "CMP-15", "CMP-19", "CMP-20", "CMP-21",
+    "CMP-22", "CMP-23", "CMP-25", "MTR-6", "PRN-3", "PRN-4", "PRN-5", "PRN-6", "LEG-2", "LEG-3", "LEG-4", "DIA-2",
+    "DIA-3", "DIA-5", "DIA-6", "DIA-12", "DIA-13", "DIA-14", "DIA-15", "DIA-16", "DIA-18", "DIA-19", "FMT-1", "FMT-4",
+    "FMT-7", "FMT-11", "P-LOG-4", "P-LOG-7", "P-LOOP-1", "P-LOOP-4", "P-LOOP-5", "P-LOOP-7", "P-CMP-1", "P-CMP-2",
+    "P-CMP-3",
     "P-CMP-4", "P-CMP-6", "P-CMP-7", "P-CMP-10", "P-CMP-11", "P-PRN-2", "P-PRN-3", "P-DIA-2",
 })
 

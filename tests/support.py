@@ -13,13 +13,16 @@ import copy
 import io
 import json
 import os
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hypothesis import strategies as st
+
 from sessionspec.check.checker import FileReport, Verdict, check_log
-from sessionspec.check.logfile import read_stream
+from sessionspec.check.logfile import LineReader, read_stream
 from sessionspec.generate import generate_events, write_log
 from sessionspec.model.codec import parse_event_line
 from sessionspec.model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, compact_region
@@ -281,6 +284,50 @@ def generated_log(events: int, seed: int) -> bytes:
     out = io.StringIO()
     write_log(out, events, seed)
     return out.getvalue().encode()
+
+
+def read_events(raw: bytes) -> list[Event]:
+    """The events of a log's bytes, as the checker reads them (packed rows expanded)."""
+    return [event for event, _ in LineReader("log.jsonl").events(io.BytesIO(raw))]
+
+
+def lines_dropped(raw: bytes, rng: random.Random) -> bytes:
+    """A few lines dropped, seqs left as they were: the surface is rejected where a seq breaks (the
+    audit then finds nothing), and the points before it are judged."""
+    lines = raw.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 3)):
+        if len(lines) > 2:
+            del lines[rng.randrange(1, len(lines))]
+    return b"".join(lines)
+
+
+def headers_damaged(raw: bytes, rng: random.Random) -> bytes:
+    """Headers made useless, seqs kept: the first (or another) no longer a header (its requests have
+    none in force, FMT-9), or a header's provider or model emptied (HDR-8)."""
+    records = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    headers = [r for r in records if r.get("type") == "request/header"]
+    for _ in range(rng.randint(1, 3)):
+        if not headers:
+            break
+        header = headers[0] if rng.random() < 0.4 else rng.choice(headers)
+        if rng.random() < 0.5:
+            header["type"] = "plugin/header-gone"
+        else:
+            header["data"]["header"]["config"][rng.choice(["provider", "model"])] = ""
+    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in records).encode()
+
+
+@st.composite
+def request_point_logs(draw: st.DrawFn) -> tuple[list[Event], Dialect, int]:
+    """A generated log, maybe with lines dropped and headers damaged, read in a drawn dialect from a drawn first
+    live seq: what the request points are judged on (the checker's fold, the model, the compiled twin)."""
+    raw = generated_log(draw(st.integers(30, 500)), draw(st.integers(0, 2**16)))
+    mutation = draw(st.integers(0, 2**32))
+    if draw(st.booleans()):
+        raw = lines_dropped(raw, random.Random(mutation))
+    if draw(st.booleans()):
+        raw = headers_damaged(raw, random.Random(mutation))
+    return read_events(raw), draw(st.sampled_from(Dialect)), draw(st.sampled_from([0, 0, 7, 40]))
 
 
 # check --deployment (issue 44): turns of tool dumps written by the loop model, and the deployment file stating

@@ -5,6 +5,7 @@ One concept per module, read in this order:
 
 - :mod:`~model.compaction.policy`: configuration, the target's budget (CMP-3..5);
 - :mod:`~model.compaction.retention`: tool pairing and the retention walk (CMP-10..12);
+- :mod:`~model.compaction.zero_retention`: the range a ``retainTokens = 0`` bracket takes, decided in a log (CMP-9, DIA-20);
 - :mod:`~model.compaction.lock`: the lock, the owner and the pressure trigger's place (CMP-6, CMP-14);
 - :mod:`~model.compaction.summary`: the summarizer's input and request, framing, the shrink gate (CMP-16..21);
 - :mod:`~model.compaction.brackets`: the bracket events' names and records (CMP-1, CMP-2, CMP-22);

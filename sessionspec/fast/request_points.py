@@ -1,7 +1,10 @@
 """INV-5 in one pass: every loop request of a log with its boundary and header,
-as the checker and replay need them (the definition, quadratic when run for
-every request, is :func:`model.reconstruct.rebuild_request_at`; the
-properties of tests/fast/test_incremental.py assert the two agree)."""
+as the checker and replay need them.  The compiled twin of two definitions:
+which steps are request points and what a log must show of them is
+:mod:`sessionspec.model.request_points` (``logged_requests``, ``check_request_points``;
+tests/fast/test_fast_request_points.py asserts the same points and findings), and
+each point's request is :func:`model.reconstruct.rebuild_request_at` (quadratic when
+run for every request; the properties of tests/fast/test_incremental.py assert the two agree)."""
 
 from __future__ import annotations
 
@@ -233,6 +236,18 @@ class RequestPointFold:
             self._made(open_step)
             self.open_step = None
         return tuple(self.points)
+
+
+def check_request_point(step_start_seq: int, first_chunk_seq: int | None, header: EpochHeader | Absent) -> Rejected | None:
+    """:func:`sessionspec.model.request_points.check_request_point`, compiled: the fold judges every request
+    point (tests/fast/test_fast_request_points.py holds the two equal)."""
+    at = first_chunk_seq if first_chunk_seq is not None else step_start_seq
+    if header is ABSENT:
+        return Rejected(rule="FMT-9", seq=at, reason=f"request of the step at seq {step_start_seq} has no request/header in force")
+    provider, model = get(header.config, "provider"), get(header.config, "model")
+    if not (isinstance(provider, str) and provider and isinstance(model, str) and model):
+        return Rejected(rule="HDR-8", seq=at, reason="request header in force lacks provider/model")
+    return None
 
 
 def _is_request_failure(event: Event) -> bool:

@@ -16,12 +16,14 @@ from typing import Final, final
 from sessionspec.fast.constants import ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.jsonget import json_int as _int
-from sessionspec.model.jsonval import JsonObject, js_stringify
+from sessionspec.model.jsonval import Absent, Json, JsonObject, js_stringify
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.nesting import D08_TURN_BOUND_TYPES, TOOL_NOT_STARTED, UNANSWERED
 from sessionspec.model.rejected import Rejected
 
 _OBJECT: Final = JsonObject
+# The fields of an event whose data is no object: none.
+_NO_FIELDS: Final[dict[str, Json]] = {}
 
 
 @final
@@ -63,18 +65,58 @@ def _veto(why: str, seq: int) -> Rejected:
 def companion_veto(s: Nesting, event: Event, dialect: Dialect) -> Rejected | None:
     """:func:`sessionspec.model.nesting.companion_veto` (``dialect``: the overlay the model's ``nesting_shapes``
     selects)."""
-    data, seq = event.data, event.seq  # read once (compiled, each read is a generic attribute read)
+    seq, kind = event.seq, event.type  # read once (compiled, each read is a generic attribute read)
     why: str | None = None
-    if seq <= s.last_seq:
-        why = f"seq {seq} does not increase (previous {s.last_seq})"
-    else:
+    if seq > s.last_seq:
         s.last_seq = seq
-    match event.type:
-        # First the commonest events (the cases are disjoint by type, so their order is free).
-        case "assistant/chunk" | "assistant/message":
-            why = why or _names_open_step(s, event)
+    else:
+        why = f"seq {seq} does not increase (previous {s.last_seq})"
+    if kind == "assistant/chunk" or kind == "assistant/message":
+        # The commonest events, and their common case answered here (issue 26): integers naming the open step.
+        if why is None:
+            data = event.data
+            if type(data) is _OBJECT and s.step is not None:
+                turn, step = data.get("turn"), data.get("step")
+                if type(turn) is int and type(step) is int and turn == s.turn and step == s.step:
+                    return None
+            why = _names_open_step(s, event)
+    else:
+        why = _relation(s, event, kind, dialect, why)
+    return None if why is None else _veto(why, seq)
+
+
+def _relation(s: Nesting, event: Event, kind: str, dialect: Dialect, why: str | None) -> str | None:
+    """The relation of an event of type ``kind`` but a chunk or a message (``why``: the seq's veto, which wins).
+    Its fields are read in place (a call per read is most of the cost)."""
+    data = event.data
+    fields = data if type(data) is _OBJECT else _NO_FIELDS
+    match kind:
+        # The cases are disjoint by type, so their order is free: the commonest first.
+        case "step/start":
+            step, turn = fields.get("step"), fields.get("turn")
+            step = step if type(step) is int else None
+            if s.turn is None:
+                why = why or "step/start with no open turn"
+            elif (turn if type(turn) is int else None) != s.turn:
+                why = why or f"step/start names turn {turn if type(turn) is int else None}, but turn {s.turn} is open"
+            elif s.step is not None:
+                why = why or f"step/start while step {s.step} is open"
+            elif step != s.next_step:
+                why = why or f"step/start {step} is not the next step {s.next_step}"
+            s.step = step if step is not None else s.next_step
+            s.next_step = s.step + 1
+        case "step/end":
+            if why is None:
+                turn, step = fields.get("turn"), fields.get("step")
+                if not (type(turn) is int and type(step) is int and turn == s.turn and step == s.step and s.step is not None):
+                    why = _names_open_step(s, event)
+                if why is None and s.pending:
+                    why = f"{UNANSWERED} {next(iter(s.pending))!r} without a tool/result"
+            s.step = None
+            s.pending.clear()
         case "turn/start":
-            turn = _int(get(data, "turn"))
+            turn = fields.get("turn")
+            turn = turn if type(turn) is int else None
             if s.turn is not None:
                 why = why or f"turn/start while turn {s.turn} is open"
             elif turn != s.last_turn + 1:
@@ -84,57 +126,42 @@ def companion_veto(s: Nesting, event: Event, dialect: Dialect) -> Rejected | Non
             s.step, s.next_step = None, 1
             s.pending.clear()
         case "turn/end":
+            turn = fields.get("turn")
             if s.turn is None:
                 why = why or "turn/end with no open turn"
             elif s.step is not None:
                 why = why or f"turn/end while step {s.step} is open"
-            elif _int(get(data, "turn")) != s.turn:
-                why = why or f"turn/end names turn {_int(get(data, 'turn'))}, but turn {s.turn} is open"
+            elif (turn if type(turn) is int else None) != s.turn:
+                why = why or f"turn/end names turn {turn if type(turn) is int else None}, but turn {s.turn} is open"
             s.turn, s.step = None, None
-            s.pending.clear()
-        case "step/start":
-            step = _int(get(data, "step"))
-            if s.turn is None:
-                why = why or "step/start with no open turn"
-            elif _int(get(data, "turn")) != s.turn:
-                why = why or f"step/start names turn {_int(get(data, 'turn'))}, but turn {s.turn} is open"
-            elif s.step is not None:
-                why = why or f"step/start while step {s.step} is open"
-            elif step != s.next_step:
-                why = why or f"step/start {step} is not the next step {s.next_step}"
-            s.step = step if step is not None else s.next_step
-            s.next_step = s.step + 1
-        case "step/end":
-            why = why or _names_open_step(s, event)
-            if why is None and s.pending:
-                why = f"{UNANSWERED} {next(iter(s.pending))!r} without a tool/result"
-            s.step = None
             s.pending.clear()
         case "tool/call":
             why = why or _names_open_step(s, event)
-            call_id = get(data, "callId")
-            if isinstance(call_id, str):
-                s.pending[call_id] = seq
-        case "tool/result" if get(event.surface_op, "op") == "replace":
-            if s.turn is None and not s.manual_bracket:
-                why = why or "tool/result replace outside an open turn"
+            called = fields.get("callId")
+            if type(called) is str:
+                s.pending[called] = event.seq
         case "tool/result":
+            op = event.surface_op
+            if type(op) is _OBJECT and op.get("op") == "replace":
+                if s.turn is None and not s.manual_bracket:
+                    why = why or "tool/result replace outside an open turn"
+                return why
             why = why or _names_open_step(s, event)
-            call_id = get(get(get(data, "message"), "source"), "callId") if dialect is D08 else get(data, "callId")
-            if isinstance(call_id, str) and call_id in s.pending:
+            call_id: Json | Absent = get(get(fields.get("message"), "source"), "callId") if dialect is D08 else fields.get("callId")
+            if type(call_id) is str and call_id in s.pending:
                 del s.pending[call_id]
-            elif get(get(data, "error"), "code") != TOOL_NOT_STARTED:
+            elif get(fields.get("error"), "code") != TOOL_NOT_STARTED:
                 why = why or f"tool/result answers {js_stringify(call_id if call_id is not ABSENT else None)}, which is not a pending call"
         case "session/end-seed" if dialect is D08:
             s.manual_bracket = False
-        case "compaction/start" if dialect is D08 and get(data, "turn") is None:
+        case "compaction/start" if dialect is D08 and fields.get("turn", ABSENT) is None:
             s.manual_bracket = s.turn is None
         case "compaction/end" if dialect is D08 and s.manual_bracket:
             s.manual_bracket = False
-        case kind:
+        case _:
             if s.turn is None and not s.manual_bracket and (dialect is not D08 or kind in D08_TURN_BOUND_TYPES):
                 why = why or f"{kind} outside an open turn"
-    return None if why is None else _veto(why, seq)
+    return why
 
 
 def chunk_row_vetoes(s: Nesting, chunks: Sequence[Event], last: int, dialect: Dialect) -> list[Rejected]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
-from itertools import compress, repeat
 from typing import Final, cast, final
 
 from sessionspec.check.chunk_run import ChunkRun
@@ -55,8 +54,6 @@ class FoldLoop:
         self.plans: list[SurfacePlan | None] = []
         self.keeps_logged = any(fold.AS_LOGGED for fold in self.deferred)
         self.logged_items: list[Event | ChunkRun] = []
-        # Where the batch's ChunkRuns are, in order (a run is appended at that index of ``items``).
-        self.runs: list[int] = []
         self.stop_at = 0
         immediate = [fold for fold in self.made if fold.READS_BEFORE]
         self.as_logged_folds = [fold for fold in immediate if fold.AS_LOGGED]
@@ -137,7 +134,6 @@ class FoldLoop:
         if self.deferred:
             if self.rejected is None:
                 self.stop_at += 1
-            self.runs.append(len(self.items))
             self.items.append(run)
             self.kinds.append(RUN)
             self.plans.append(None)
@@ -153,12 +149,11 @@ class FoldLoop:
             return
         logged = self.logged_items if self.keeps_logged else self.items
         for runner in self.runners:
-            runner(self.items, self.kinds, self.plans, logged, self.stop_at, self.runs)
+            runner(self.items, self.kinds, self.plans, logged, self.stop_at)
         self.items.clear()
         self.kinds.clear()
         self.plans.clear()
         self.logged_items.clear()
-        self.runs.clear()
         self.stop_at = 0
 
     def outcome(self) -> FoldOutcome:
@@ -229,111 +224,66 @@ def _each_sent(send: Send) -> Callable[[ChunkRun], None]:
     return each
 
 
-Runner = Callable[[list[Event | ChunkRun], list[str], list[SurfacePlan | None], list[Event | ChunkRun], int, list[int]], None]
+Runner = Callable[[list[Event | ChunkRun], list[str], list[SurfacePlan | None], list[Event | ChunkRun], int], None]
 # The kind of a batch item that is a packed row's ChunkRun (compared by identity: no event type is this object).
 RUN: Final = "assistant/chunk (a packed row)"
 
 
 def _batch_runner(fold: AuditFold) -> Runner:
-    """How a deferred fold takes a batch: ``(items, kinds, plans, logged, stop, runs)``, the events as judged (a
-    row's chunks as one ChunkRun, of kind :data:`RUN`), their types, their plans, the same as logged, how many
-    were taken before the surface was rejected, and where the ChunkRuns are.  The same events, in the same order,
-    with the same plans as :meth:`FoldLoop.take` would give it: the logged ones for an ``AS_LOGGED`` fold, none
-    from ``stop`` on for a fold that needs the surface, only its ``EVENT_TYPES``, a row's chunks at once or one
-    by one (:func:`_run_route`).  Chosen once per fold, so the loop over a batch tests nothing the fold's flags
-    already answer, and the types are read from ``kinds`` (compiled, an event's attribute is a generic attribute
-    read).  The events between two runs go to the fold in one ``map`` (its types selected by ``compress``): no
-    bytecode per event (interpreted, a loop per event and fold was most of what a fold of few types cost)."""
+    """How a deferred fold takes a batch: ``(items, kinds, plans, logged, stop)``, the events as judged (a
+    row's chunks as one ChunkRun, of kind :data:`RUN`), their types, their plans, the same as logged, and
+    how many were taken before the surface was rejected.  The same events, in the same order, with the same
+    plans as :meth:`FoldLoop.take` would give it: the logged ones for an ``AS_LOGGED`` fold, none from
+    ``stop`` on for a fold that needs the surface, only its ``EVENT_TYPES``, a row's chunks at once or one
+    by one (:func:`_run_route`).  Chosen once per fold, so the loop over a batch tests nothing the fold's
+    flags already answer (interpreted, those tests per event and fold were about 7 % of a check), and the
+    types are read from ``kinds`` (compiled, an event's attribute is a generic attribute read)."""
     run_route = _run_route([fold])
     take_run = run_route[0] if run_route else None
     takes = fold.EVENT_TYPES
     stops = fold.NEEDS_SURFACE and not fold.AS_LOGGED
     if fold.AS_LOGGED:
-        return _each_segment(fold.stepper(), take_run, False, True)
+        step = fold.stepper()
+
+        def as_logged(items: list[Event | ChunkRun], kinds: list[str], plans: list[SurfacePlan | None],
+                      logged: list[Event | ChunkRun], stop: int) -> None:
+            for item in logged:
+                if type(item) is ChunkRun:
+                    if take_run is not None:
+                        take_run(item)
+                else:
+                    step(item, None)
+        return as_logged
     if isinstance(fold, WalkFold):
         send = cast(Callable[[Event | ChunkRun], object], fold.walking.send)  # a walk taking runs reads a ChunkRun too
         if takes is None and fold.TAKES_RUNS:
             def walk_all(items: list[Event | ChunkRun], kinds: list[str], plans: list[SurfacePlan | None],
-                         logged: list[Event | ChunkRun], stop: int, runs: list[int]) -> None:
+                         logged: list[Event | ChunkRun], stop: int) -> None:
                 deque(map(send, items[:stop] if stops and stop < len(items) else items), 0)
             return walk_all
-        if takes is None:
-            return _each_segment(send, take_run, stops, False, alone=True)
-        if take_run is None or fold.TAKES_RUNS:
-            return _selected(send, None, takes, take_run is not None, stops)
-        return _item_by_item(send, None, takes, take_run, stops)
+
+        def walk(items: list[Event | ChunkRun], kinds: list[str], plans: list[SurfacePlan | None],
+                 logged: list[Event | ChunkRun], stop: int) -> None:
+            for at in range(stop if stops else len(items)):
+                kind = kinds[at]
+                if kind is RUN:
+                    if take_run is not None:
+                        take_run(items[at])  # type: ignore[arg-type]  # kind RUN: a ChunkRun (no cast: interpreted, a call per item)
+                elif takes is None or kind in takes:
+                    send(items[at])
+        return walk
     step = fold.stepper()
-    if takes is None:
-        return _each_segment(step, take_run, stops, False)
-    if take_run is None:
-        return _selected(None, step, takes, False, stops)
-    return _item_by_item(None, step, takes, take_run, stops)
 
-
-def _each_segment(take: Callable[..., object], take_run: Callable[[ChunkRun], object] | None, stops: bool, logged_items: bool,
-                  alone: bool = False) -> Runner:
-    """A fold taking every type: the events between two runs in one ``map`` of ``take`` (a step, given each event's
-    plan; from ``logged`` with no plan for an ``AS_LOGGED`` fold; a walk's send, ``alone``), each run by ``take_run``."""
-    def segment(source: list[Event | ChunkRun], plans: list[SurfacePlan | None], start: int, end: int) -> None:
-        events = source if start == 0 and end == len(source) else source[start:end]
-        if alone:
-            deque(map(take, events), 0)
-        else:
-            deque(map(take, events, repeat(None) if logged_items else plans[start:end]), 0)
-
-    def each_segment(items: list[Event | ChunkRun], kinds: list[str], plans: list[SurfacePlan | None],
-                     logged: list[Event | ChunkRun], stop: int, runs: list[int]) -> None:
-        source = logged if logged_items else items
-        limit = stop if stops else len(source)
-        start = 0
-        for at in runs:
-            if at >= limit:
-                break
-            if start < at:
-                segment(source, plans, start, at)
-            if take_run is not None:
-                take_run(source[at])  # type: ignore[arg-type]  # a run's index: a ChunkRun
-            start = at + 1
-        if start < limit:
-            segment(source, plans, start, limit)
-    return each_segment
-
-
-def _selected(send: Callable[[Event | ChunkRun], object] | None, step: Step | None, takes: frozenset[str], with_runs: bool,
-              stops: bool) -> Runner:
-    """A fold of a few types: its events selected by ``compress`` (a walk also sent the runs when it takes them)."""
-    wanted = takes.__contains__
-
-    def selected(items: list[Event | ChunkRun], kinds: list[str], plans: list[SurfacePlan | None],
-                 logged: list[Event | ChunkRun], stop: int, runs: list[int]) -> None:
-        limit = stop if stops else len(items)
-        chosen = list(map(wanted, kinds[:limit] if limit < len(kinds) else kinds))
-        if with_runs:
-            for at in runs:
-                if at < limit:
-                    chosen[at] = True
-        if send is not None:
-            deque(map(send, compress(items, chosen)), 0)
-        elif step is not None:
-            deque(map(step, compress(items, chosen), compress(plans, chosen)), 0)  # type: ignore[arg-type]  # runs not chosen
-    return selected
-
-
-def _item_by_item(send: Callable[[Event | ChunkRun], object] | None, step: Step | None, takes: frozenset[str],
-                  take_run: Callable[[ChunkRun], object], stops: bool) -> Runner:
-    """A fold of a few types taking a row's chunks one by one: item by item."""
-    def item_by_item(items: list[Event | ChunkRun], kinds: list[str], plans: list[SurfacePlan | None],
-                     logged: list[Event | ChunkRun], stop: int, runs: list[int]) -> None:
+    def stepped(items: list[Event | ChunkRun], kinds: list[str], plans: list[SurfacePlan | None],
+                logged: list[Event | ChunkRun], stop: int) -> None:
         for at in range(stop if stops else len(items)):
             kind = kinds[at]
             if kind is RUN:
-                take_run(items[at])  # type: ignore[arg-type]  # kind RUN: a ChunkRun (no cast: interpreted, a call per item)
-            elif kind in takes:
-                if send is not None:
-                    send(items[at])
-                elif step is not None:
-                    step(items[at], plans[at])  # type: ignore[arg-type]  # not RUN: an Event
-    return item_by_item
+                if take_run is not None:
+                    take_run(items[at])  # type: ignore[arg-type]  # kind RUN: a ChunkRun
+            elif takes is None or kind in takes:
+                step(items[at], plans[at])  # type: ignore[arg-type]  # not RUN: an Event
+    return stepped
 
 
 def run_alone(fold: type[AuditFold], events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> list[Rejected]:

@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from hypothesis import strategies as st
 
@@ -25,8 +25,8 @@ from sessionspec.check.checker import FileReport, Verdict, check_log
 from sessionspec.check.logfile import LineReader, read_stream
 from sessionspec.generate import generate_events, write_log
 from sessionspec.model.codec import parse_event_line
-from sessionspec.model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, compact_region
-from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, get
+from sessionspec.model.compaction import RegionOutcome, SummarizerOutput, SummaryCall, Trigger, compact_if_needed, compact_region
+from sessionspec.model.jsonval import ABSENT, JsonObject, freeze, get, thaw
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.loop import (
     AgentConfig,
@@ -40,6 +40,8 @@ from sessionspec.model.loop import (
     run_turn,
     text_content,
 )
+from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.nesting import Nesting, companion_veto, nesting_shapes
 from sessionspec.model.prune import PruneConfig
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.repair import SCANNED_TYPES, CloserWatch, repair_closers, repair_shapes, watch_event
@@ -483,3 +485,128 @@ def check_or_die(task: Any) -> Any:
     if str(task.path).endswith("die.jsonl"):
         os.kill(os.getpid(), signal.SIGKILL)
     return check_task(task)
+
+
+# LOG-13's relations (model/nesting.py): the model's companion over a log, the D08 writer's log, and the changes of a
+# loop log the relations forbid (tests/model/test_nesting.py, tests/fast/test_fast_nesting.py).
+
+
+def nesting_judged(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> list[Rejected]:
+    """The model's companion folded over ``events``."""
+    nesting, shapes = Nesting(), nesting_shapes(dialect)
+    found: list[Rejected] = []
+    for event in events:
+        bad = companion_veto(nesting, event, shapes)
+        if bad is not None:
+            found.append(bad)
+    return found
+
+
+def d08_manual_log(seed: int, events: int = 400) -> list[Event]:
+    """A loop log as the D08 reader migrates it (DIA-13), then a manual compaction of the model's between turns (DIA-3)."""
+    log = list(migrate_legacy(repair_loop_log(seed, events), "s"))
+    run = compact_if_needed(log, short, dialect=Dialect.D08, trigger=Trigger.MANUAL)
+    assert not isinstance(run, Rejected) and run.error is None and run.events
+    return [*log, *run.events]
+
+
+def _where(log: list[Event], type_name: str, after: int = 0) -> int:
+    return next(i for i, e in enumerate(log) if e.type == type_name and i >= after)
+
+
+def with_data(event: Event, **changes: object) -> Event:
+    """``event`` with these ``data`` fields set."""
+    data = thaw(event.data)
+    assert isinstance(data, dict)
+    data.update(changes)
+    return replace(event, data=freeze(data))
+
+
+def _dropped(log: list[Event], index: int) -> list[Event]:
+    """The log without ``log[index]`` (the seqs still increase: the companion asks no more)."""
+    return log[:index] + log[index + 1:]
+
+
+def _moved_after_turn(log: list[Event], index: int) -> list[Event]:
+    """``log[index]`` moved to just after its turn's ``turn/end``, the seqs renumbered in log order."""
+    end = _where(log, "turn/end", index)
+    moved = [*log[:index], *log[index + 1:end + 1], log[index], *log[end + 1:]]
+    return [replace(event, seq=log[i].seq) for i, event in enumerate(moved)]
+
+
+def _replaced(log: list[Event], index: int, event: Event) -> list[Event]:
+    return [*log[:index], event, *log[index + 1:]]
+
+
+def _appended_result(log: list[Event]) -> int:
+    return next(i for i, e in enumerate(log) if e.type == "tool/result" and e.surface_op == "append")
+
+
+def seq_repeated(log: list[Event]) -> list[Event]:
+    at = _where(log, "assistant/message")
+    return _replaced(log, at, replace(log[at], seq=log[at - 1].seq))
+
+
+def turn_renumbered(log: list[Event]) -> list[Event]:
+    at = _where(log, "turn/start", _where(log, "turn/end") + 1)
+    turn = get(log[at].data, "turn")
+    assert isinstance(turn, int)
+    return _replaced(log, at, with_data(log[at], turn=turn + 1))
+
+
+def turn_opened_twice(log: list[Event]) -> list[Event]:
+    return _dropped(log, _where(log, "turn/end"))
+
+
+def step_left_open(log: list[Event]) -> list[Event]:
+    end = _where(log, "turn/end")
+    return _dropped(log, max(i for i in range(end) if log[i].type == "step/end"))
+
+
+def step_never_opened(log: list[Event]) -> list[Event]:
+    return _dropped(log, _where(log, "step/start"))
+
+
+def step_renumbered(log: list[Event]) -> list[Event]:
+    at = _where(log, "step/start")
+    return _replaced(log, at, with_data(log[at], step=2))
+
+
+def message_of_another_step(log: list[Event]) -> list[Event]:
+    at = _where(log, "assistant/message")
+    step = get(log[at].data, "step")
+    assert isinstance(step, int)
+    return _replaced(log, at, with_data(log[at], step=step + 1))
+
+
+def result_of_another_call(log: list[Event]) -> list[Event]:
+    at = _appended_result(log)
+    return _replaced(log, at, with_data(log[at], callId="no-such-call"))
+
+
+def result_dropped(log: list[Event]) -> list[Event]:
+    return _dropped(log, _appended_result(log))
+
+
+def prune_between_turns(log: list[Event]) -> list[Event]:
+    """P-PRN-3: a prune (a ``tool/result`` replace) moved out of its turn."""
+    return _moved_after_turn(log, next(i for i, e in enumerate(log) if e.type == "tool/result" and isinstance(e.surface_op, JsonObject)))
+
+
+def prompt_between_turns(log: list[Event]) -> list[Event]:
+    return _moved_after_turn(log, _where(log, "user/message"))
+
+
+def call_between_turns(log: list[Event]) -> list[Event]:
+    return _moved_after_turn(log, _where(log, "tool/call"))
+
+
+_LOG_13: Final = frozenset({"LOG-13"})
+# Each change with the rules that refuse it.
+NESTING_CHANGES: Final[tuple[tuple[Callable[[list[Event]], list[Event]], frozenset[str]], ...]] = (
+    (seq_repeated, _LOG_13), (turn_renumbered, _LOG_13), (turn_opened_twice, _LOG_13), (step_left_open, _LOG_13),
+    (step_never_opened, _LOG_13), (step_renumbered, _LOG_13), (message_of_another_step, _LOG_13),
+    # The result answers no pending call (LOG-13), and its own call is left unanswered at step/end (LOOP-12).
+    (result_of_another_call, frozenset({"LOG-13", "LOOP-12"})), (result_dropped, frozenset({"LOOP-12"})),
+    (prune_between_turns, _LOG_13), (prompt_between_turns, _LOG_13), (call_between_turns, _LOG_13),
+)

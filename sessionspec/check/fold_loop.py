@@ -106,7 +106,10 @@ class FoldLoop:
             if self.keeps_logged:
                 self.logged_items.append(logged)
         if self.surfaced:
-            self.before.commit(event, plan, removed)
+            if plan is None:  # nothing joined or left the surface (nothing is removed without a plan)
+                self.before.taken += 1
+            else:
+                self.before.commit(event, plan, removed)
 
     def _log_only(self, event: Event, kind: str) -> bool:
         """Whether ``plan_surface_event`` plans nothing for ``event`` (of type ``kind``) without looking

@@ -81,7 +81,8 @@ class LogPass:
         """The next event of the file, with its line and the first damaged line met so far."""
         seq, kind = event.seq, event.type  # read once: compiled, each read is a generic attribute read
         self.lines.add(seq, line)
-        self.turn_ends.take(event, line)
+        if kind == "turn/end":  # (the only type it reads: one call fewer per other event)
+            self.turn_ends.take(event, line)
         self.evidence = with_markers(self.evidence, event)
         if kind == "assistant/message":
             for dialect, throws in self.throws.items():

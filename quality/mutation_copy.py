@@ -7,8 +7,8 @@ puts model/ where the import name says: ``sessionspec/model/`` is a real directo
 path.  mutmut copies the rest of ``sessionspec/`` beside the mutated tree (``also_copy``, written here
 from the copy's own listing, so the unmutated model is never copied over the mutated one).
 
-Two more edits, in the copy only: each module-level ``@implements(ARGS)`` becomes the call
-``implements(ARGS)(name)`` after its function (mutmut 3 does not mutate decorated functions; the call
+Two more edits, in the copy only: each module-level ``@implements(ARGS)`` (and ``@decides(ARGS)``) becomes the
+call ``implements(ARGS)(name)`` after its function (mutmut 3 does not mutate decorated functions; the call
 registers the same function), and tests/conftest.py registers the ``mutation`` Hypothesis profile and
 a recursion limit of 2,500 that leaves room for the trampolines: under mutmut each model call is four
 frames, and the depth-limit tests walk a value nested MAX_DEPTH (200) deep through the model's
@@ -35,22 +35,27 @@ MUTATED = Path("sessionspec") / "model"
 PREFIX = "sessionspec.model."
 
 
+REGISTRATIONS = ("implements", "decides")  # model/rules.py: each registers the function and returns it unchanged
+
+
 def lift_implements(source: str) -> str:
-    """Move each module-level ``@implements(...)`` decorator to a call after its function."""
+    """Move each module-level registration decorator (``@implements(...)``, ``@decides(...)``) to a call after its
+    function, innermost first as the decorators apply; a function with any other decorator is left as it is."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
-    edits: list[tuple[int, int, int, str]] = []  # (decorator first line, last line, function end line, call)
+    edits: list[tuple[int, int, int, str]] = []  # (first decorator line, last decorator line, function end line, calls)
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not node.decorator_list:
             continue
-        for decorator in node.decorator_list:
-            if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name) and decorator.func.id == "implements":
-                assert len(node.decorator_list) == 1, f"{node.name}: only a lone @implements can be lifted"
-                text = ast.get_source_segment(source, decorator)
-                assert text is not None and decorator.end_lineno is not None and node.end_lineno is not None
-                edits.append((decorator.lineno, decorator.end_lineno, node.end_lineno, f"{text}({node.name})\n"))
-    for first, last, end, call in sorted(edits, reverse=True):
-        lines.insert(end, call)
+        if not all(isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id in REGISTRATIONS for d in node.decorator_list):
+            continue
+        texts = [ast.get_source_segment(source, d) for d in node.decorator_list]
+        last = node.decorator_list[-1].end_lineno
+        assert all(t is not None for t in texts) and last is not None and node.end_lineno is not None
+        calls = "".join(f"{text}({node.name})\n" for text in reversed(texts))
+        edits.append((node.decorator_list[0].lineno, last, node.end_lineno, calls))
+    for first, last, end, calls in sorted(edits, reverse=True):
+        lines.insert(end, calls)
         del lines[first - 1 : last]
     return "".join(lines)
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copyreg
 import io
-import multiprocessing
 import os
 import pickle
 import random
@@ -37,6 +36,7 @@ from typing import Final
 
 from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Event
+from sessionspec.workers import worker_context
 
 Block = tuple[Event, ...]
 # (seed, turns, turn offset) -> the block, its turns moved by the offset.
@@ -55,11 +55,6 @@ def default_workers() -> int:
     the blocks adds a tenth to the CPU (docs/performance.md, issue 26)."""
     idle = len(os.sched_getaffinity(0)) - os.getloadavg()[0]
     return max(0, min(2, round(idle)))
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    """A fork server where the platform has one (Linux, macOS), else spawn: never a fork of this process."""
-    return multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
 
 
 def _reduce_json_object(value: JsonObject) -> tuple[type[JsonObject], tuple[tuple[tuple[str, object], ...]]]:
@@ -94,7 +89,7 @@ class BlockSource:
         self._pending: deque[tuple[int, Future[bytes]]] = deque()
         self._seeds: deque[int] = deque()  # drawn for speculation the log did not use, in order
         self._workers = workers
-        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(workers, mp_context=_context()) if workers > 0 else None
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(workers, mp_context=worker_context()) if workers > 0 else None
         self._fill()
 
     def _fill(self) -> None:

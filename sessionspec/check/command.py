@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -42,6 +41,7 @@ from sessionspec.check.task import Task, available_cpus, check_task, selected
 from sessionspec.check.undecided import not_decided
 from sessionspec.options import add_dialect, add_verbosity, describe, package_version, positive_int
 from sessionspec.progress import BAR_CELLS, CountingReader, ProgressBar, bar_text, on_terminal
+from sessionspec.workers import worker_context
 
 HELP: Final = "check session-log files (.jsonl, .jsonl.zst, directories, - for stdin) and give a verdict per file"
 
@@ -170,9 +170,7 @@ def _reports(tasks: Iterable[Task], jobs: int, work: Callable[[Task], FileReport
     if jobs <= 1:
         yield from map(work, tasks)
         return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context()) as pool:
         yield from pool.map(work, tasks)
 
 

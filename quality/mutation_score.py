@@ -90,33 +90,43 @@ def read_equivalent(path: Path) -> dict[str, str]:
     return out
 
 
+class Verdicts:
+    """The verdicts of the mutants ``chosen``: the tested ones by column, in drawing order; the untested and the
+    skipped only counted.  One count for the sample's score and the per-module rows, so the two cannot differ."""
+
+    COLUMNS = ("killed", "timeout", "survived", "no tests", "other")
+
+    def __init__(self, codes: dict[str, int | None], chosen: list[str]) -> None:
+        self.names: dict[str, list[str]] = {column: [] for column in self.COLUMNS}
+        self.untested = self.skipped = 0
+        for name in chosen:
+            code = codes[name]
+            if code is None:
+                self.untested += 1
+                continue
+            status = STATUS.get(code, "other")
+            if status == "skipped":
+                self.skipped += 1
+            else:
+                self.names[status if status in self.names else "other"].append(name)
+        self.killed = len(self.names["killed"]) + len(self.names["timeout"])  # a timeout is a kill (mutmut's own reading)
+        # An unexplained verdict counts as not killed: it must not raise the score.
+        self.not_killed = [n for n in chosen if n in {*self.names["survived"], *self.names["no tests"], *self.names["other"]}]
+        self.tested = self.killed + len(self.not_killed)
+
+
 def summarize_sample(codes: dict[str, int | None], chosen: list[str], equivalent: dict[str, str]) -> dict[str, object]:
     """The verdicts of a drawn sample and the score's Wilson interval, raw and without the equivalent survivors."""
-    killed, survivors, untested, skipped, other = 0, [], 0, 0, 0
-    for name in chosen:
-        code = codes[name]
-        if code is None:
-            untested += 1
-            continue
-        status = STATUS.get(code, "other")
-        if status in ("killed", "timeout"):
-            killed += 1
-        elif status in ("survived", "no tests"):
-            survivors.append(name)
-        elif status == "skipped":
-            skipped += 1
-        else:
-            other += 1  # counted as not killed: an unexplained verdict must not raise the score
-            survivors.append(name)
-    tested = killed + len(survivors)
-    judged = [n for n in survivors if n in equivalent]
-    low, high = wilson(killed, tested)
-    low_eq, high_eq = wilson(killed, tested - len(judged))
-    return {"sample": len(chosen), "tested": tested, "untested": untested, "skipped": skipped, "killed": killed,
-            "survived": len(survivors), "other": other, "score": killed / tested if tested else None, "wilson95": [low, high],
-            "equivalent": len(judged), "scoreWithoutEquivalent": killed / (tested - len(judged)) if tested - len(judged) else None,
+    v = Verdicts(codes, chosen)
+    judged = [n for n in v.not_killed if n in equivalent]
+    low, high = wilson(v.killed, v.tested)
+    low_eq, high_eq = wilson(v.killed, v.tested - len(judged))
+    return {"sample": len(chosen), "tested": v.tested, "untested": v.untested, "skipped": v.skipped, "killed": v.killed,
+            "survived": len(v.not_killed), "other": len(v.names["other"]), "score": v.killed / v.tested if v.tested else None,
+            "wilson95": [low, high], "equivalent": len(judged),
+            "scoreWithoutEquivalent": v.killed / (v.tested - len(judged)) if v.tested - len(judged) else None,
             "wilson95WithoutEquivalent": [low_eq, high_eq],
-            "survivors": [{"name": n, "equivalent": equivalent.get(n)} for n in survivors]}
+            "survivors": [{"name": n, "equivalent": equivalent.get(n)} for n in v.not_killed]}
 
 
 def summarize_total(workdir: Path, modules: list[str], size: int, seed: int, equivalent: dict[str, str]) -> dict[str, object]:
@@ -159,22 +169,10 @@ def summarize(workdir: Path, modules: list[str], sample: int | None = None) -> l
     for module in modules:
         every = module_mutants(workdir, module)
         chosen = total_sample(every, sample, 0) if sample is not None else sorted(every)
-        counts = {"killed": 0, "survived": 0, "no tests": 0, "timeout": 0, "other": 0}
-        survivors: list[str] = []
-        untested = 0
-        for name in chosen:
-            code = every[name]
-            if code is None:
-                untested += 1
-                continue
-            status = STATUS.get(code, "other")
-            if status == "skipped":
-                continue
-            counts[status if status in counts else "other"] += 1
-            if status in ("survived", "no tests"):
-                survivors.append(name)
-        total = sum(counts.values())
-        score = 100.0 * (counts["killed"] + counts["timeout"]) / total if total else 0.0
-        rows.append({"module": f"model/{module}.py", "mutants": len(every), "chosen": len(chosen), "untested": untested, **counts,
-                     "tested": total, "score": round(score, 1), "survivors": survivors})
+        v = Verdicts(every, chosen)
+        counts = {column: len(v.names[column]) for column in Verdicts.COLUMNS}
+        score = 100.0 * v.killed / v.tested if v.tested else 0.0
+        rows.append({"module": f"model/{module}.py", "mutants": len(every), "chosen": len(chosen), "untested": v.untested, **counts,
+                     "tested": v.tested, "score": round(score, 1),
+                     "survivors": [n for n in v.not_killed if n not in v.names["other"]]})
     return rows

@@ -87,6 +87,23 @@ def test_summarize_total_counts_verdicts_and_equivalents(tmp_path: Path) -> None
     assert "Wilson 95% interval" in text and "not yet tested 1" in text and "(equivalent: same result)" in text
 
 
+def test_the_rows_per_module_count_the_verdicts_as_the_sample_does(tmp_path: Path) -> None:
+    """One count serves both reports: per module, killed + timeout over tested is the sample's score of that module."""
+    codes: dict[str, dict[str, int | None]] = {
+        "a": {"sessionspec.model.a.x_f__mutmut_1": 1, "sessionspec.model.a.x_f__mutmut_2": 0, "sessionspec.model.a.x_f__mutmut_3": 36, "sessionspec.model.a.x_f__mutmut_4": None},
+        "b": {"sessionspec.model.b.x_g__mutmut_1": 34, "sessionspec.model.b.x_g__mutmut_2": 99, "sessionspec.model.b.x_g__mutmut_3": 33, "sessionspec.model.b.x_g__mutmut_4": 3},
+    }
+    rows = {r["module"]: r for r in Q.summarize(_workdir(tmp_path, codes), ["a", "b"])}
+    a, b = rows["model/a.py"], rows["model/b.py"]
+    # a: killed 1, timeout 36, survived 0, untested None.  b: skipped 34 (out), other 99, no tests 33, killed 3.
+    assert (a["killed"], a["timeout"], a["survived"], a["tested"], a["untested"], a["score"]) == (1, 1, 1, 3, 1, 66.7)
+    assert (b["killed"], b["other"], b["no tests"], b["tested"], b["score"]) == (1, 1, 1, 3, 33.3)
+    assert a["survivors"] == ["sessionspec.model.a.x_f__mutmut_2"] and b["survivors"] == ["sessionspec.model.b.x_g__mutmut_3"]
+    for module, row in (("a", a), ("b", b)):
+        alone = Q.summarize_sample(codes[module], sorted(codes[module]), {})
+        assert (alone["tested"], alone["killed"]) == (row["tested"], row["killed"] + row["timeout"])
+
+
 def test_equivalent_file_needs_a_reason(tmp_path: Path) -> None:
     good = tmp_path / "eq.tsv"
     good.write_text("# comment\n\nsessionspec.model.a.x_f__mutmut_2\tthe same value either way\n", encoding="utf-8")

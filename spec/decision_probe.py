@@ -22,6 +22,7 @@ import importlib
 import math
 import operator
 import types
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -177,11 +178,20 @@ class ModuleProbe:
 
 
 def _live_functions(module: types.ModuleType) -> Iterator[types.FunctionType]:
-    """The functions defined in ``module``: module level, and in its classes (methods, static and class
-    methods, property accessors)."""
+    """The functions defined in ``module``: module level (a cached one's wrapped function), in its classes
+    (methods, static and class methods, property accessors), and in its module-level tables (a lambda held in a dict, tuple or list, such
+    as event_shape's FIELD_TYPES: no name reaches it, but the model runs it)."""
+    seen: set[int] = set()  # a lambda two tables hold is swapped once
     for value in list(vars(module).values()):
         if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
             yield value
+        elif isinstance(getattr(value, "__wrapped__", None), types.FunctionType) and value.__wrapped__.__module__ == module.__name__:
+            yield value.__wrapped__  # a @cache function: its cache misses run the code swapped here
+        elif isinstance(value, dict | tuple | list):
+            for function in _tabled_lambdas(value, module.__name__):
+                if id(function) not in seen:
+                    seen.add(id(function))
+                    yield function
         elif isinstance(value, type) and value.__module__ == module.__name__:
             for member in vars(value).values():
                 if isinstance(member, staticmethod | classmethod):
@@ -190,6 +200,16 @@ def _live_functions(module: types.ModuleType) -> Iterator[types.FunctionType]:
                     yield from (f for f in (member.fget, member.fset, member.fdel) if isinstance(f, types.FunctionType))
                 elif isinstance(member, types.FunctionType):
                     yield member
+
+
+def _tabled_lambdas(table: object, module: str, depth: int = 4) -> Iterator[types.FunctionType]:
+    """The lambdas of ``module`` inside a table (nested dicts, tuples and lists, ``depth`` levels down)."""
+    items = table.values() if isinstance(table, dict) else table if isinstance(table, tuple | list) else ()
+    for item in list(items):
+        if isinstance(item, types.FunctionType) and item.__module__ == module and item.__name__ == "<lambda>":
+            yield item
+        elif depth > 1 and isinstance(item, dict | tuple | list):
+            yield from _tabled_lambdas(item, module, depth - 1)
 
 
 def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -201,9 +221,12 @@ def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
 
 @cache
 def _twins(name: str, path: str) -> dict[tuple[str, int], types.CodeType]:
-    """The instrumented code objects of a module by (qualified name, first line)."""
+    """The instrumented code objects of a module by (qualified name, first line); two sharing both (lambdas on
+    one line) are left out, since either could be the other's twin."""
     _, tree = instrumented_module(name)
-    return {(c.co_qualname, c.co_firstlineno): c for c in _code_objects(compile(tree, path, "exec"))}
+    codes = list(_code_objects(compile(tree, path, "exec")))
+    keys = Counter((c.co_qualname, c.co_firstlineno) for c in codes)
+    return {(c.co_qualname, c.co_firstlineno): c for c in codes if keys[(c.co_qualname, c.co_firstlineno)] == 1}
 
 
 @contextmanager

@@ -192,183 +192,48 @@ UNREACHABLE: Final[dict[str, str]] = {
         "surface_op_of returns None only for an event without sourceEventSeqs (SURF-2 refuses one that has it)",
     "surface:plan_surface_event: op is None and event.source_event_seqs is not ABSENT => true":
         "surface_op_of returns None only for an event without sourceEventSeqs (SURF-2 refuses one that has it)",
+    # issue 43 item 1: shown unreachable while pinning the rest
+    "compaction.obligation:decide_prune_pass: 'pruned a result twice' => false":
+        'a non-empty string literal: the operand is truthy by construction',
+    "nesting:answer_call: f'tool/result answers {js_stringify(call_id)}, which is not a pending call' => false":
+        'a non-empty f-string: the operand is truthy by construction',
+    'deployment:_read_models: not isinstance(window, int) => true':
+        'is_safe_int(window) held just before (the or short-circuits otherwise): a safe integer is an int',
+    'deployment:_read_models: window <= 0 => below':
+        'is_safe_int(window) held just before: a safe integer is non-negative',
+    'guard:guard_trip: for carrier in carriers => none':
+        'carriers is built just before as a pair (the reason and its failure, or the error and the reason): never empty',
+    'provenance:check_message_stream: sorted(positions) => single':
+        'evaluated only when the positions are not one contiguous run, which a single position always is',
+    'd08_shapes:take_attempt_chunk: attempts.failed.update(attempts.attempt) => overlap':
+        ("each chunk joins one attempt, which its finish clears; chunks of a step have distinct seqs (LOG-1: seq is "
+         "the index), so the failed attempts' seqs never meet the current one's"),
+    'header_log:_is_list_of_objects: is_placeholder(x) => true':
+        ("placeholders is true only for the A55 messagePrefix, typed after is_opaque_field found no placeholder entry "
+         "in it (FMT-6: a prefix with one is skipped)"),
+    'repair:check_closers: for (event, closer) in zip(run, expected, strict=True) => none':
+        'closers_of always ends with the turn/end, and the types matched just before: the run is never empty',
+    'repair:repair_closers: for event in events => none':
+        'an empty log returned just before (LOG-14: an empty log gives [])',
+    'header_log:check_canonical_header: for key in LENGTHY_FIELDS => none':
+        _CONSTANT_LOOP,
+    'record_keys:key_flaw: positions != sorted(positions) => false':
+        ("reached only for known keys, the required ones present (a JsonObject has no duplicate key): in the listed "
+         "order they are one of valid_orders, which returned before"),
+    'record_keys:key_flaw: sorted(positions) => single':
+        'a single known key with every required key present is a valid order, which returned before',
+    'turn_end_reason:a55_reason_flaw: isinstance(reason, JsonObject) => false':
+        "reached only with kind == 'error', read from the reason by get: only an object has a kind",
+    'turn_end_reason:d08_reason_flaw: isinstance(reason, JsonObject) => false':
+        "reached only with kind == 'error', read from the reason by get: only an object has a kind",
+    'compaction.run:compact_under_pressure: not run.results => false':
+        ("a later attempt's surface is the checkpoint and the earlier retained tail, its prices and balance unchanged:"
+         " the walk (CMP-11) stops at the same node and rounds to the same cut, just after the checkpoint (balanced on"
+         " both sides, P-CMP-3), so keep >= 1 and a range is selected (a search of 8,000 candidates and a targeted one"
+         " agree)"),
 }
 
 NOT_BY_VECTORS: Final[dict[str, str]] = {}
 
 # Reachable, or not yet shown unreachable, and taken by no run yet: the work left (the test lets this only shrink).
-_MERGED: Final = ("model code of issue 44 (deployment, compaction obligations, provenance, the writer's guard) merged "
-                  "from main after this table was first recorded: no test of the suite takes it; not yet examined")
-_MOVED: Final = ("model code issue 44 moved into model/ (crash repair, D08 shapes, header records, diagnostics, the "
-                 "obligations' shared first write) after the table was last recorded: no test of the suite takes it; not yet examined")
-_SHAPES: Final = ("the shape area moved into model/ (event_shape, turn_end_reason, log_only_shape, record_keys, the "
-                  "canonical header; issue 44): tests/model/test_event_shape.py takes its other outcomes, not these yet")
-_AREAS: Final = ("the zero-retention ranges, the request points and the nesting moved into model/ (issue 44): their tests "
-                 "in tests/model and tests/fast take the other outcomes, not these yet")
-NOT_YET_PINNED: Final[dict[str, str]] = {
-    "compaction.run:compact_under_pressure: not run.results => false":
-        "a later attempt finding no range after an earlier one compacted; no search candidate (8,000) nor a targeted "
-        "search over retry counts and retained budgets took it, and no argument yet shows it unreachable",
-    "compaction.obligation:pressure_expectation: isinstance(spec, Rejected) => true": _MERGED,
-    "compaction.obligation:pressure_expectation: total < spec.threshold_tokens => equal": _MERGED,
-    "compaction.obligation:decide_pressure_point: match (expected.action, acted) => case [Action.NO_RANGE, _]": _MERGED,
-    "compaction.obligation:overflow_expectation: header_event is None => true": _MERGED,
-    "compaction.obligation:overflow_expectation: config is None => true": _MERGED,
-    "compaction.obligation:overflow_expectation: target is None => true": _MERGED,
-    "compaction.obligation:overflow_expectation: config is None or target is None => true": _MERGED,
-    "compaction.obligation:overflow_expectation: not config.auto => true": _MERGED,
-    "compaction.obligation:overflow_expectation: prior_overflows >= config.max_overflow_retries => above": _MERGED,
-    "compaction.obligation:overflow_expectation: not config.auto #2 => true": _MERGED,
-    "compaction.obligation:decide_overflow_point: match (expected.action, acted) => case [Action.PRUNE, Action.COMPACTION]": _MERGED,
-    "compaction.obligation:decide_logged_window: not isinstance(provider, str) => true": _MERGED,
-    "compaction.obligation:decide_logged_window: not isinstance(model, str) => true": _MERGED,
-    "compaction.obligation:decide_logged_window: not isinstance(logged, int) => true": _MERGED,
-    "compaction.obligation:decide_logged_window: isinstance(logged, bool) => true": _MERGED,
-    "compaction.obligation:decide_logged_window: not isinstance(provider, str) or not isinstance(model, str) or (not isinstance(logged, int)) or isinstance(logged, bool) => true": _MERGED,
-    "compaction.obligation:decide_logged_window: declared is None => true": _MERGED,
-    "compaction.obligation:prunable_results: isinstance(pruned, Rejected) => true": _MERGED,
-    "compaction.obligation:decide_prune_pass: sorted(set(due) - set(pruned)) => several": _MERGED,
-    "compaction.obligation:decide_prune_pass: sorted(set(pruned) - set(due)) => several": _MERGED,
-    "compaction.obligation:decide_prune_pass: missing => false": _MERGED,
-    "compaction.obligation:decide_prune_pass: extra => true": _MERGED,
-    "compaction.obligation:decide_prune_pass: ' and '.join(parts) => false": _MERGED,
-    "compaction.obligation:decide_prune_pass: 'pruned a result twice' => true": _MERGED,
-    "compaction.obligation:decide_prune_pass: 'pruned a result twice' => false": _MERGED,
-    "compaction.obligation:decide_pruned_content: isinstance(expected, tuple) => false": _MERGED,
-    "deployment:Deployment.context_window: for entry in self.models => none": _MERGED,
-    "deployment:_typed: not isinstance(value, bool) => false": _MERGED,
-    "deployment:_fields: not isinstance(raw, JsonObject) => true": _MERGED,
-    "deployment:read_compact_config: not isinstance(raw, JsonObject) => true": _MERGED,
-    "deployment:read_compact_config: not isinstance(listed, tuple) => true": _MERGED,
-    "deployment:read_compact_config: isinstance(policy, Rejected) => true": _MERGED,
-    "deployment:_read_models: not isinstance(raw, tuple) => true": _MERGED,
-    "deployment:_read_models: for (index, entry) in enumerate(raw) => none": _MERGED,
-    "deployment:_read_models: not isinstance(entry, JsonObject) => true": _MERGED,
-    "deployment:_read_models: for key in entry => none": _MERGED,
-    "deployment:_read_models: key not in ('provider', 'model', 'contextWindow') => true": _MERGED,
-    "deployment:_read_models: not isinstance(provider, str) => true": _MERGED,
-    "deployment:_read_models: not provider => true": _MERGED,
-    "deployment:_read_models: not isinstance(model, str) => true": _MERGED,
-    "deployment:_read_models: not model => true": _MERGED,
-    "deployment:_read_models: not isinstance(provider, str) or not provider or (not isinstance(model, str)) or (not model) => true": _MERGED,
-    "deployment:_read_models: not isinstance(window, int) => true": _MERGED,
-    "deployment:_read_models: window <= 0 => below": _MERGED,
-    "deployment:_read_models: m.provider == provider => false": _MERGED,
-    "deployment:_read_models: m.model == model => false": _MERGED,
-    "deployment:read_deployment: not isinstance(raw, JsonObject) => true": _MERGED,
-    "deployment:read_deployment: isinstance(get(raw, 'version'), bool) => true": _MERGED,
-    "guard:guard_trip: for carrier in carriers => none": _MERGED,
-    "guard:guard_trip: isinstance(message, str) => false": _MERGED,
-    "guard:guard_trip: found => false": _MERGED,
-    "provenance:take_chunks: for chunk in chunks => none": _MERGED,
-    "provenance:take_call: isinstance(call_id, Absent) => true": _MERGED,
-    "provenance:check_message_stream: not isinstance(cited, tuple) => true": _MERGED,
-    "provenance:check_message_stream: sorted(positions) => single": _MERGED,
-    "provenance:check_result_stream: get(get(result.data, 'error'), 'code') == 'TOOL_NOT_STARTED' => true": _MERGED,
-    "provenance:check_result_stream: cited is ABSENT => true": _MERGED,
-    "provenance:check_result_stream: cited is ABSENT => false": _MERGED,
-    "provenance:check_result_stream: get(get(result.data, 'error'), 'code') == 'TOOL_NOT_STARTED' and cited is ABSENT => true": _MERGED,
-    "provenance:check_result_stream: cited is ABSENT #2 => true": _MERGED,
-    "provenance:check_result_stream: cited is ABSENT #3 => true": _MERGED,
-    "provenance:check_stream_provenance: match event.type => case _": _MERGED,
-    # model code issue 44 moved in after the table was recorded again (this session's merge)
-    "compaction.obligation:_first_write: isinstance(selected, Rejected) => true": _MOVED,
-    "compaction.obligation:_first_write: pruned is None => true": _MOVED,
-    "compaction.obligation:_first_write: selected is None => true": _MOVED,
-    "compaction.obligation:overflow_expectation: detail => false": _MOVED,
-    "compaction.obligation:overflow_expectation: due is None => true": _MOVED,
-    "compaction.obligation:pressure_expectation: due is None => true": _MOVED,
-    "d08_shapes:assistant_message_flaws: _nonempty_str(get(source, 'model')) => false": _MOVED,
-    "d08_shapes:assistant_message_flaws: not isinstance(get(message, 'content'), tuple) => true": _MOVED,
-    "d08_shapes:check_retry_message: isinstance(s, int) => false": _MOVED,
-    "d08_shapes:take_attempt_chunk: attempts.failed.update(attempts.attempt) => overlap": _MOVED,
-    "d08_shapes:tool_result_flaws: get(content[0], 'type') == 'tool-result' => false": _MOVED,
-    "d08_shapes:tool_result_flaws: get(source, 'kind') != 'tool' => true": _MOVED,
-    "d08_shapes:tool_result_flaws: isinstance(content, tuple) => false": _MOVED,
-    "diagnostics:earlier_than_previous: event.time < previous_time => equal": _MOVED,
-    "diagnostics:earlier_than_previous: previous_time is not None => false": _MOVED,
-    "header_log:_is_list_of_objects: all((isinstance(x, JsonObject) or (placeholders and is_placeholder(x)) for x in v)) => false": _MOVED,
-    "header_log:_is_list_of_objects: is_placeholder(x) => false": _MOVED,
-    "header_log:_is_list_of_objects: is_placeholder(x) => true": _MOVED,
-    "header_log:_is_list_of_objects: isinstance(x, JsonObject) => false": _MOVED,
-    "header_log:_is_list_of_objects: placeholders => false": _MOVED,
-    "header_log:_is_list_of_objects: placeholders => true": _MOVED,
-    "header_log:attempt_streaming: get(get(chunk.data, 'chunk'), 'type') != 'finish' => false": _MOVED,
-    "header_log:check_header_record: _opaque_header(track.fold) => true": _MOVED,
-    "header_log:check_header_record: not track.anchored => false": _MOVED,
-    "header_log:check_header_types.<lambda>: all((isinstance(x, str) for x in v)) => false": _MOVED,
-    "header_log:check_header_types.<lambda>: isinstance(v, (int, float)) => false": _MOVED,
-    "header_log:check_header_types.<lambda>: isinstance(v, tuple) => false": _MOVED,
-    "header_log:check_header_types.<lambda>: not isinstance(v, bool) => false": _MOVED,
-    "header_log:check_placement: not streamed(track) => false": _MOVED,
-    "repair:_a55_result_differs: event.surface_op != 'append' => true": _MOVED,
-    "repair:_d08_result_differs: event.source_event_seqs != closer.source_event_seqs => true": _MOVED,
-    "repair:check_closers: for (event, closer) in zip(run, expected, strict=True) => none": _MOVED,
-    "repair:check_closers: last_time is None => true": _MOVED,
-    "repair:check_closers: last_time is not None => false": _MOVED,
-    "repair:check_closers: not json_eq(event.data, closer.data) => true": _MOVED,
-    "repair:closers_of: isinstance(scan, RepairScanState) => false": _MOVED,
-    "repair:repair_closers: for event in events => none": _MOVED,
-    "repair:watch_event: previous is None => true": _MOVED,
-    # the shape area, moved into model/ this session (issue 44)
-    'event_shape:<lambda>: _is_object(v) => false': _SHAPES,
-    'event_shape:<lambda>: _is_object(v) => true': _SHAPES,
-    'event_shape:<lambda>: key_flaw(v, ERROR_KEYS) is None => false': _SHAPES,
-    'event_shape:<lambda>: key_flaw(v, ERROR_KEYS) is None => true': _SHAPES,
-    'event_shape:<lambda>: key_flaw(v, PROVENANCE_KEYS) is None => false': _SHAPES,
-    'event_shape:<lambda>: key_flaw(v, PROVENANCE_KEYS) is None => true': _SHAPES,
-    'event_shape:<lambda>: v is ABSENT #2 => false': _SHAPES,
-    'event_shape:<lambda>: v is ABSENT #2 => true': _SHAPES,
-    'event_shape:<lambda>: v is ABSENT => false': _SHAPES,
-    'event_shape:<lambda>: v is ABSENT => true': _SHAPES,
-    'event_shape:check_prompt_shape: all((key_flaw(c, PREFIX_CONTEXT_KEYS) is None for c in contexts)) => false': _SHAPES,
-    'event_shape:check_prompt_shape: isinstance(contexts, tuple) => false': _SHAPES,
-    'event_shape:check_prompt_shape: key_flaw(c, PREFIX_CONTEXT_KEYS) is None => false': _SHAPES,
-    'event_shape:check_prompt_shape: not (isinstance(contexts, tuple) and all((key_flaw(c, PREFIX_CONTEXT_KEYS) is None for c in contexts))) => true': _SHAPES,
-    'event_shape:field_type_flaws: isinstance(todos, tuple) => false': _SHAPES,
-    'event_shape:field_type_flaws: key_flaw(t, TODO_KEYS) is None => false': _SHAPES,
-    "event_shape:field_type_flaws: not _is_object(get(trigger, 'source')) => true": _SHAPES,
-    'header_log:check_canonical_header: for key in LENGTHY_FIELDS => none': _SHAPES,
-    'header_log:check_canonical_header: for key in keys => none': _SHAPES,
-    'log_only_shape:check_compaction_shape: isinstance(get(data, k), str) => false': _SHAPES,
-    'log_only_shape:check_plugin_shape: event.type not in PLUGIN_KEYS => true': _SHAPES,
-    "log_only_shape:check_plugin_shape: isinstance(get(data, 'messageSeqs'), tuple) => false": _SHAPES,
-    "log_only_shape:check_plugin_shape: isinstance(get(data, 'provider'), str) => false": _SHAPES,
-    'log_only_shape:check_plugin_shape: isinstance(window, int) => false': _SHAPES,
-    'log_only_shape:check_plugin_shape: not isinstance(window, bool) => false': _SHAPES,
-    'log_only_shape:check_plugin_shape: window > 0 => below': _SHAPES,
-    'record_keys:key_flaw: positions != sorted(positions) => false': _SHAPES,
-    'record_keys:key_flaw: sorted(positions) => single': _SHAPES,
-    'record_keys:valid_orders: for (name, required) in keys => none': _SHAPES,
-    'record_keys:valid_orders: for (name, required) in keys => some': _SHAPES,
-    'record_keys:valid_orders: required => false': _SHAPES,
-    'record_keys:valid_orders: required => true': _SHAPES,
-    'turn_end_reason:_is_int: not isinstance(v, bool) => false': _SHAPES,
-    'turn_end_reason:a55_reason_flaw: flaw is None #2 => false': _SHAPES,
-    "turn_end_reason:a55_reason_flaw: flaw is None and (not (isinstance(get(failure, 'message'), str) and get(failure, 'code') is not ABSENT)) => true": _SHAPES,
-    "turn_end_reason:a55_reason_flaw: get(failure, 'code') is not ABSENT => false": _SHAPES,
-    "turn_end_reason:a55_reason_flaw: isinstance(get(failure, 'message'), str) => false": _SHAPES,
-    'turn_end_reason:a55_reason_flaw: isinstance(reason, JsonObject) => false': _SHAPES,
-    "turn_end_reason:a55_reason_flaw: not (isinstance(get(failure, 'message'), str) and get(failure, 'code') is not ABSENT) => true": _SHAPES,
-    'turn_end_reason:check_turn_end_reason: kind is not ABSENT => false': _SHAPES,
-    "turn_end_reason:d08_error_end_flaw: isinstance(get(failure, 'code'), str) => false": _SHAPES,
-    "turn_end_reason:d08_error_end_flaw: isinstance(get(failure, 'message'), str) => false": _SHAPES,
-    "turn_end_reason:d08_error_end_flaw: not (isinstance(get(failure, 'message'), str) and isinstance(get(failure, 'code'), str)) => true": _SHAPES,
-    'turn_end_reason:d08_reason_flaw: isinstance(reason, JsonObject) => false': _SHAPES,
-    # the zero-retention, request-point and nesting areas, moved into model/ this session (issue 44)
-    "compaction.zero_retention:take_bracket_event: event.surface_op == 'append' => false": _AREAS,
-    "compaction.zero_retention:zero_retention_rule: place.step_open #2 => false": _AREAS,
-    "nesting:answer_call: f'tool/result answers {js_stringify(call_id)}, which is not a pending call' => false": _AREAS,
-    "nesting:d08_inside_open_turn: get(event.data, 'turn') is None => false": _AREAS,
-    "nesting:d08_inside_open_turn: nesting.manual_bracket => false": _AREAS,
-    "nesting:replace_in_turn: not nesting.manual_bracket => false": _AREAS,
-    "nesting:take_call: isinstance(call_id, str) => false": _AREAS,
-    "request_points:is_request_failure: get(reason, 'failure') is not ABSENT => false": _AREAS,
-    "request_points:is_request_failure: isinstance(reason, JsonObject) => false": _AREAS,
-    "request_points:logged_requests: for event in events => none": _AREAS,
-    "request_points:logged_requests: open_step is not None #3 => true": _AREAS,
-    "request_points:logged_requests: open_step is not None and open_step[1] is not None => true": _AREAS,
-    "request_points:logged_requests: open_step[1] is not None => false": _AREAS,
-    "request_points:logged_requests: open_step[1] is not None => true": _AREAS,
-    "request_points:unreadable_event: for (index, event) in enumerate(events) => none": _AREAS,
-}
+NOT_YET_PINNED: Final[dict[str, str]] = {}

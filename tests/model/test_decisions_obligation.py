@@ -1,0 +1,185 @@
+"""Decision outcomes of compaction's obligations under a deployment no other test took (issue 43 item 1):
+CMP-8's pressure decision at its threshold (equal compacts), CMP-7's overflow gate (auto, maxOverflowRetries),
+CMP-9's prune-before-summary, CMP-8's logged window, PRN-4's prune pass and PRN-3's pruned content.
+
+The logs are tests/support's tiny builders, measured by the model's meter (MTR-10); the expected action is
+reasoned from CMP-8 ("if total < thresholdTokens: no compaction"; else prune first, PRN-4, then a range,
+CMP-11) with the threshold chosen from the measured total.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sessionspec.model.compaction.obligation import (
+    Action,
+    Expectation,
+    decide_logged_window,
+    decide_overflow_point,
+    decide_pressure_point,
+    decide_prune_pass,
+    decide_pruned_content,
+    overflow_expectation,
+    pressure_expectation,
+    prunable_results,
+)
+from sessionspec.model.compaction.policy import CompactConfig
+from sessionspec.model.deployment import Deployment, ModelCapabilities
+from sessionspec.model.jsonval import freeze
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.meter import MeterState, measure_state, meter_state
+from sessionspec.model.prune import PruneConfig
+from sessionspec.model.rejected import Rejected
+from tests.support import BUSY_LOG_PRUNE, Log, busy_log
+
+
+def _measured(log: Log) -> tuple[MeterState, Event, int]:
+    meter = meter_state(log.events)
+    assert isinstance(meter, MeterState)
+    header = next(e for e in reversed(log.events) if e.type == "request/header")
+    return meter, header, measure_state(meter).total_tokens
+
+
+def _deployment(window: int, prune: PruneConfig | None = None, **config: object) -> Deployment:
+    return Deployment(compaction=CompactConfig(**config), prune=prune,  # type: ignore[arg-type]
+                      models=(ModelCapabilities(provider="p", model="m", context_window=window),))
+
+
+# ---------------------------------------------------------------- CMP-8: the pressure decision
+
+
+def test_CMP_8_a_total_equal_to_the_threshold_compacts_one_below_does_not() -> None:
+    """"if total < thresholdTokens → no compaction": at equality the range is due (thresholdRatio 1: the threshold
+    is the window)."""
+    log = busy_log()
+    meter, header, total = _measured(log)
+    at = pressure_expectation(meter, header, log.events, _deployment(total, threshold_ratio=1.0, retain_tokens=1), Dialect.A55)
+    above = pressure_expectation(meter, header, log.events, _deployment(total + 1, threshold_ratio=1.0, retain_tokens=1), Dialect.A55)
+    assert at is not None and above is not None
+    assert (at.total, at.threshold, at.action) == (total, total, Action.COMPACTION)
+    assert (above.threshold, above.action) == (total + 1, Action.NOTHING)
+
+
+def test_CMP_4_a_retain_at_or_above_the_threshold_decides_nothing() -> None:
+    """CMP-4: ``retain >= threshold`` is a TargetPressureConfigError: no pressure decision is made."""
+    log = busy_log()
+    meter, header, _ = _measured(log)
+    assert pressure_expectation(meter, header, log.events, _deployment(100, threshold_ratio=0.5, retain_tokens=50), Dialect.A55) is None
+
+
+def test_CMP_10_a_surface_the_range_selection_refuses_decides_nothing() -> None:
+    """A tool result with no call before it is a corrupt surface to CMP-10's balance walk: no first write is known."""
+    log = Log()
+    log.user("hello " * 50)
+    log.header()
+    log.add("tool/result", {"turn": 1, "step": 1, "callId": "c", "content": [{"type": "text", "text": "x" * 80}], "isError": False}, op="append")
+    meter, header, total = _measured(log)
+    assert pressure_expectation(meter, header, log.events, _deployment(total, threshold_ratio=1.0, retain_tokens=1), Dialect.A55) is None
+
+
+def _expected(action: Action) -> Expectation:
+    return Expectation(action=action, total=900, threshold=800, target="p/m", detail="why")
+
+
+def test_CMP_8_compaction_with_no_selectable_range_is_refused() -> None:
+    for acted in (Action.COMPACTION, Action.NO_RANGE):
+        found = decide_pressure_point(_expected(Action.NO_RANGE), acted, 12, Dialect.A55)
+        assert isinstance(found, Rejected) and found.rule == "CMP-8" and "no selectable range" in found.reason
+    assert decide_pressure_point(_expected(Action.NO_RANGE), Action.NOTHING, 12, Dialect.A55) is None
+
+
+# ---------------------------------------------------------------- CMP-7 and CMP-9: overflow recovery
+
+
+def test_CMP_7_no_header_no_configuration_or_no_target_decides_nothing() -> None:
+    log = busy_log()
+    meter, header, _ = _measured(log)
+    deployment = _deployment(10_000)
+    assert overflow_expectation(meter, None, log.events, deployment, Dialect.A55, 0) is None
+    assert overflow_expectation(meter, header, log.events, Deployment(), Dialect.A55, 0) is None
+    unrouted = make_event("request/header", seq=99, time=0, data=freeze({"reason": "initial", "header": {"config": {"provider": "", "model": "m"}}}))
+    assert overflow_expectation(meter, unrouted, log.events, deployment, Dialect.A55, 0) is None
+
+
+def test_CMP_7_recovery_is_not_due_with_auto_off_or_the_retries_spent() -> None:
+    log = busy_log()
+    meter, header, _ = _measured(log)
+    off = overflow_expectation(meter, header, log.events, _deployment(10_000, auto=False), Dialect.A55, 0)
+    assert off is not None and (off.action, off.detail) == (Action.NOTHING, "auto is off")
+    for prior in (2, 3):
+        spent = overflow_expectation(meter, header, log.events, _deployment(10_000, max_overflow_retries=2), Dialect.A55, prior)
+        assert spent is not None and spent.action is Action.NOTHING
+        assert spent.detail == f"{prior} earlier overflow(s) reach maxOverflowRetries 2"
+    due = overflow_expectation(meter, header, log.events, _deployment(10_000, max_overflow_retries=2), Dialect.A55, 1)
+    assert due is not None and due.action is not Action.NOTHING
+
+
+def test_CMP_9_with_no_range_and_nothing_to_prune_the_detail_is_the_budget() -> None:
+    """Overflow recovery compacts with retain 0 (CMP-9); a surface of one user message has no range (CMP-11: the tail
+    keeps a node), so nothing is written and the detail is the overflow budget alone."""
+    log = Log()
+    log.user("hello")
+    log.header()
+    meter, header, _ = _measured(log)
+    found = overflow_expectation(meter, header, log.events, _deployment(10_000), Dialect.A55, 0)
+    assert found is not None and (found.action, found.detail) == (Action.NO_RANGE, "overflow 1 with maxOverflowRetries 1")
+
+
+def test_CMP_7_a_pass_the_prune_refuses_decides_nothing() -> None:
+    """A prune configuration PRN-1 refuses (a marker longer than its threshold): the pass fails its post-condition."""
+    log = busy_log()
+    meter, header, _ = _measured(log)
+    bad = PruneConfig(threshold_chars=5, head_chars=0, tail_chars=0)
+    assert prunable_results(log.events, meter.surface.seqs, bad, Dialect.A55) is None
+    assert overflow_expectation(meter, header, log.events, _deployment(10_000, prune=bad), Dialect.A55, 0) is None
+
+
+def test_CMP_9_a_summary_before_the_due_prune_is_refused() -> None:
+    found = decide_overflow_point(_expected(Action.PRUNE), Action.COMPACTION, 30)
+    assert isinstance(found, Rejected) and found.rule == "CMP-9" and "before the prune pass" in found.reason
+    assert decide_overflow_point(_expected(Action.PRUNE), Action.PRUNE, 30) is None
+
+
+# ---------------------------------------------------------------- CMP-8: the logged context window
+
+
+def _context(data: dict[str, object]) -> Event:
+    return make_event("request/context", seq=4, time=0, data=freeze(data))
+
+
+@pytest.mark.parametrize("data", [
+    {"provider": 1, "model": "m", "contextWindow": 5}, {"provider": "p", "model": None, "contextWindow": 5},
+    {"provider": "p", "model": "m", "contextWindow": "5"}, {"provider": "p", "model": "m", "contextWindow": True},
+    {"provider": "p", "model": "m"}, {"provider": "q", "model": "m", "contextWindow": 5},
+], ids=["provider", "model", "window-string", "window-bool", "no-window", "undeclared-model"])
+def test_CMP_8_a_window_the_log_or_the_deployment_does_not_state_is_not_compared(data: dict[str, object]) -> None:
+    assert decide_logged_window(_context(data), _deployment(10)) is None
+
+
+def test_CMP_8_a_logged_window_other_than_the_declared_one_is_refused() -> None:
+    found = decide_logged_window(_context({"provider": "p", "model": "m", "contextWindow": 5}), _deployment(10))
+    assert isinstance(found, Rejected) and found.rule == "CMP-8" and found.seq == 4
+    assert decide_logged_window(_context({"provider": "p", "model": "m", "contextWindow": 10}), _deployment(10)) is None
+
+
+# ---------------------------------------------------------------- PRN-4 and PRN-3 under the configured thresholds
+
+
+@pytest.mark.parametrize(("due", "pruned", "words"), [
+    ((3, 5), (), "did not prune seq 3, 5 under"),
+    ((), (3, 5), "pruned seq 3, 5, within thresholdChars under"),
+    ((3,), (5,), "did not prune seq 3 and pruned seq 5, within thresholdChars"),
+    ((3,), (3, 3), "pruned a result twice"),
+], ids=["missing", "extra", "both", "twice"])
+def test_PRN_4_the_pass_prunes_exactly_the_due_results_once(due: tuple[int, ...], pruned: tuple[int, ...], words: str) -> None:
+    found = decide_prune_pass(due, pruned, 9)
+    assert isinstance(found, Rejected) and found.rule == "PRN-4" and words in found.reason
+    assert decide_prune_pass((5, 3), (3, 5), 9) is None
+
+
+def test_PRN_3_a_replacement_of_content_within_the_threshold_is_no_prune() -> None:
+    """pruneContent is none within thresholdChars: any replacement of such a result is not pruneContent's."""
+    log = busy_log(size=50)
+    original = next(e for e in log.events if e.type == "tool/result")
+    found = decide_pruned_content(original, original, BUSY_LOG_PRUNE, Dialect.A55)
+    assert isinstance(found, Rejected) and found.rule == "PRN-3"

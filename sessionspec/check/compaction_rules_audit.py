@@ -2,9 +2,10 @@
 CMP-23, DIA-2, DIA-6, PRN-6): a driver of :mod:`sessionspec.model.compaction.bracket_contents`.
 
 The fold keeps one :class:`~sessionspec.model.compaction.trigger_place.TriggerPlace` and runs the model's acceptor
-over it (:func:`~sessionspec.model.compaction.bracket_contents.take_event`, its dispatch inlined): a boundary reaches
-:func:`take_boundary`, a surface event :func:`take_surface`; a chunk without a surface op only the attempt's state
-(:func:`take_chunk`), and a packed row's chunks (deltas, CHK-6) nothing.
+over it (:func:`~sessionspec.model.compaction.bracket_contents.take_event`, its dispatch inlined, through the compiled
+twins of :mod:`sessionspec.fast.trigger_place`): a boundary reaches ``take_boundary``, a surface event
+``take_surface``; a chunk without a surface op only the attempt's state (``take_chunk``), and a packed row's chunks
+(deltas, CHK-6) nothing.
 """
 
 from __future__ import annotations
@@ -16,20 +17,16 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import CHUNK, WalkFold
 from sessionspec.fast.constants import ABSENT
-from sessionspec.model.compaction.bracket_contents import (
-    check_bracket_body,
-    check_checkpoint_source,
-    check_range_anchoring,
-    take_boundary,
-    take_surface,
-)
+
+# The acceptor through its compiled twin (tied to the model by tests/fast/test_fast_trigger_place.py).
+from sessionspec.fast.trigger_place import take_boundary, take_chunk, take_surface
+from sessionspec.model.compaction.bracket_contents import check_bracket_body, check_checkpoint_source, check_range_anchoring
 from sessionspec.model.compaction.trigger_place import (
     TriggerPlace,
     check_bracket_closed,
     check_bracket_placement,
     check_overflow_retry,
     check_prune_placement,
-    take_chunk,
 )
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected

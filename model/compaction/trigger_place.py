@@ -24,6 +24,7 @@ from typing import Final, final
 from sessionspec.model.compaction.brackets import is_checkpoint_source
 from sessionspec.model.compaction.dialect import compaction_type
 from sessionspec.model.compaction.records import CONTEXT_WINDOW_EXCEEDED
+from sessionspec.model.compaction.zero_retention import BracketPlace, zero_retention_rule
 from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from sessionspec.model.log import Dialect, Event, surface_types
 from sessionspec.model.rejected import Rejected
@@ -116,18 +117,28 @@ def take_bracket_event(place: TriggerPlace, event: Event) -> None:
         place.checkpoint = event.seq
 
 
+def written_by(place: TriggerPlace, start: Event, dialect: Dialect) -> str | None:
+    """Which trigger writes a bracket starting here in a ``dialect`` log: the rule its range answers to by
+    :func:`sessionspec.model.compaction.zero_retention.zero_retention_rule` (the one definition of it: "CMP-9" the
+    overflow recovery, "DIA-20" a D08 manual compaction), None the pressure trigger."""
+    view = BracketPlace(dialect, step_open=place.in_step, message=place.message, failed_attempt=place.failed_attempt)
+    return zero_retention_rule(view, start)
+
+
 def a55_bracket_place(place: TriggerPlace, event: Event) -> Rejected | None:
     """A55: pressure compaction runs in ``agent/post-step``, inside the step after the assistant message and the
     tool results, before ``step/end`` (CMP-6, :func:`sessionspec.model.compaction.lock.pressure_gate`); the only
     bracket outside a step is the overflow recovery after a failed step (CMP-7), and only for a logged
     ``CONTEXT_WINDOW_EXCEEDED`` (or an unlogged failure)."""
-    if place.in_step and not place.message:
-        return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's assistant/message (it runs in post-step)")
-    if place.in_step and place.results < place.calls():
-        return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's last tool result")
-    if not place.in_step and not place.last_step_failed:
+    if written_by(place, event, Dialect.A55) is None:
+        if not place.message:
+            return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's assistant/message (it runs in post-step)")
+        if place.results < place.calls():
+            return Rejected(rule="CMP-6", seq=event.seq, reason="pressure compaction bracket before the step's last tool result")
+        return None
+    if not place.last_step_failed:
         return Rejected(rule="CMP-6", seq=event.seq, reason="compaction bracket after the step/end of a successful step (pressure runs before step/end; only overflow recovery follows a failed step)")
-    if not place.in_step and place.last_failure_code is not ABSENT and place.last_failure_code != CONTEXT_WINDOW_EXCEEDED:
+    if place.last_failure_code is not ABSENT and place.last_failure_code != CONTEXT_WINDOW_EXCEEDED:
         return Rejected(rule="CMP-7", seq=event.seq, reason=f"overflow compaction after a failure with code {place.last_failure_code!r}, not {CONTEXT_WINDOW_EXCEEDED}")
     return None
 
@@ -136,9 +147,7 @@ def d08_bracket_place(place: TriggerPlace, event: Event) -> Rejected | None:
     """DIA-6: D08 pressure runs in ``agent/pre-step``, before ``step/start``
     (:func:`sessionspec.model.compaction.d08.pressure_gate`); inside a step only the overflow recovery of a failed
     attempt (DIA-7), before the retry's message; a manual bracket (owner ``null``) lies between turns (DIA-3)."""
-    if get(event.data, "turn") is None:
-        return None
-    if place.in_step and (place.message or not place.failed_attempt):
+    if written_by(place, event, Dialect.D08) is None and place.in_step:
         return Rejected(rule="DIA-6", seq=event.seq, reason="compaction bracket inside a step that is not recovering a failed attempt (D08 pressure runs in pre-step)")
     return None
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from sessionspec.check.compaction_rules_audit import audit_compaction_rules
 from sessionspec.generate import generate_events
-from sessionspec.model.compaction.bracket_contents import take_event
+from sessionspec.model.compaction.bracket_contents import check_bracket_body, check_range_anchoring, take_event
 from sessionspec.model.compaction.records import Ids, Trigger
 from sessionspec.model.compaction.retention import tool_call_delta
 from sessionspec.model.compaction.run import compact_if_needed, pressure_compaction
@@ -262,3 +262,22 @@ def test_d08_brackets_lie_in_pre_step_or_recover_a_failed_attempt() -> None:
     for bad_source in ({**dict(source), "compactionId": ""}, {"plugin": "compact", **dict(source)}):
         edited = _edited(events[checkpoint], ("source",), bad_source)
         assert [bad.rule for bad in judged([*events[:checkpoint], edited, *events[checkpoint + 1:]], Dialect.D08)] == ["DIA-2"]
+
+
+def test_a_range_or_body_the_shape_rules_report_is_not_judged_here() -> None:
+    """A summary without both range ends, or before any surface node, is CMP-1/CMP-25's (its shape), not CMP-12's;
+    a failed end without a checkpoint is what CMP-23 asks (a failure leaves the surface unchanged)."""
+    events = _post_step_brackets(loop_log(0))[0]
+    summary = _at(events, "compact/summary")
+    place = TriggerPlace(Dialect.A55)
+    for event in events[:summary]:
+        take_event(place, event, True, [])
+    assert place.head is not None
+    assert check_range_anchoring(place, _edited(events[summary], ("shadowedRange",), {"start": place.head})) is None
+    assert check_range_anchoring(TriggerPlace(Dialect.A55), events[summary]) is None  # no surface node yet
+    assert check_range_anchoring(place, events[summary]) is None
+    place.checkpoint = None
+    assert check_bracket_body(place, events[-1], True) is None
+    place.checkpoint = events[summary + 1].seq
+    bad = check_bracket_body(place, events[-1], True)
+    assert bad is not None and bad.rule == "CMP-23"

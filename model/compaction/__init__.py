@@ -13,6 +13,8 @@ One concept per module, read in this order:
 - :mod:`~model.compaction.cancellation`: where an aborted turn signal stops a run (CMP-26);
 - :mod:`~model.compaction.run`: ``compactIfNeeded`` and its triggers (CMP-6..9);
 - :mod:`~model.compaction.readback`: the summarizer requests a log implies (replay);
+- :mod:`~model.compaction.trigger_place` and :mod:`~model.compaction.bracket_contents`: where a log's brackets and
+  prunes lie and what a bracket holds, decided event by event (CMP-2, CMP-5..7, CMP-12, CMP-19, CMP-22, CMP-23, PRN-6);
 - :mod:`~model.compaction.d08`: the D08 dialect as "Modified ``f``" overrides, selected once in
   :mod:`~model.compaction.dialect`; :mod:`~model.compaction.records` holds the data types.
 

@@ -393,3 +393,24 @@ def test_what_the_loop_rules_leave_to_other_rules_is_not_theirs() -> None:
     assert rules(edited(plain, header, lambda data: data["header"].__setitem__("config", 5))) == set()  # type: ignore[attr-defined]
     assert rules(edited(plain, header, lambda data: data["header"]["config"].__setitem__("provider", "{{provider}}"))) == set()  # type: ignore[index]
     assert rules(edited(plain, header, lambda data: data["header"]["config"].__setitem__("provider", "other"))) == {"LOOP-11"}  # type: ignore[index]
+
+
+def test_the_rules_bind_the_turns_and_steps_the_loop_wrote() -> None:
+    log = played(turn("a"))
+    start, prompt = at(log, "turn/start"), at(log, "user/message")
+    # a turn no message triggered has no prompt to put first (LOOP-3 binds message-triggered turns)
+    other = edited(without(log, prompt), start, setting("trigger", {"kind": "schedule"}))
+    assert rules(other) == set()
+    # a turn/end with no open turn is the nesting companion's (LOG-13)
+    assert rules([*log, log[at(log, "turn/end")]]) == set()
+    # a step the session API wrote (no stream, no sourceEventSeqs: FMT-7 Writers) is not the loop's
+    chunks = [i for i, e in enumerate(log) if e.type == "assistant/chunk"]
+    message = at(log, "assistant/message")
+    api = [replace(e, source_event_seqs=ABSENT) if i == message else e for i, e in enumerate(log) if i not in chunks]
+    assert rules(api) == set()
+    loop_step = [replace(e, source_event_seqs=ABSENT) if i == message else e for i, e in enumerate(log)]
+    assert rules(loop_step) == {"LOOP-11"}
+    # a prompt whose content is no list is LOG-12's
+    ctx = PromptContext(content=text_content("ctx"), source=JsonObject((("kind", "plugin"),)), placement=Placement.PROMPT_PREFIX)
+    prefixed = played(turn("hello", contexts=(ctx,)))
+    assert rules(edited(prefixed, at(prefixed, "user/message"), setting("content", "text"))) == set()

@@ -176,8 +176,8 @@ UNREACHABLE: Final[dict[str, str]] = {
         "is_safe_int(time) held just before: it is an int",
     "codec:_text: isinstance(v, str) => false":
         "_packable packs only chunks whose text or argumentsDelta is a string (CHK-1): a row is built from those",
-    "loop.turn:prompt_message_data: for c in prefixed => none":
-        "an empty list of prompt-prefix contexts returned just before",
+    "loop_records:prefixed_content: for blocks in contexts => none":
+        "the loop passes its prompt-prefix contexts only when there is one (prompt_message_data), the log check one run of blocks",
     "meter:provider_output_price: bad is not None => true":
         "BlockAssembler.feed returns None on every path (an unassemblable block is reported by blocks())",
     "migrate:migrate_event: type_name == event.type => false":

@@ -108,7 +108,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "LOG-8": RuleStatus(DEFINED, Audited(reported_as='LEG-2')),
     "LOG-9": RuleStatus(DEFINED, Audited('live events; D08 keeps the shapes DIA-10/13 did not change')),
     "LOG-10": RuleStatus(DEFINED, Audited('the session/title shape; no surface metadata by model.surface.surface_op_of (SURF-2)')),
-    "LOG-11": RuleStatus(DEFINED, Audited('shapes, both dialects; max-tokens precedence in sessionspec.check.loop_audit.audit_loop')),
+    "LOG-11": RuleStatus(DEFINED, Audited('shapes, both dialects; max-tokens precedence in sessionspec.model.loop_log.turn.check_stop_precedence')),
     "LOG-12": RuleStatus(DEFINED, Audited('A55')),
     "LOG-13": RuleStatus(DEFINED, Audited('every event, the seed too: the companion replays it (QF-12)')),
     "LOG-14": RuleStatus(DEFINED, Audited('A55 byte-exact; D08 codes and provenance')),
@@ -370,12 +370,10 @@ STATUS: Final[dict[str, RuleStatus]] = {
 # each moves into ``model/`` with its area, and leaves this set then.  ``tests/spec/test_rule_status.py``
 # holds this set equal to the links (it only shrinks).
 DECIDED_BY_CHECKER_CODE: Final = frozenset({
-    "LOG-8", "LOG-9", "LOG-11", "LOG-12", "LOG-15", "LOG-16", "LOOP-3", "LOOP-4", "LOOP-5", "LOOP-9", "LOOP-10",
-    "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "CMP-10",
-    "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21", "CMP-25", "PRN-3", "PRN-4",
-    "PRN-5", "LEG-2", "LEG-3", "LEG-4", "DIA-5", "DIA-12", "DIA-13", "DIA-14", "DIA-15",
-    "DIA-16", "DIA-18", "DIA-19", "FMT-1", "FMT-4", "FMT-7", "FMT-11", "P-LOG-4", "P-LOG-7", "P-LOOP-1", "P-LOOP-5",
-    "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7", "P-PRN-2", "P-DIA-2",
+    "LOG-8", "LOG-9", "LOG-11", "LOG-12", "LOG-15", "CMP-10", "CMP-13", "CMP-14", "CMP-15", "CMP-20", "CMP-21",
+    "CMP-25", "PRN-3", "PRN-4", "PRN-5", "LEG-2", "LEG-3", "LEG-4", "DIA-5", "DIA-13", "DIA-14", "DIA-16", "DIA-18",
+    "DIA-19", "FMT-1", "FMT-4", "FMT-7", "FMT-11", "P-LOG-4", "P-LOG-7", "P-CMP-1", "P-CMP-3", "P-CMP-6", "P-CMP-7",
+    "P-PRN-2", "P-DIA-2",
 })
 
 # The reasons that say only a request shows the rule (the request sent to the model, or the summarizer's).

@@ -48,7 +48,6 @@ from sessionspec.model.loop.listeners import (
 )
 from sessionspec.model.loop.script import (
     GOAL_SOURCE,
-    REQUEST_DELIMITER,
     USER_SOURCE,
     AgentConfig,
     Interrupt,
@@ -68,6 +67,7 @@ from sessionspec.model.loop.state import APPEND, LogWriter, SessionLog, log_writ
 from sessionspec.model.loop.step import dispatch_request, open_step, take_boundary
 from sessionspec.model.loop.streaming import record_assistant, run_tools, stream
 from sessionspec.model.loop.turn import after_step, drain_steering, play_turn, prompt_message_data, run_step_stages, run_turn
+from sessionspec.model.loop_records import REQUEST_DELIMITER
 
 __all__ = [
     "APPEND", "GOAL_SOURCE", "LOSSY_HEADER_MESSAGE", "REQUEST_DELIMITER", "USER_SOURCE",

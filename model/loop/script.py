@@ -16,7 +16,6 @@ from sessionspec.model.prefix import Contributor
 
 USER_SOURCE: Final = JsonObject((("kind", "user"),))
 GOAL_SOURCE: Final = JsonObject((("kind", "plugin"), ("plugin", "goal")))
-REQUEST_DELIMITER: Final = JsonObject((("type", "text"), ("text", "\n\n## My request:\n")))
 
 
 def text_content(text: str) -> tuple[Json, ...]:

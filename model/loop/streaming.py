@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sessionspec.model.header import EpochHeader
-from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject
 from sessionspec.model.loop.errors import request_error
 from sessionspec.model.loop.events import Draft
 from sessionspec.model.loop.script import Reply, ReplyKind, Window, obj, text_content
 from sessionspec.model.loop.state import APPEND, Interrupted, StepEnd, Turn, TurnFailed
 from sessionspec.model.loop.stream import reply_chunks, reply_content, usage_json
+from sessionspec.model.loop_records import message_provenance
 from sessionspec.model.rules import implements
 
 
@@ -79,8 +80,7 @@ def record_assistant(t: Turn, header: EpochHeader, reply: Reply, content: tuple[
     ``sourceEventSeqs: <all chunk seqs of this step>`` (explicitly ``[]`` for an
     empty stream) and ``surfaceOp:"append"``."  ``provenance`` comes from the
     header config; ``usage`` is the last ``usage`` chunk."""
-    config = header.config
-    provenance = obj(("provider", get(config, "provider")), ("model", get(config, "model")))
+    provenance = message_provenance(header.config)
     usage: Json | Absent = ABSENT if reply.usage is None or reply.kind is ReplyKind.EMPTY else usage_json(reply.usage)
     t.append(Draft(type_name="assistant/message",
                    data=obj(("turn", t.number), ("step", t.step), ("content", content),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sessionspec.model.header import EpochHeader
-from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.loop.compose import compose_if_needed
 from sessionspec.model.loop.errors import interruption_reason
@@ -20,7 +20,6 @@ from sessionspec.model.loop.events import NO_HOOKS, Draft, Hooks, StepContext, T
 from sessionspec.model.loop.instance import LoopInstance, next_turn_number
 from sessionspec.model.loop.script import (
     GOAL_SOURCE,
-    REQUEST_DELIMITER,
     AgentConfig,
     InterruptKind,
     Placement,
@@ -35,6 +34,7 @@ from sessionspec.model.loop.script import (
 from sessionspec.model.loop.state import APPEND, AppendRejected, Interrupted, SessionLog, StepEnd, Turn, TurnFailed, log_writer
 from sessionspec.model.loop.step import dispatch_request, open_step
 from sessionspec.model.loop.streaming import stream
+from sessionspec.model.loop_records import prefixed_content, stop_reason
 from sessionspec.model.rejected import FailureKind, Rejected
 from sessionspec.model.rules import implements
 
@@ -182,16 +182,12 @@ def prompt_message_data(prompt: Prompt) -> JsonObject:
     prefixed = [c for c in prompt.contexts if c.placement is Placement.PROMPT_PREFIX]
     if not prefixed:
         return obj(("content", prompt.content), ("source", prompt.source))
-    content: list[Json] = []
-    for c in prefixed:
-        content.extend(c.content)
-    content.append(REQUEST_DELIMITER)
-    content.extend(prompt.content)
+    content = prefixed_content((c.content for c in prefixed), prompt.content)
     envelope = obj(
         ("displayContent", prompt.content),
         ("prefixContexts", tuple(obj(("source", c.source), ("meta", c.meta)) for c in prefixed)),
     )
-    return obj(("content", tuple(content)), ("source", prompt.source), ("envelope", envelope))
+    return obj(("content", content), ("source", prompt.source), ("envelope", envelope))
 
 
 def turn_body(t: Turn) -> JsonObject:
@@ -283,4 +279,4 @@ def after_step(t: Turn, reply: Reply, pending: list[Steering], prior_failures: l
     t.checkpoint(Window.AFTER_TURN_STOP)
     if go_on:
         return None
-    return obj(("kind", "max-tokens" if t.max_tokens else "completed"))
+    return stop_reason(t.max_tokens)

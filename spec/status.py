@@ -91,7 +91,6 @@ _SENT_REQUESTS: Final = 'holds for every rebuilt request of an append-only surfa
 _CONFIG: Final = "a rule of the configuration, not of a log: check --deployment FILE applies it to the deployment's (a file it refuses is a usage error)"
 _MODEL: Final = "a property of the model's functions over every log (Hypothesis, spec/), not of one log"
 # Reasons a rule has no definition of its own in model/
-_COMPANION: Final = "a veto of the harness's dev invariant companion: the checker audits its relations; the model's appends do not run the companion"
 _CHECKER: Final = "a rule of the checker itself: its audit is its definition"
 # Why a property has no predicate in spec/
 _TESTED: Final = "stated by the tests named after it, not (yet) as a predicate of spec/"
@@ -225,7 +224,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "CMP-22": RuleStatus(DEFINED, Audited('with sessionspec.check.compaction_rules_audit.check_bracket_closed (A55: closed before the loop goes on)')),
     "CMP-23": RuleStatus(DEFINED, Audited('and check_bracket_closed (an open start only before a failing turn end, Q-12)')),
     "CMP-24": RuleStatus(DEFINED, Undecidable('a request/header inside a bracket may come from another writer (CMP-19 tolerates it); the next request is rebuilt, not logged')),
-    "CMP-25": RuleStatus(NotDefined(_COMPANION), AUDITED),
+    "CMP-25": RuleStatus(DEFINED, AUDITED),
     "CMP-26": RuleStatus(DEFINED, Undecidable('the abort signal is not logged; an abort after a committed compaction is quirk Q-2')),
     # MTR
     "MTR-1": RuleStatus(DEFINED, Undecidable(_DEFINITION)),
@@ -285,7 +284,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "DIA-16": RuleStatus(DEFINED, AUDITED),
     "DIA-17": RuleStatus(DEFINED, Undecidable(_SUMMARY_REQUEST)),
     "DIA-18": RuleStatus(DEFINED, AUDITED),
-    "DIA-19": RuleStatus(NotDefined(_COMPANION), AUDITED),
+    "DIA-19": RuleStatus(DEFINED, AUDITED),
     "DIA-20": RuleStatus(DEFINED, Audited('the manual range (retainTokens 0); idle-only by LOG-13 (owner null between turns)')),
     "DIA-21": RuleStatus(NotDefined('a permission (MAY): nothing to define or audit'), Undecidable('a permission (MAY): the header may carry origin')),
     # FMT

@@ -3,10 +3,12 @@
 The definitions are :mod:`sessionspec.model.compaction.companion`'s (a bracket's lifecycle, its summary against
 the surface, its checkpoint, its end: CMP-25, CMP-14, CMP-15, CMP-10, CMP-20..22, D08's DIA-16 and DIA-19 by the
 overlay :mod:`sessionspec.model.compaction.companion_dialect` selects) and :mod:`sessionspec.model.prune_check`'s
-(a prune replacement: PRN-3, PRN-4, DIA-18).  This fold only drives them: which events reach which definition,
-the priced surface before each event (:class:`sessionspec.fast.compaction.AuditSurface`, the compiled-friendly
-twin of :class:`model.meter.PricedSurface`, tied by ``tests/fast/test_fast_compaction.py``), the latest header,
-and the log before a summary or a prune as a view (made only for them: most events need none).
+(a prune replacement: PRN-3, PRN-4, DIA-18); the two that compare JSON values run as their twins,
+:mod:`sessionspec.fast.companion` (tied in ``tests/fast/test_fast_companion.py``).  This fold only drives them:
+which events reach which definition, the priced surface before each event
+(:class:`sessionspec.fast.compaction.AuditSurface`, the compiled-friendly twin of
+:class:`model.meter.PricedSurface`, tied by ``tests/fast/test_fast_compaction.py``), the latest header, and the
+log before a summary or a prune as a view (made only for them: most events need none).
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from typing import Final
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.compaction import AuditSurface
+from sessionspec.fast.companion import check_checkpoint, check_prune_replacement
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import header_of
 from sessionspec.model.compaction.companion import (
     BracketWatch,
-    check_checkpoint,
     check_end,
     check_start,
     check_summary,
@@ -35,7 +37,7 @@ from sessionspec.model.compaction.companion_dialect import bracket_watch
 from sessionspec.model.header import EpochHeader
 from sessionspec.model.jsonval import Absent
 from sessionspec.model.log import Dialect, Event, log_view
-from sessionspec.model.prune_check import PruneWatch, check_prune_replacement, is_prune_replacement, take_prune_record
+from sessionspec.model.prune_check import PruneWatch, is_prune_replacement, take_prune_record
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan, plan_surface_event
 

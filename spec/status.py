@@ -212,7 +212,7 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "CMP-10": RuleStatus(DEFINED, AUDITED),
     "CMP-11": RuleStatus(DEFINED, Audited('exactly for retainTokens 0 (overflow, manual); otherwise a non-empty retained tail (CMP-12), its size needing retainTokens, not logged', reported_as='CMP-9')),
     "CMP-12": RuleStatus(DEFINED, AUDITED),
-    "CMP-13": RuleStatus(DEFINED, AUDITED),
+    "CMP-13": RuleStatus(DEFINED, Audited("a logged summary's range: both seqs on the surface, in order (CMP-13's positions; the finding is on the summary's record, CMP-15), and balanced at both edges (CMP-10)", reported_as='CMP-15')),
     "CMP-14": RuleStatus(DEFINED, AUDITED),
     "CMP-15": RuleStatus(DEFINED, AUDITED),
     "CMP-16": RuleStatus(DEFINED, Undecidable(_SUMMARY_REQUEST)),

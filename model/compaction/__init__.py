@@ -20,8 +20,9 @@ One concept per module, read in this order:
 
 The summary text comes from a summarizer function passed in (CMP-18:
 ``summarize()`` is the only override hook), so the whole transaction is
-deterministic.  The compaction *audit* of a log lives with the checker
-(``sessionspec.check.compaction_audit``).
+deterministic.  A log's brackets are judged by :mod:`~model.compaction.companion` (the dev companion's
+vetoes and the bracket's records, CMP-25, DIA-19; D08 by :mod:`~model.compaction.companion_dialect`), which
+``sessionspec check`` runs (``sessionspec.check.compaction_audit``).
 """
 
 from sessionspec.model.compaction.brackets import checkpoint_source, is_checkpoint_source

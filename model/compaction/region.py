@@ -130,12 +130,10 @@ def check_region(events: Sequence[Event], nodes: Sequence[int], start: int, end:
     tool-call/result pair)"), `balancedAfter(end)` ("… (would split a step, or the step is still open)")."
 
     Returns the two surface positions."""
-    for name, seq in (("start", start), ("end", end)):
-        if seq not in nodes:
-            return Rejected(rule="CMP-13", reason=f"compactRegion: {name} seq {seq} not found in surface")
-    start_idx, end_idx = nodes.index(start), nodes.index(end)
-    if start_idx > end_idx:
-        return Rejected(rule="CMP-13", reason=f"compactRegion: start seq {start} is after end seq {end}")
+    positions = region_positions(nodes, start, end)
+    if isinstance(positions, Rejected):
+        return positions
+    start_idx, end_idx = positions
     balanced = balanced_cuts(nodes, events, dialect)
     if isinstance(balanced, Rejected):
         return balanced
@@ -143,6 +141,18 @@ def check_region(events: Sequence[Event], nodes: Sequence[int], start: int, end:
         return Rejected(rule="CMP-13", reason=f"compactRegion: start seq {start} is not a balanced boundary (would split a step's tool-call/result pair)")
     if not balanced[end_idx + 1]:
         return Rejected(rule="CMP-13", reason=f"compactRegion: end seq {end} is not a balanced boundary (would split a step, or the step is still open)")
+    return start_idx, end_idx
+
+
+def region_positions(nodes: Sequence[int], start: Json, end: Json) -> tuple[int, int] | Rejected:
+    """CMP-13's first two clauses: both seqs on the surface ``nodes``, the start's position not after the end's.
+    The surface positions of ``start`` and ``end``; the compaction companion asks it of a logged summary's range."""
+    for name, seq in (("start", start), ("end", end)):
+        if seq not in nodes:
+            return Rejected(rule="CMP-13", reason=f"compactRegion: {name} seq {seq} not found in surface")
+    start_idx, end_idx = nodes.index(start), nodes.index(end)
+    if start_idx > end_idx:
+        return Rejected(rule="CMP-13", reason=f"compactRegion: start seq {start} is after end seq {end}")
     return start_idx, end_idx
 
 

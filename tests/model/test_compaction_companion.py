@@ -1,0 +1,170 @@
+"""The compaction companion and the prune replacement as the model decides them in a log
+(model/compaction/companion.py, model/compaction/companion_d08.py, model/prune_check.py), against the writers.
+
+Both ways: every log the region transaction, the prune pass and the loop simulator write is accepted, and each
+change the rule forbids is refused by that rule.  The fold is the test's own (``tests/companion_cases.judged``),
+over the model's own priced surface and CMP-10's ``balanced_cuts``: not the checker's compiled twins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionspec.model.jsonval import freeze, get
+from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.prune import prune_session
+from sessionspec.model.prune_check import is_prune_replacement
+from sessionspec.model.rejected import Rejected
+from tests.companion_cases import (
+    D08_REFUSALS,
+    PRUNE_REFUSALS,
+    REFUSALS,
+    SMALL,
+    at_seq,
+    bracket_edit,
+    committed_bracket,
+    d08_bracket_edit,
+    filler,
+    judged,
+    manual_bracket,
+    pruned_result,
+    rules_of,
+    simulated,
+)
+from tests.support import busy_log, compacted_head, d08_tool_result_log, with_data
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.integers(0, 10_000))
+def test_what_the_simulated_loop_writes_is_accepted(seed: int) -> None:
+    assert judged(simulated(seed)) == []
+
+
+def test_the_simulated_loop_writes_brackets_and_prunes() -> None:
+    """The property above is not vacuous: the simulator's logs hold committed brackets and prunes."""
+    log = simulated(0)
+    assert any(e.type == "compact/summary" for e in log) and any(is_prune_replacement(e) for e in log)
+
+
+def test_the_committed_bracket_is_accepted() -> None:
+    events, *bracket = committed_bracket()
+    assert judged([*events, *bracket]) == []
+
+
+@pytest.mark.parametrize(("name", "rule"), REFUSALS)
+def test_each_change_the_companion_forbids_is_refused_by_its_rule(name: str, rule: str) -> None:
+    assert rule in rules_of(bracket_edit(name)), judged(bracket_edit(name))
+
+
+def test_a_failed_bracket_needs_no_summary_and_a_turn_end_drops_an_orphan_start() -> None:
+    """CMP-23's failed end needs neither summary nor checkpoint; Q-12: a turn's end forgets its open start."""
+    events, start, summary, checkpoint, end = committed_bracket()
+    n = len(events)
+    assert judged([*events, start, at_seq(with_data(end, error="boom"), n + 1)]) == []
+    turn_end = make_event("turn/end", seq=n + 1, time=0, data=freeze({"turn": 1, "reason": {"kind": "completed"}}))
+    turn_start = make_event("turn/start", seq=n + 2, time=0, data=freeze({"turn": 2, "trigger": {"kind": "message"}}))
+    assert judged([*events, start, turn_end, turn_start, at_seq(with_data(start, turn=2), n + 3)]) == []
+
+
+def test_a_checkpoint_outside_a_bracket_is_not_compactions() -> None:
+    events, start, summary, checkpoint, end = committed_bracket()
+    shadowed = checkpoint.source_event_seqs[2:]  # type: ignore[index]
+    assert judged([*events, replace(checkpoint, seq=len(events), source_event_seqs=shadowed)]) == []
+
+
+def test_an_end_seed_clears_an_open_bracket() -> None:
+    events, start, summary, checkpoint, end = committed_bracket()
+    n = len(events)
+    seed_end = make_event("session/end-seed", seq=n + 1, time=0, data=freeze({}))
+    assert rules_of([*events, start, seed_end, at_seq(end, n + 2)]) == {"CMP-25"}
+    assert judged([*events, start, seed_end, at_seq(start, n + 2)]) == []
+
+
+def test_a_corrupt_surface_is_named_by_CMP_10() -> None:
+    """CMP-10: a negative running sum is a corrupt surface (here two results for one call), its first node named."""
+    log = busy_log(steps=1)
+    _, outcome = compacted_head(log, 1 + 1)
+    start, summary, _, _ = outcome.events
+    result = next(e for e in log.events if e.type == "tool/result")
+    n = len(log.events)
+    found = judged([*log.events, replace(result, seq=n), at_seq(start, n + 1), at_seq(summary, n + 2)])
+    assert [(f.rule, f.seq, f.reason) for f in found if f.rule == "CMP-10"] == [("CMP-10", n, "corrupt surface: more tool results than tool calls")]
+
+
+def test_a_range_splitting_a_tool_pair_is_refused_by_CMP_10() -> None:
+    """CMP-10: the summary's range ends between a call and its result."""
+    events, start, summary, checkpoint, end = committed_bracket()
+    message = next(e for e in reversed(events) if e.type == "assistant/message")
+    seqs = get(summary.data, "shadowedSeqs")
+    assert isinstance(seqs, tuple) and message.seq not in seqs
+    nodes = tuple(s for s in range(seqs[0], message.seq + 1) if s in {e.seq for e in events if e.surface_op == "append"})
+    split = with_data(summary, shadowedSeqs=list(nodes), shadowedRange={"start": nodes[0], "end": nodes[-1]})
+    found = judged([*events, start, split])
+    assert "CMP-10" in {f.rule for f in found}, found
+
+
+def test_a_count_over_scrubbed_content_is_not_judged() -> None:
+    """FMT-6: a placeholder in a shadowed node, or in the header, makes the price unknown (CMP-15 not judged)."""
+    log = busy_log(steps=2)
+    log.user("working in {{cwd}}/src " * 20)
+    _, outcome = compacted_head(log, 5)  # the whole surface: the user message, two steps and the scrubbed message
+    start, summary, checkpoint, end = outcome.events
+    count = get(summary.data, "shadowedTokenCount")
+    assert isinstance(count, int)
+    assert "CMP-15" not in rules_of([*log.events, start, with_data(summary, shadowedTokenCount=count + 1), checkpoint, end])
+    scrubbed = busy_log(steps=2)
+    scrubbed.header(system="{{system}}")
+    _, again = compacted_head(scrubbed, 2)
+    start, summary, checkpoint, end = again.events
+    count = get(summary.data, "shadowedTokenCount")
+    assert isinstance(count, int)
+    assert "CMP-15" not in rules_of([*scrubbed.events, start, with_data(summary, shadowedTokenCount=count + 1), checkpoint, end])
+
+
+def test_the_d08_writer_is_accepted_both_manual_and_pruned() -> None:
+    events, *bracket = manual_bracket()
+    assert judged([*events, *bracket], Dialect.D08) == []
+    log = d08_tool_result_log()
+    pruned = prune_session(log.events, SMALL, dialect=Dialect.D08)
+    assert not isinstance(pruned, Rejected) and [e.type for e in pruned] == ["compaction/prune", "tool/result"]
+    assert judged([*log.events, *pruned], Dialect.D08) == []
+
+
+@pytest.mark.parametrize(("name", "rule"), D08_REFUSALS)
+def test_each_change_the_d08_companion_forbids_is_refused_by_its_rule(name: str, rule: str) -> None:
+    assert rule in rules_of(d08_bracket_edit(name), Dialect.D08), judged(d08_bracket_edit(name), Dialect.D08)
+
+
+def test_a_failed_d08_end_need_not_be_adjacent_and_turns_outside_a_bracket_are_free() -> None:
+    events, start, summary, checkpoint, end = manual_bracket()
+    turn = [make_event("turn/start", seq=end.seq + 1, time=0, data=freeze({"turn": 1})),
+            make_event("turn/end", seq=end.seq + 2, time=0, data=freeze({"turn": 1}))]
+    assert judged([*events, start, summary, checkpoint, end, *turn], Dialect.D08) == []
+    assert judged([*events, start, summary, checkpoint, filler(end.seq), at_seq(with_data(end, error="x"), end.seq + 1)], Dialect.D08) == []
+
+
+def test_the_prune_pass_is_accepted() -> None:
+    events, replacement = pruned_result()
+    assert judged([*events, replacement]) == []
+
+
+@pytest.mark.parametrize(("name", "edit", "rule"), PRUNE_REFUSALS, ids=[name for name, _, _ in PRUNE_REFUSALS])
+def test_each_change_a_prune_forbids_is_refused_by_its_rule(name: str, edit: Callable[[list[Event], Event], list[Event]], rule: str) -> None:
+    events, replacement = pruned_result()
+    assert rule in rules_of(edit(events, replacement)), judged(edit(events, replacement))
+
+
+def test_a_d08_prune_without_its_record_is_refused_by_DIA_18() -> None:
+    log = d08_tool_result_log()
+    record, replacement = prune_session(log.events, SMALL, dialect=Dialect.D08)  # type: ignore[misc]
+    n = len(log.events)
+    assert rules_of([*log.events, at_seq(replacement, n)], Dialect.D08) == {"DIA-18"}
+    assert rules_of([*log.events, record, filler(n + 1), at_seq(replacement, n + 2)], Dialect.D08) == {"DIA-18"}
+    assert rules_of([*log.events, with_data(record, shadowedSeqs=[0]), replacement], Dialect.D08) == {"DIA-18"}
+    # A55 writes no record: the same replacement, unrecorded, is A55's.
+    assert "DIA-18" not in rules_of([*log.events, at_seq(replacement, n)], Dialect.A55)

@@ -79,17 +79,19 @@ def check_not_mode_set(event: Event) -> Rejected | None:
     LEG-3: any ``mode/set`` event is rejected at persistence load (a
     ``Session`` seed accepts it as a plugin type)."""
     if event.type == "mode/set":
-        return Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is not supported at load")
+        return Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load")
     return None
 
 
-def _llm_shape(event: Event, dialect: Dialect) -> Rejected | None:
-    # D08 assistant messages carry their provider inside ``message.source``
-    # (DIA-13), a shape HDR-8's A55 check does not read; headers keep the A55
-    # config shape in both dialects.
-    if dialect is Dialect.D08 and event.type != "request/header":
-        return None
-    return check_llm_shape(event)
+def llm_shape_refusal(event: Event, dialect: Dialect) -> Rejected | None:
+    """HDR-8's LLM shape (:func:`sessionspec.model.header.check_llm_shape`), selected by dialect: a D08 assistant
+    message carries its provider inside ``message.source`` (DIA-10, after DIA-13's migration), a shape HDR-8's A55
+    check does not read; headers keep the A55 config shape in both dialects."""
+    match dialect:
+        case Dialect.A55:
+            return check_llm_shape(event)
+        case Dialect.D08:
+            return check_llm_shape(event) if event.type == "request/header" else None
 
 
 @implements("LOG-8")
@@ -106,7 +108,7 @@ def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Re
     """
     state = SurfaceState()
     for index, event in enumerate(events):
-        bad = check_not_header_delta(event) or _llm_shape(event, dialect)
+        bad = check_not_header_delta(event) or llm_shape_refusal(event, dialect)
         if bad is None and dialect is Dialect.A55:
             bad = check_turn_end_shape(event)
         bad = bad or check_not_fallback(event)
@@ -153,6 +155,7 @@ __all__ = [
     "check_not_header_delta",
     "check_not_mode_set",
     "check_turn_end_shape",
+    "llm_shape_refusal",
     "validate_load",
     "validate_seed",
 ]

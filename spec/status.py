@@ -374,7 +374,7 @@ DECIDED_BY_CHECKER_CODE: Final = frozenset({
     "LOOP-11", "LOOP-12", "LOOP-13", "LOOP-14", "LOOP-16", "CMP-2", "CMP-5", "CMP-6", "CMP-7", "CMP-10", "CMP-12",
     "CMP-13", "CMP-14", "CMP-15", "CMP-19", "CMP-20", "CMP-21", "CMP-22", "CMP-23", "CMP-25", "PRN-3", "PRN-4",
     "PRN-5", "PRN-6", "DIA-2", "DIA-6", "DIA-12", "DIA-15",
-    "DIA-16", "DIA-18", "DIA-19", "FMT-1", "FMT-4", "FMT-7", "P-LOOP-1", "P-LOOP-5",
+    "DIA-16", "DIA-18", "DIA-19", "FMT-4", "FMT-7", "P-LOOP-1", "P-LOOP-5",
     "P-CMP-1", "P-CMP-2", "P-CMP-3", "P-CMP-4", "P-CMP-6", "P-CMP-7", "P-CMP-10", "P-CMP-11", "P-PRN-2", "P-DIA-2",
 })
 

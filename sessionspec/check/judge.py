@@ -18,9 +18,8 @@ from sessionspec.check.logfile import LogFile, read_path, session_id
 from sessionspec.check.report import Finding
 from sessionspec.check.sidecar import find_parent_file
 from sessionspec.check.writers import Attribution, TurnWriter, writer_note
-from sessionspec.fast.constants import D08
 from sessionspec.model.log import Dialect, Event
-from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.migrate import as_read
 from sessionspec.model.rejected import FailureKind, Rejected
 from sessionspec.model.seed_log import check_end_seed, check_fork_child, check_seed_within
 
@@ -161,7 +160,4 @@ def check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect, complete
     parent = read_path(str(parent_path))
     if parent.unreadable is not None:
         return [], (f"fork parent {parent_path.name} unreadable; seed not compared (FMT-11)",)
-    parent_events: Sequence[Event] = parent.events
-    if dialect is D08:
-        parent_events = migrate_legacy(parent_events, session_id(parent))
-    return check_fork_child(events, parent_events, log.seed_length), ()
+    return check_fork_child(events, as_read(parent.events, dialect, session_id(parent)), log.seed_length), ()

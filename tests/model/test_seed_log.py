@@ -20,7 +20,7 @@ from sessionspec.generate import generate_events
 from sessionspec.model.jsonval import freeze
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.loop.instance import fork_seed
-from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.migrate import as_read, migrate_legacy
 from sessionspec.model.seed_log import check_end_seed, check_fork_child, check_seed_within, end_seed, first_live_seq
 
 
@@ -110,3 +110,12 @@ def test_an_end_seed_event_is_what_the_reader_takes() -> None:
 def test_a_seed_length_names_no_more_events_than_the_log_holds() -> None:
     assert check_seed_within(4, 4) == check_seed_within(0, 0) == []
     assert [(f.rule, f.reason) for f in check_seed_within(5, 4)] == [("FMT-11", "seedLength 5 exceeds the log's 4 events")]
+
+
+def test_a_parent_is_read_as_the_dialects_reader_reads_it() -> None:
+    """FMT-11 compares the child's seed with the parent as the same reader gives it (D08: migrated, DIA-13)."""
+    parent = loop_log(1)
+    assert as_read(parent, Dialect.A55, "s") is parent
+    assert as_read(parent, Dialect.D08, "s") == migrate_legacy(parent, "s") != tuple(parent)
+    child, seed_length = child_of(list(migrate_legacy(parent, "s")), Dialect.D08)
+    assert check_fork_child(child, as_read(parent, Dialect.D08, "s"), seed_length) == []

@@ -15,7 +15,6 @@ from typing import Final
 from sessionspec.model.codec import serialize_event
 from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Dialect, Event, make_event
-from sessionspec.model.loop.instance import fork_seed
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides, implements
 
@@ -92,6 +91,9 @@ def check_fork_child(child: Sequence[Event], parent: Sequence[Event], seed_lengt
     for index in range(seed_length):
         if serialize_event(child[index]) != serialize_event(parent[index]):
             return [Rejected(rule="FMT-11", seq=child[index].seq, reason=f"seed event {index} differs from the parent's event {index}")]
+    # Imported here: the loop model (the package) is not otherwise loaded by ``check``, and only a fork needs it.
+    from sessionspec.model.loop.instance import fork_seed
+
     if len(fork_seed(parent[:seed_length])) != seed_length:
         return [Rejected(rule="LOG-15", seq=seed_length - 1, reason=f"the fork boundary is a {parent[seed_length - 1].type}, not a turn/end")]
     return []

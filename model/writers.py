@@ -35,6 +35,10 @@ D08_LOOP_TYPES: Final = frozenset({"agent/inbox/spliced"})
 SHAPED_TYPES: Final = A55_LOOP_TYPES | D08_LOOP_TYPES | {"turn/start", "turn/end", "user/message", "assistant/message", "tool/result"}
 # The writers a turn is attributed to (docs/check.md, "Writers"; JSON ``writers[].kind``).
 WRITER_KINDS: Final = ("a55-loop", "d08-loop", "a55-loop-legacy", "seed", "out-of-band", "session-api")
+# The members read once: reading an Enum member from its class costs about a microsecond (a class __getattr__
+# in 3.11), and shape_dialect runs on every event of SHAPED_TYPES.
+_A55: Final = Dialect.A55
+_D08: Final = Dialect.D08
 
 
 def _turn_end_dialect(reason: Json | Absent) -> Dialect | None:
@@ -42,13 +46,13 @@ def _turn_end_dialect(reason: Json | Absent) -> Dialect | None:
     that only one writer writes; ``completed``, ``max-tokens`` and ``interrupted`` are shared."""
     kind = get(reason, "kind")
     if kind in ("rejected", "disposed"):
-        return Dialect.A55
+        return _A55
     if kind == "blocked":
-        return Dialect.D08
+        return _D08
     if kind == "aborted" and isinstance(reason, JsonObject):
-        return Dialect.D08 if "reason" in reason else Dialect.A55
+        return _D08 if "reason" in reason else _A55
     if kind == "error" and isinstance(reason, JsonObject):
-        return Dialect.D08 if "error" in reason else Dialect.A55
+        return _D08 if "error" in reason else _A55
     return None
 
 
@@ -57,22 +61,22 @@ def shape_dialect(event: Event) -> Dialect | None:
     both do (or neither: shapes are judged elsewhere)."""
     data = event.data
     if event.type in A55_LOOP_TYPES:
-        return Dialect.A55
+        return _A55
     if event.type in D08_LOOP_TYPES:
-        return Dialect.D08
+        return _D08
     if not isinstance(data, JsonObject):
         return None
     match event.type:
         case "turn/start":
-            return Dialect.A55 if "trigger" in data else Dialect.D08
+            return _A55 if "trigger" in data else _D08
         case "turn/end":
             return _turn_end_dialect(get(data, "reason"))
         case "user/message":
-            return Dialect.D08 if "role" in data or "id" in data else Dialect.A55
+            return _D08 if "role" in data or "id" in data else _A55
         case "assistant/message":
-            return Dialect.D08 if "message" in data else (Dialect.A55 if "provenance" in data else None)
+            return _D08 if "message" in data else (_A55 if "provenance" in data else None)
         case "tool/result":
-            return Dialect.D08 if "message" in data else (Dialect.A55 if "callId" in data else None)
+            return _D08 if "message" in data else (_A55 if "callId" in data else None)
         case _:
             return None
 
@@ -132,7 +136,7 @@ def dialect_writers(dialect: Dialect) -> DialectWriters:
 
 @decides("FMT-7")
 def turn_writer_kind(t: OpenTurn, dialect: Dialect, first_live_seq: int, built: Sequence[int]) -> tuple[str, str]:
-    """FMT-7 Writers (its definition, with the quote, is the rule book's §15 checker pipeline) for one closed turn:
+    """FMT-7 Writers (rule book §15; decided for the checker, issue 25) for one closed turn:
     the writer's kind (:data:`WRITER_KINDS`) and its description.  ``built`` are the turn's steps the session API
     or tooling wrote (no streamed chunk, no ``sourceEventSeqs``)."""
     writers = dialect_writers(dialect)
@@ -164,7 +168,7 @@ def check_turn_dialects(t: OpenTurn, first_live_seq: int) -> list[Rejected]:
     as logged, before the D08 reader's migration, which would hide them (LEG-9)."""
     if t.start.seq < first_live_seq or not t.marked:
         return []
-    a55 = sum(1 for _, d in t.marked if d is Dialect.A55)
+    a55 = sum(1 for _, d in t.marked if d is _A55)
     d08 = len(t.marked) - a55
     if a55 == 0 or d08 == 0:
         return []

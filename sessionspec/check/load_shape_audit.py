@@ -7,7 +7,7 @@ from collections.abc import Generator, Sequence
 
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
-from sessionspec.model.load_shape import LOAD_CHECKED_TYPES, load_refusals
+from sessionspec.model.load_shape import LOAD_CHECKED_TYPES, load_refusals, load_shapes
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 
@@ -20,10 +20,10 @@ class LoadShapeAudit(WalkFold):
     EVENT_TYPES = LOAD_CHECKED_TYPES
 
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
-        dialect = self.dialect
+        shapes = load_shapes(self.dialect)
         found: list[Rejected] = []
         while (event := (yield)) is not None:
-            found += load_refusals(event, dialect)
+            found += load_refusals(event, shapes)
         return found
 
 

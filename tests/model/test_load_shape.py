@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from sessionspec.generate import generate_events
 from sessionspec.model.jsonval import JsonObject, freeze, get
-from sessionspec.model.load_shape import LOAD_CHECKED_TYPES, load_refusals
+from sessionspec.model.load_shape import LOAD_CHECKED_TYPES, load_refusals, load_shapes
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.migrate import migrate_legacy
 from sessionspec.model.rejected import Rejected
@@ -26,7 +26,8 @@ from tests.support import with_data
 
 def judged(events: Sequence[Event], dialect: Dialect) -> list[Rejected]:
     """The load refusals over ``events``, as the checker's fold runs them on each event of the types a load checks."""
-    return [r for e in events if e.type in LOAD_CHECKED_TYPES for r in load_refusals(e, dialect)]
+    shapes = load_shapes(dialect)
+    return [r for e in events if e.type in LOAD_CHECKED_TYPES for r in load_refusals(e, shapes)]
 
 
 def loop_log(seed: int, events: int = 400) -> list[Event]:

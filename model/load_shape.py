@@ -77,16 +77,16 @@ def load_refusals(event: Event, shapes: LoadShapes) -> Sequence[Rejected]:
     field types (HDR-1, DIA-8, FMT-6) and the ``turn/end`` shape.  Each check is independent, so all are told, not
     the first (the order is the seed's, :func:`sessionspec.model.seed.validate_seed`)."""
     bad: Rejected | None
-    match event.type:
+    match event.type:  # the most frequent type first
+        case "assistant/message":
+            bad = shapes.llm_shape(event)
+        case "turn/end":
+            bad = shapes.turn_end(event)
         case "request/header":
             found = [r for r in (shapes.llm_shape(event), check_not_fallback(event)) if r is not None]
             return found + check_header_types(event, shapes.dialect)
         case "mode/set":
             bad = check_not_mode_set(event)
-        case "assistant/message":
-            bad = shapes.llm_shape(event)
-        case "turn/end":
-            bad = shapes.turn_end(event)
         case _:
             bad = None
     return NONE if bad is None else (bad,)

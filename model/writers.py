@@ -135,11 +135,11 @@ def dialect_writers(dialect: Dialect) -> DialectWriters:
 
 
 @decides("FMT-7")
-def turn_writer_kind(t: OpenTurn, dialect: Dialect, first_live_seq: int, built: Sequence[int]) -> tuple[str, str]:
+def turn_writer_kind(t: OpenTurn, writers: DialectWriters, first_live_seq: int, built: Sequence[int]) -> tuple[str, str]:
     """FMT-7 Writers (rule book §15; decided for the checker, issue 25) for one closed turn:
     the writer's kind (:data:`WRITER_KINDS`) and its description.  ``built`` are the turn's steps the session API
-    or tooling wrote (no streamed chunk, no ``sourceEventSeqs``)."""
-    writers = dialect_writers(dialect)
+    or tooling wrote (no streamed chunk, no ``sourceEventSeqs``); ``writers`` are the log's dialect's
+    (:func:`dialect_writers`, chosen once per log)."""
     first, last = t.start, t.last
     if first.seq < first_live_seq:
         return "seed", "seed (copied; judged where it was written)"
@@ -147,7 +147,7 @@ def turn_writer_kind(t: OpenTurn, dialect: Dialect, first_live_seq: int, built: 
     if (writers.out_of_band and last.type == "turn/end" and reason == "completed" and t.inner == 1
             and t.first_inner is not None and t.first_inner.surface_op is ABSENT):
         return "out-of-band", "out-of-band append (LOG-16)"
-    kind, loop = writers.a55_turn if shape_dialect(first) is Dialect.A55 else ("d08-loop", "D08 loop")
+    kind, loop = writers.a55_turn if shape_dialect(first) is _A55 else ("d08-loop", "D08 loop")
     if built and len(built) == len(t.steps):
         kind, loop = "session-api", "session API or tooling (no streamed chunks, no sourceEventSeqs)"
     elif built:

@@ -23,7 +23,8 @@ class LoadShapeAudit(WalkFold):
         shapes = load_shapes(self.dialect)
         found: list[Rejected] = []
         while (event := (yield)) is not None:
-            found += load_refusals(event, shapes)
+            if refused := load_refusals(event, shapes):
+                found += refused
         return found
 
 

@@ -14,8 +14,7 @@ from typing import Any, final
 
 from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.fast.jsonget import get
-from sessionspec.model.log import Dialect
-from sessionspec.model.writers import OpenTurn, turn_writer_kind
+from sessionspec.model.writers import DialectWriters, OpenTurn, turn_writer_kind
 
 
 @final
@@ -46,12 +45,12 @@ class Attribution:
     api_steps: frozenset[int]
 
 
-def turn_writer(t: OpenTurn, dialect: Dialect, first_live_seq: int, api: Collection[int]) -> TurnWriter:
+def turn_writer(t: OpenTurn, writers: DialectWriters, first_live_seq: int, api: Collection[int]) -> TurnWriter:
     """The writer of the closed turn ``t`` (:func:`sessionspec.model.writers.turn_writer_kind`); ``api`` holds
     the session-API steps judged so far (every step of ``t`` has ended when ``t`` closes)."""
     number = get(t.start.data, "turn")
     built = [s for s in t.steps if s in api]
-    kind, text = turn_writer_kind(t, dialect, first_live_seq, built)
+    kind, text = turn_writer_kind(t, writers, first_live_seq, built)
     last = t.last
     return TurnWriter(turn=number if isinstance(number, int) and not isinstance(number, bool) else None, first_seq=t.start.seq,
                       last_seq=last.seq, kind=kind, writer=text,

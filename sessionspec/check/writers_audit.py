@@ -21,7 +21,7 @@ from sessionspec.check.writers import Attribution, TurnWriter, turn_writer
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
-from sessionspec.model.writers import SHAPED_TYPES, OpenTurn, check_turn_dialects, shape_dialect
+from sessionspec.model.writers import SHAPED_TYPES, OpenTurn, check_turn_dialects, dialect_writers, shape_dialect
 
 
 class TurnWritersAudit(AuditFold):
@@ -34,6 +34,7 @@ class TurnWritersAudit(AuditFold):
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
         self.judge = ApiStepJudge()
+        self.writers = dialect_writers(dialect)
         self.turn: OpenTurn | None = None
         self.turns: list[TurnWriter] = []
         self.found: list[Rejected] = []
@@ -82,7 +83,7 @@ class TurnWritersAudit(AuditFold):
                 t.first_inner = run.members[0]
 
     def _close(self, t: OpenTurn) -> None:
-        self.turns.append(turn_writer(t, self.dialect, self.first_live_seq, self.judge.built))
+        self.turns.append(turn_writer(t, self.writers, self.first_live_seq, self.judge.built))
         self.found += check_turn_dialects(t, self.first_live_seq)
 
     def finish(self) -> list[Rejected]:

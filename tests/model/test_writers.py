@@ -21,7 +21,14 @@ from sessionspec.model.jsonval import JsonObject, freeze, get
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.migrate import migrate_legacy
 from sessionspec.model.rejected import Rejected
-from sessionspec.model.writers import SHAPED_TYPES, OpenTurn, check_turn_dialects, shape_dialect, turn_writer_kind
+from sessionspec.model.writers import (
+    SHAPED_TYPES,
+    OpenTurn,
+    check_turn_dialects,
+    dialect_writers,
+    shape_dialect,
+    turn_writer_kind,
+)
 from tests.support import with_data
 
 
@@ -54,7 +61,7 @@ def judged(events: Sequence[Event], first_live_seq: int = 0) -> list[Rejected]:
 
 
 def kinds(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0, built: Sequence[int] = ()) -> list[str]:
-    return [turn_writer_kind(t, dialect, first_live_seq, [s for s in t.steps if s in built])[0] for t in turns(events)]
+    return [turn_writer_kind(t, dialect_writers(dialect), first_live_seq, [s for s in t.steps if s in built])[0] for t in turns(events)]
 
 
 def loop_log(seed: int, events: int = 400) -> list[Event]:
@@ -166,8 +173,8 @@ def test_the_writers_of_a_turn() -> None:
     first = turns(log)[0]
     assert first.steps
     assert kinds(log, Dialect.A55, built=first.steps)[0] == "session-api"
-    text = turn_writer_kind(first, Dialect.A55, 0, first.steps[:1])[1]
+    text = turn_writer_kind(first, dialect_writers(Dialect.A55), 0, first.steps[:1])[1]
     assert text.startswith("A55 loop and session API or tooling (steps at seq") == (len(first.steps) > 1)
     repaired = [*log[:_first(log, "turn/end")], with_data(log[_first(log, "turn/end")], reason={"kind": "interrupted"})]
-    assert turn_writer_kind(turns(repaired)[0], Dialect.A55, 0, [])[1] == "A55 loop, closed by crash repair (LOG-14)"
-    assert turn_writer_kind(turns(log[:3])[0], Dialect.A55, 0, [])[1] == "A55 loop, still open at the end of the log"
+    assert turn_writer_kind(turns(repaired)[0], dialect_writers(Dialect.A55), 0, [])[1] == "A55 loop, closed by crash repair (LOG-14)"
+    assert turn_writer_kind(turns(log[:3])[0], dialect_writers(Dialect.A55), 0, [])[1] == "A55 loop, still open at the end of the log"

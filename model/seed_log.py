@@ -16,7 +16,7 @@ from sessionspec.model.codec import serialize_event
 from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.rejected import Rejected
-from sessionspec.model.rules import decides, implements
+from sessionspec.model.rules import decides
 
 END_SEED: Final = "session/end-seed"
 
@@ -33,11 +33,11 @@ def first_live_seq(dialect: Dialect, seed_length: int, last_end_seed: int) -> in
             return max(seed_length, last_end_seed + 1) if last_end_seed >= 0 else seed_length
 
 
-@implements("DIA-5")
 def end_seed(seed: Sequence[Event], time: int) -> tuple[Event, ...]:
-    """DIA-5: "The Session constructor MUST append `session/end-seed {}` after a seed unless the seed already ends
-    with one" (``session/src/index.ts`` lines 545-547 at ``611615650f``): the events a D08 session created with
-    ``seed`` begins with.  An empty seed is one too (``seed !== undefined``)."""
+    """DIA-5's constructor (the rule, with its quote, is defined by
+    :func:`sessionspec.model.compaction.d08.bracket_owner`): a D08 session created with ``seed`` appends
+    ``session/end-seed {}`` unless the seed already ends with one (``session/src/index.ts`` lines 545-547 at
+    ``611615650f``); an empty seed is one too (``seed !== undefined``).  The events the session begins with."""
     if seed and seed[-1].type == END_SEED:
         return tuple(seed)
     return (*seed, make_event(END_SEED, seq=len(seed), time=time, data=JsonObject()))

@@ -246,8 +246,8 @@ def header_event_reason(event: Event) -> Json | Absent:
     """The logged reason of a request/header event (any string but fallback is
     accepted by the Session core, Q-7).  Only reads the key: the rules on it
     are checked where the work is done -- HDR-7 by the header-reason audit
-    (``sessionspec.check.audit.check_header_reasons``), LEG-2 by the load-shape
-    audit, LEG-1 by ``model.codec``/``model.seed``."""
+    (``sessionspec.check.audit.check_header_reasons``), LEG-2 by the load's
+    refusals (``model.load_shape``), LEG-1 by ``model.codec``/``model.seed``."""
     return get(event.data, "reason")
 
 

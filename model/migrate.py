@@ -241,3 +241,12 @@ def migrate_event(event: Event, session_id: str, ids: dict[int, str]) -> Event:
         op_first=event.op_first,
     )
 
+
+def as_read(events: Sequence[Event], dialect: Dialect, session_id: str) -> Sequence[Event]:
+    """The events as ``dialect``'s reader gives them: A55's as logged; the D08 reader migrates the legacy shapes on
+    load (DIA-13, :func:`migrate_legacy`)."""
+    match dialect:
+        case Dialect.A55:
+            return events
+        case Dialect.D08:
+            return migrate_legacy(events, session_id)

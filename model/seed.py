@@ -20,7 +20,7 @@ caller can observe (a rejected seed leaves nothing behind, LOG-6).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sessionspec.model.header import check_llm_shape
 from sessionspec.model.jsonval import JsonObject, get
@@ -79,17 +79,23 @@ def check_not_mode_set(event: Event) -> Rejected | None:
     LEG-3: any ``mode/set`` event is rejected at persistence load (a
     ``Session`` seed accepts it as a plugin type)."""
     if event.type == "mode/set":
-        return Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is not supported at load")
+        return Rejected(rule="LEG-3", seq=event.seq, reason="mode/set is rejected at persistence load")
     return None
 
 
-def _llm_shape(event: Event, dialect: Dialect) -> Rejected | None:
-    # D08 assistant messages carry their provider inside ``message.source``
-    # (DIA-13), a shape HDR-8's A55 check does not read; headers keep the A55
-    # config shape in both dialects.
-    if dialect is Dialect.D08 and event.type != "request/header":
-        return None
-    return check_llm_shape(event)
+def _header_llm_shape(event: Event) -> Rejected | None:
+    return check_llm_shape(event) if event.type == "request/header" else None
+
+
+def llm_shape_check(dialect: Dialect) -> Callable[[Event], Rejected | None]:
+    """HDR-8's LLM shape (:func:`sessionspec.model.header.check_llm_shape`), selected by dialect: a D08 assistant
+    message carries its provider inside ``message.source`` (DIA-10, after DIA-13's migration), a shape HDR-8's A55
+    check does not read; headers keep the A55 config shape in both dialects."""
+    match dialect:
+        case Dialect.A55:
+            return check_llm_shape
+        case Dialect.D08:
+            return _header_llm_shape
 
 
 @implements("LOG-8")
@@ -105,8 +111,9 @@ def validate_seed(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> Re
     LEG-4 is an A55 rule (D08 overrides it, DIA-14), so it is skipped in D08.
     """
     state = SurfaceState()
+    llm_shape = llm_shape_check(dialect)
     for index, event in enumerate(events):
-        bad = check_not_header_delta(event) or _llm_shape(event, dialect)
+        bad = check_not_header_delta(event) or llm_shape(event)
         if bad is None and dialect is Dialect.A55:
             bad = check_turn_end_shape(event)
         bad = bad or check_not_fallback(event)
@@ -153,6 +160,7 @@ __all__ = [
     "check_not_header_delta",
     "check_not_mode_set",
     "check_turn_end_shape",
+    "llm_shape_check",
     "validate_load",
     "validate_seed",
 ]

@@ -8,8 +8,8 @@ rules.  Checks that depend on a valid surface (derivation, request points,
 compaction) are left out when the surface fold fails, so they never report
 knock-on noise.
 
-Every check that walks the log is a fold (:mod:`sessionspec.check.folds`, issue 26),
-registered by its ``@audits`` link, and :func:`audit_events` is their one loop over the
+Every check that walks the log is a fold (:mod:`sessionspec.check.folds`, issue 26), listed
+in :mod:`sessionspec.check.fold_set`, and :func:`audit_events` is their one loop over the
 events, the surface folded once per event and its plan handed to each fold:
 
 * seed/load shape (LOG-8 order: LEG-2, LEG-3, LEG-4, HDR-8/LEG-5/LEG-6, LOG-11; here);
@@ -38,7 +38,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import final
 
-from sessionspec.check.audits import audits
 from sessionspec.check.fold_loop import run_folds
 from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.folds import FoldOutcome
@@ -47,7 +46,6 @@ from sessionspec.check.observations import pre_a55_designs as pre_a55_designs
 from sessionspec.check.observations import quirk_observations as quirk_observations
 from sessionspec.check.writers import Attribution
 from sessionspec.check.writers_audit import TurnWritersAudit
-from sessionspec.model.codec import serialize_event
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 
@@ -75,60 +73,9 @@ def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
     return tuple(unique[k] for k in sorted(unique, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2], k[3])))
 
 
-# --------------------------------------------------------------------------- LEG-7
-
-
-@audits("DIA-5")
-def check_end_seed(events: Sequence[Event], seed_length: int) -> list[Rejected]:
-    """DIA-5 (D08): "The Session constructor MUST append ``session/end-seed {}`` after a seed unless
-    the seed already ends with one."  A seed of ``seed_length`` events is followed by, or ends with,
-    a ``session/end-seed``.  (The rule's compaction-lock half is in-process: no log shows it.)"""
-    if seed_length <= 0 or seed_length > len(events):
-        return []  # no seed, or a seed not all read (FMT-11 says which)
-    if events[seed_length - 1].type == "session/end-seed":
-        return []
-    if seed_length < len(events) and events[seed_length].type == "session/end-seed":
-        return []
-    after = f"{events[seed_length].type} at seq {events[seed_length].seq}" if seed_length < len(events) else "the end of the log"
-    return [Rejected(rule="DIA-5", seq=events[seed_length - 1].seq,
-                     reason=f"the {seed_length}-event seed is followed by {after}, not session/end-seed")]
-
-
-# --------------------------------------------------------------------------- requests
-
-
-# --------------------------------------------------------------------------- FMT-11
-
-
-@audits("FMT-11", "LOG-15", "P-LOG-7")
-def check_fork_seed(child: Sequence[Event], parent: Sequence[Event], seed_length: int) -> list[Rejected]:
-    """FMT-11: a fork child's first ``seedLength`` events equal the parent's
-    first ``seedLength`` events (byte-equal as logged, time included: the seed
-    is a copy); LOG-15: the seed ends at a ``turn/end`` of the source."""
-    if seed_length <= 0:
-        return []
-    if seed_length > len(parent):
-        return [Rejected(rule="FMT-11", reason=f"seedLength {seed_length} exceeds the parent's {len(parent)} events")]
-    if seed_length > len(child):
-        return [Rejected(rule="FMT-11", reason=f"seedLength {seed_length} exceeds the child's {len(child)} events")]
-    for index in range(seed_length):
-        if serialize_event(child[index]) != serialize_event(parent[index]):
-            return [Rejected(rule="FMT-11", seq=child[index].seq, reason=f"seed event {index} differs from the parent's event {index}")]
-    if parent[seed_length - 1].type != "turn/end":
-        return [Rejected(rule="LOG-15", seq=seed_length - 1, reason=f"the fork boundary is a {parent[seed_length - 1].type}, not a turn/end")]
-    return []
-
-
-# --------------------------------------------------------------------------- §17 quirks
-
-
-# --------------------------------------------------------------------------- compaction
-
-
 # --------------------------------------------------------------------------- all
 
 
-@audits("FMT-7")
 def audit_events(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0, logged: Sequence[Event] | None = None) -> Audit:
     """FMT-7 (after decoding/migration): load shapes, D08 message shapes and
     retries (DIA-10, DIA-7), surface, nesting, header reasons, request

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import final
 
-from sessionspec.check.audit import check_end_seed, check_fork_seed
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.cascades import knock_ons
 from sessionspec.check.line_table import LineTable
@@ -19,10 +18,10 @@ from sessionspec.check.logfile import LogFile, read_path, session_id
 from sessionspec.check.report import Finding
 from sessionspec.check.sidecar import find_parent_file
 from sessionspec.check.writers import Attribution, TurnWriter, writer_note
-from sessionspec.fast.constants import D08
 from sessionspec.model.log import Dialect, Event
-from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.migrate import as_read
 from sessionspec.model.rejected import FailureKind, Rejected
+from sessionspec.model.seed_log import check_end_seed, check_fork_child, check_seed_within
 
 
 def finding_of(lines: LineTable, rejected: Rejected, line: int | None = None) -> Finding:
@@ -123,8 +122,8 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     complete = prefix.count == read.total and not any(f.rejected.kind is FailureKind.LIMIT for f in log.findings)
     fork_findings, fork_notes = check_fork(log, events, dialect, complete)
     findings += [finding_of(lines, r) for r in fork_findings]
-    if dialect is D08 and complete:
-        findings += [finding_of(lines, r) for r in check_end_seed(events, log.seed_length)]
+    if complete:
+        findings += [finding_of(lines, r) for r in check_end_seed(events, log.seed_length, dialect)]
     quirks = sorted(
         read_quirks + [finding_of(lines, r) for r in audit.quirks],
         key=lambda f: (f.line or 0, -1 if f.seq is None else f.seq, f.rule),
@@ -150,8 +149,9 @@ def check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect, complete
     a limit): a seed reaching past them is not judged."""
     if log.seed_length > len(events) and not complete:
         return [], (f"seedLength {log.seed_length} reaches past the {len(events)} events audited; seed not compared (FMT-11)",)
-    if log.seed_length > len(events):
-        return [Rejected(rule="FMT-11", reason=f"seedLength {log.seed_length} exceeds the log's {len(events)} events")], ()
+    beyond = check_seed_within(log.seed_length, len(events))
+    if beyond:
+        return beyond, ()
     if log.parent_session is None or log.seed_length <= 0 or log.name == "<stdin>":
         return [], ()
     parent_path = find_parent_file(Path(log.name), log.parent_session)
@@ -160,7 +160,4 @@ def check_fork(log: LogFile, events: Sequence[Event], dialect: Dialect, complete
     parent = read_path(str(parent_path))
     if parent.unreadable is not None:
         return [], (f"fork parent {parent_path.name} unreadable; seed not compared (FMT-11)",)
-    parent_events: Sequence[Event] = parent.events
-    if dialect is D08:
-        parent_events = migrate_legacy(parent_events, session_id(parent))
-    return check_fork_seed(events, parent_events, log.seed_length), ()
+    return check_fork_child(events, as_read(parent.events, dialect, session_id(parent)), log.seed_length), ()

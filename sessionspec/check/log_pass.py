@@ -34,6 +34,7 @@ from sessionspec.fast.surface import with_markers
 from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event
+from sessionspec.model.seed_log import first_live_seq
 
 # The events held while no marker has decided the dialect (a D08 log shows one within its first
 # events: its user messages carry ``role`` and ``id``).
@@ -134,10 +135,8 @@ class LogPass:
         return Guess(dialect, self.live(dialect))
 
     def live(self, dialect: Dialect) -> int:
-        """LOG-8: the seed length; D08 readers take the last ``session/end-seed`` (DIA-5)."""
-        if dialect is D08 and self.last_end_seed >= 0:
-            return max(self.seed_length, self.last_end_seed + 1)
-        return self.seed_length
+        """The first live seq (:func:`sessionspec.model.seed_log.first_live_seq`: LOG-8, DIA-5)."""
+        return first_live_seq(dialect, self.seed_length, self.last_end_seed)
 
     def start(self, guess: Guess) -> None:
         self.judged_as = guess

@@ -30,16 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, final, get_args
 
-from sessionspec.check.audits import audits
 from sessionspec.check.byte_source import ZstdFrames, open_regular
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.sidecar import sidecar_header
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.parse import MAX_DEPTH, TooDeep, parse_event, row_events
-from sessionspec.model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record, parse_session_header
+from sessionspec.model.codec import MIN_RUN, ROW_TAGS, SessionHeader, decode_record
 from sessionspec.model.jsonval import Json, JsonObject
 from sessionspec.model.log import Event
+from sessionspec.model.log_file import check_not_empty, header_line, not_utf8, unreadable_line
 from sessionspec.model.rejected import FailureKind, Rejected
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -189,8 +189,9 @@ class LineReader:
             # recent versions) or OSError; either way the file cannot be read.
             self.unreadable = f"read error at line {self.number + 1}: {error}"
             return
-        if self.number == 0 or (not self.count and self.header is None and not self.findings):
-            self.findings.append(LineFinding(line=None, rejected=Rejected(rule="FMT-1", reason="empty file: no session header and no events")))
+        empty = check_not_empty(self.number, bool(self.count or self.header is not None or self.findings))
+        if empty is not None:
+            self.findings.append(LineFinding(line=None, rejected=empty))
         if first_record:
             self.seed()
 
@@ -220,7 +221,6 @@ class LineReader:
                        parent_session=self.parent_session, quirks=tuple(self.quirks), torn_line=self.torn_line)
 
 
-@audits("FMT-1")
 def read_stream(
     stream: BinaryIO,
     name: str,
@@ -250,7 +250,7 @@ def _read_line(
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        return _line_finding(Rejected(rule="FMT-1", reason=f"invalid UTF-8 at byte {error.start}"), newline, number, first_record, quirks)
+        return _line_finding(not_utf8(error.start), newline, number, first_record, quirks)
     # = model.codec.parse_value(text), and for a plain event line decode_record's event (tests/fast/test_fast_parse.py)
     parsed = parse_event(raw, text)
     if type(parsed) in _EVENT_CLASSES:  # (isinstance on the Event union tests its classes one by one)
@@ -261,12 +261,6 @@ def _read_line(
         return _line_finding(rejected, newline, number, first_record, quirks)
     if isinstance(value, Rejected):
         return _line_finding(value, newline, number, first_record, quirks)
-    if first_record and isinstance(value, JsonObject) and get(value, "type") == "session":
-        header = parse_session_header(value)
-        return header if isinstance(header, SessionHeader) else LineFinding(line=number, rejected=header)
-    if isinstance(value, JsonObject) and get(value, "type") == "session":
-        # No event is lost: later findings do not follow from this one.
-        return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason="session header line after the first line"), damages=False)
     if isinstance(value, JsonObject) and get(value, "type") in ROW_TAGS:
         # decode_record of a row: expand_row's events, built fast by row_events (tests/fast/test_fast_parse.py)
         members = row_events(value)
@@ -276,6 +270,12 @@ def _read_line(
             quirk = Rejected(rule="Q-29", seq=members[0].seq, reason=f"{get(value, 'type')} row with {len(members)} member(s); the packer writes rows of at least {MIN_RUN}")
             quirks.append(LineFinding(line=number, rejected=quirk))
         return ChunkRun(members)
+    header = header_line(value, first_record)
+    if isinstance(header, SessionHeader):
+        return header
+    if header is not None:
+        # A header after the first line loses no event: later findings do not follow from it.
+        return LineFinding(line=number, rejected=header, damages=first_record)
     decoded = decode_record(value)
     if isinstance(decoded, Rejected):
         return LineFinding(line=number, rejected=decoded)
@@ -287,16 +287,12 @@ _EVENT_CLASSES: Final = frozenset(get_args(Event))
 
 
 def _line_finding(rejected: Rejected, newline: bool, number: int, first_record: bool, quirks: list[LineFinding]) -> LineFinding | None:
-    """What a line that could not be read gives: a finding, or (torn last line) a quirk."""
-    if newline:
-        return LineFinding(line=number, rejected=rejected)
-    if first_record:
-        # A torn first line leaves no header: the file load refuses ("empty or header-less session log").
-        return LineFinding(line=number, rejected=Rejected(rule="FMT-1", reason=f"truncated last line (a crash mid-write?): {rejected.reason}", kind=rejected.kind))
-    # QF-15: a crash mid-write leaves the last line cut short and without its newline; the file load
-    # ignores such a line (scanLog), so the log is what the writer committed before it.
-    reason = f"torn last line (a crash mid-write), ignored by the file load: {rejected.reason}"
-    quirks.append(LineFinding(line=number, rejected=Rejected(rule="QF-15", reason=reason, kind=rejected.kind)))
+    """What a line that could not be read gives (:func:`sessionspec.model.log_file.unreadable_line`): a finding,
+    or (a torn last line, QF-15) a quirk."""
+    read = unreadable_line(rejected, newline, first_record)
+    if read.rule != "QF-15":
+        return LineFinding(line=number, rejected=read)
+    quirks.append(LineFinding(line=number, rejected=read))
     return None
 
 

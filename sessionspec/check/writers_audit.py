@@ -1,6 +1,7 @@
-"""The writer of each turn and the turns that mix the dialects (FMT-7 Writers), one fold (issue 26).
+"""The writer of each turn and the turns that mix the dialects (FMT-7 Writers), one fold (issue 26) driving
+:mod:`sessionspec.model.writers`.
 
-State: the open turn (:class:`sessionspec.check.writers.OpenTurn`: its first and last
+State: the open turn (:class:`sessionspec.model.writers.OpenTurn`: its first and last
 events, counts, ``step/start`` seqs and dialect-marked events) and the session-API judge
 of the open step (:class:`sessionspec.check.api_steps.ApiStepJudge`); each turn is judged
 when it closes (every step of it has ended by then), and its writer kept for the report.
@@ -13,27 +14,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sessionspec.check.api_steps import ApiStepJudge
-from sessionspec.check.audits import audits
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_folds
 from sessionspec.check.folds import AuditFold
-from sessionspec.check.writers import (
-    SHAPED_TYPES,
-    Attribution,
-    OpenTurn,
-    TurnWriter,
-    check_turn_dialects,
-    shape_dialect,
-    turn_writer,
-)
+from sessionspec.check.writers import Attribution, TurnWriter, turn_writer
+from sessionspec.fast.writers import shape_dialect
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
+from sessionspec.model.writers import SHAPED_TYPES, OpenTurn, check_turn_dialects, dialect_writers
 
 
 class TurnWritersAudit(AuditFold):
     """Per turn, its writer (:func:`sessionspec.check.writers.turn_writer`) and the events of
-    the other dialect in a turn one loop wrote (:func:`sessionspec.check.writers.check_turn_dialects`)."""
+    the other dialect in a turn one loop wrote (:func:`sessionspec.model.writers.check_turn_dialects`)."""
 
     AS_LOGGED = True
     TAKES_RUNS = True
@@ -41,6 +35,7 @@ class TurnWritersAudit(AuditFold):
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
         self.judge = ApiStepJudge()
+        self.writers = dialect_writers(dialect)
         self.turn: OpenTurn | None = None
         self.turns: list[TurnWriter] = []
         self.found: list[Rejected] = []
@@ -89,7 +84,7 @@ class TurnWritersAudit(AuditFold):
                 t.first_inner = run.members[0]
 
     def _close(self, t: OpenTurn) -> None:
-        self.turns.append(turn_writer(t, self.dialect, self.first_live_seq, self.judge.built))
+        self.turns.append(turn_writer(t, self.writers, self.first_live_seq, self.judge.built))
         self.found += check_turn_dialects(t, self.first_live_seq)
 
     def finish(self) -> list[Rejected]:
@@ -102,9 +97,6 @@ class TurnWritersAudit(AuditFold):
     def attribution(self) -> Attribution:
         """Per turn, the writer, after :meth:`finish`."""
         return Attribution(turns=tuple(self.turns), api_steps=frozenset(self.judge.built))
-
-
-audits("FMT-7", "DIA-13", "DIA-14", "LOG-9", "LOG-11", "LOG-12")(TurnWritersAudit)
 
 
 def attribute(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> Attribution:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sessionspec.check.audit import audit_events, audit_log, check_fork_seed, pre_a55_designs, quirk_observations
+from sessionspec.check.audit import audit_events, audit_log, pre_a55_designs, quirk_observations
 from sessionspec.check.d08_audit import check_d08_message_shapes, check_retry_attempts
 from sessionspec.check.header_audit import check_header_reasons
 from sessionspec.check.nesting_audit import check_nesting
@@ -16,6 +16,7 @@ from sessionspec.model.jsonval import freeze
 from sessionspec.model.log import Dialect, Event, with_seq
 from sessionspec.model.migrate import migrate_legacy
 from sessionspec.model.rejected import Rejected
+from sessionspec.model.seed_log import check_fork_child
 
 USER = {"kind": "user"}
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "opener"}]}]
@@ -304,15 +305,15 @@ def test_FMT_11_seed_is_a_copy_of_the_parent_prefix() -> None:
     parent = _events(_turn(1, _header("initial")) + _turn(2, None))
     seed = len(_turn(1, _header("initial")))
     child = _events(_turn(1, _header("initial")) + _turn(2, _header("resume"), text="child"))
-    assert check_fork_seed(child, parent, seed) == []
+    assert check_fork_child(child, parent, seed) == []
     other = _events(_turn(1, _header("initial"), text="changed") + _turn(2, None))
-    assert [f.rule for f in check_fork_seed(other, parent, seed)] == ["FMT-11"]
-    assert [f.rule for f in check_fork_seed(child, parent, len(parent) + 1)] == ["FMT-11"]
+    assert [f.rule for f in check_fork_child(other, parent, seed)] == ["FMT-11"]
+    assert [f.rule for f in check_fork_child(child, parent, len(parent) + 1)] == ["FMT-11"]
 
 
 def test_LOG_15_fork_boundary_is_a_turn_end() -> None:
     parent = _events(_turn(1, _header("initial")))
-    assert [f.rule for f in check_fork_seed(parent, parent, 3)] == ["LOG-15"]
+    assert [f.rule for f in check_fork_child(parent, parent, 3)] == ["LOG-15"]
 
 
 def test_LEG_8_placeholder_prefix_is_a_note_not_a_finding() -> None:

@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionspec.check.audit import audit_events
-from sessionspec.check.writers import SHAPED_TYPES, shape_dialect
 from sessionspec.check.writers_audit import attribute
 from sessionspec.model.jsonval import Json, freeze
 from sessionspec.model.log import Dialect, Event, EventKind, make_event
 from sessionspec.model.migrate import migrate_legacy
+from sessionspec.model.writers import SHAPED_TYPES, shape_dialect
 from sessionspec.spec.json_strategies import json_values
 
 

@@ -8,6 +8,9 @@ candidates are written, with the first outcomes each was kept for, to
 sessionspec/conformance/vectors/groups/decision_kept.json; the vector group draws those candidates again
 and replays them through the model for their expectations (groups/decisions.py); ``sessionspec vectors
 generate`` then writes them.  The search is deterministic for a seed, a model and a set of committed vectors.
+``--extend START`` keeps the kept candidates numbered below START as they are (their traces run again for the
+outcomes they take) and draws from START on: the wide candidates (draws.py WIDE_FROM) join without renumbering
+the vectors already classified against the real harness.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from sessionspec.conformance.adapter.driver import InProcessAdapter
 from sessionspec.conformance.adapter.protocol import AdapterError, OperationError, OperationRefused
 from sessionspec.conformance.vectors.files import load_dir
 from sessionspec.decisions.candidates import Op
-from sessionspec.decisions.draws import drawn
+from sessionspec.decisions.draws import drawn, drawn_at
 from sessionspec.decisions.record import VECTORS
 from sessionspec.spec.decision_probe import Probe, recording
 from sessionspec.spec.decision_table import reachable_outcomes, trace_shape
+from sessionspec.spec.decision_unreachable import NOT_YET_PINNED, UNREACHABLE
 
 KEPT: Final = Path(__file__).resolve().parents[1] / "conformance" / "vectors" / "groups" / "decision_kept.json"
 FORMAT: Final = "sessionspec-decision-kept/1"
@@ -102,19 +106,48 @@ def committed_shapes(probe: Probe, directory: Path = VECTORS) -> dict[str, set[s
     return shapes
 
 
-def search(seed: int, count: int, out: Path = KEPT, directory: Path = VECTORS) -> int:
+def _earlier(probe: Probe, seed: int, start: int, out: Path, shapes: dict[str, set[str]],
+             caught: dict[str, int]) -> list[dict[str, Any]]:
+    """The kept candidates of ``out`` numbered below ``start``, their outcomes added to ``shapes``."""
+    data = json.loads(out.read_text(encoding="utf-8"))
+    if data.get("seed") != seed:
+        raise SystemExit(f"search: --extend needs the seed of {out} ({data.get('seed')})")
+    kept = [k for k in data["kept"] if k["candidate"] < start]
+    traces = drawn_at(seed, frozenset(k["candidate"] for k in kept))
+    for k in kept:
+        initial, ops = traces[k["candidate"]]
+        shape = trace_shape(initial, ops)
+        for outcome in _run(probe, initial, ops) or ():
+            shapes.setdefault(outcome, set()).add(shape)
+        for reason in k["for"]:
+            if reason.endswith(" (inverted, the answers change)"):
+                decision = reason.removesuffix(" (inverted, the answers change)")
+                caught[decision] = caught.get(decision, 0) + 1
+    return kept
+
+
+def search(seed: int, count: int, out: Path = KEPT, directory: Path = VECTORS, start: int = 0) -> int:
     kept: list[dict[str, Any]] = []
     caught: dict[str, int] = {}
     reachable = reachable_outcomes()
+    listed = frozenset(UNREACHABLE) | frozenset(NOT_YET_PINNED)
     with recording() as probe:
         shapes = committed_shapes(probe, directory)
-        for index, (initial, ops) in enumerate(drawn(seed, count)):
-            if index and index % 500 == 0:
+        if start:
+            kept = _earlier(probe, seed, start, out, shapes, caught)
+        for index, (initial, ops) in enumerate(drawn(seed, count, start), start=start):
+            if index > start and index % 500 == 0:
                 short = sum(1 for o in reachable if len(shapes.get(o, ())) < NEEDED)
                 print(f"search: {index}/{count} candidates, {len(kept)} kept, {short} reachable outcomes short of {NEEDED} shapes",
                       file=sys.stderr, flush=True)
             taken = _run(probe, initial, ops)
             if taken is None:
+                continue
+            if taken & listed:
+                # the table says no run takes these (UNREACHABLE), or lists them as work left (NOT_YET_PINNED): a
+                # vector taking one must come with that list's change, so it is named here and not kept
+                print(f"search: candidate {index} takes {sorted(taken & listed)}, listed in spec/decision_unreachable.py: "
+                      "not kept", file=sys.stderr)
                 continue
             shape = trace_shape(initial, ops)
             gain = sorted(o for o in taken & reachable if len(shapes.get(o, ())) < NEEDED and shape not in shapes.get(o, ()))
@@ -142,8 +175,10 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m sessionspec.decisions.search")
     parser.add_argument("--seed", type=int, default=43)
     parser.add_argument("--candidates", type=int, default=3000)
+    parser.add_argument("--extend", type=int, default=0, metavar="START",
+                        help="keep the kept candidates numbered below START, draw from START on")
     args = parser.parse_args(argv)
-    return search(args.seed, args.candidates)
+    return search(args.seed, args.candidates, start=args.extend)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,10 @@ import json
 import sys
 from typing import assert_never
 
-from sessionspec.model.rules import DECIDERS
 from sessionspec.options import add_verbosity, describe
 from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
-from sessionspec.spec.registry import load_definitions, properties, quirks, registry_digest, rules
+from sessionspec.spec.registry import deciders, properties, quirks, registry_digest, rules
 from sessionspec.spec.status import (
-    DECIDED_BY_CHECKER_CODE,
     STATUS,
     Audited,
     Defined,
@@ -99,17 +97,15 @@ def _facet(status: ModelStatus | LogStatus) -> dict[str, str]:
 
 
 def _deciders(rule_id: str) -> dict[str, object]:
-    """Issue 44: for an audited rule, the model functions ``check`` runs to decide it (``@decides``), and whether
-    checker code of its own still decides it too (spec/status.py, DECIDED_BY_CHECKER_CODE: its area has not
-    moved into the model yet).  Read without importing the checker."""
+    """Issue 44: for an audited rule, the model functions ``check`` runs to decide it (``@decides``).  Read without
+    importing the checker."""
     decidable: dict[str, object] = {"decidable": decidability(rule_id)}
     if rule_id in DECIDED_WITH_DEPLOYMENT:
         decidable["withDeployment"] = DECIDED_WITH_DEPLOYMENT[rule_id]
     if not isinstance(STATUS[rule_id].log, Audited | WithDeployment):
         return decidable
-    load_definitions()
-    names = sorted(f"{f.__module__}.{f.__qualname__}" for f in DECIDERS.get(rule_id, []))
-    return {**decidable, "decidedBy": names, "checkerCode": rule_id in DECIDED_BY_CHECKER_CODE}
+    names = sorted(f"{f.__module__}.{f.__qualname__}" for f in deciders().get(rule_id, []))
+    return {**decidable, "decidedBy": names}
 
 
 def _deciders_text(rule_id: str) -> str:
@@ -119,7 +115,7 @@ def _deciders_text(rule_id: str) -> str:
         return decidable
     names = ", ".join(str(name) for name in found["decidedBy"])  # type: ignore[attr-defined]
     shown = f", decided by {names}" if names else ""
-    return shown + (" and by checker code of its own (sessionspec/check, until its area moves into model/)" if found["checkerCode"] else "") + decidable
+    return shown + decidable
 
 
 def _facet_text(status: ModelStatus | LogStatus) -> str:

@@ -19,11 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, assert_never
 
-from sessionspec.check.deciders import deciders
 from sessionspec.coverage import RuleCoverage, coverage, summary
 from sessionspec.model.rules import IMPLEMENTATIONS
 from sessionspec.options import add_verbosity, describe
-from sessionspec.spec.registry import Rule, load_definitions, properties, quirks, registry_digest, rules
+from sessionspec.spec.registry import Rule, deciders, load_definitions, properties, quirks, registry_digest, rules
 from sessionspec.spec.status import (
     STATUS,
     Audited,

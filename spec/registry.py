@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from hashlib import sha256
 from pathlib import Path
 from typing import Final, final
 
-from sessionspec.model.rules import IMPLEMENTATIONS
+from sessionspec.model.rules import DECIDERS, IMPLEMENTATIONS
 from sessionspec.spec.status import STATUS, OutOfScope
 
 RULEBOOK: Final = Path(__file__).with_name("rulebook.md")
@@ -95,6 +95,13 @@ def load_definitions() -> None:
     names = sorted(info.name for info in pkgutil.walk_packages(model.__path__, "sessionspec.model."))
     for name in (*names, *PROPERTY_MODULES):
         importlib.import_module(name)
+
+
+def deciders() -> dict[str, list[Callable[..., object]]]:
+    """Every function that decides a rule in a log: the ``@decides`` definitions of ``model/`` (all loaded),
+    which ``check`` runs (issue 44: the checker is their driver; no rule is decided by checker code)."""
+    load_definitions()
+    return {rule_id: list(functions) for rule_id, functions in DECIDERS.items()}
 
 
 def _qualname(function: object) -> str:

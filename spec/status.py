@@ -364,11 +364,5 @@ STATUS: Final[dict[str, RuleStatus]] = {
     "P-DIA-2": RuleStatus(DEFINED, Audited(reported_as='DIA-16')),
 }
 
-# Issue 44: ``check`` decides a rule by running the model's definition of it (``@decides`` in ``model/``).
-# These audited rules are still decided by checker code of its own (``@audits`` in ``sessionspec/check``);
-# each moves into ``model/`` with its area, and leaves this set then.  ``tests/spec/test_rule_status.py``
-# holds this set equal to the links (it only shrinks).
-DECIDED_BY_CHECKER_CODE: Final[frozenset[str]] = frozenset()
-
 # The reasons that say only a request shows the rule (the request sent to the model, or the summarizer's).
 REQUEST_ONLY_REASONS: Final = frozenset({_REQUEST, _SUMMARY_REQUEST, _DEV_INVARIANT, _SENT_REQUESTS})

@@ -1,8 +1,8 @@
 """What ``sessionspec check`` decides from a log alone, rule by rule: docs/check.md's audit table.
 
 Whether a rule is audited, undecidable from a log, or not yet audited (and why) is
-``spec.status.STATUS``; which functions audit it is the ``@audits`` links
-(:mod:`sessionspec.check.deciders`); this module adds what the real loader does
+``spec.status.STATUS``; which functions decide it is the model's ``@decides`` links
+(:func:`sessionspec.spec.registry.deciders`); this module adds what the real loader does
 (:mod:`sessionspec.check.loader_levels`) and renders the table.  :func:`render` writes it into
 ``docs/check.md`` (a test keeps the two equal).
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Final, assert_never
 
-from sessionspec.check.deciders import deciders
 from sessionspec.check.loader_levels import loader_level
 from sessionspec.model.rejected import FailureKind
+from sessionspec.spec.registry import deciders
 from sessionspec.spec.status import STATUS, Audited, NotYet, Undecidable, WithDeployment
 
 

@@ -1,7 +1,7 @@
 """The folds ``check`` runs over every log: one list, named here (issue 44: no registration by import).
 
-A fold is a driver of the model's definitions over the log (or, for the areas not yet moved into the model,
-an audit of its own, ``spec/status.py`` DECIDED_BY_CHECKER_CODE).  Each runs once per log, in the order of
+A fold is a driver of the model's definitions over the log (``@decides`` in ``model/``; no rule is decided by
+checker code).  Each runs once per log, in the order of
 their module and name (the order the findings were always reported in); ``tests/check/test_one_pass.py``
 checks every fold class of the checker is here.
 """

@@ -8,11 +8,9 @@ nodes so far, then the one ``splice``) and hands the plan to every fold, so no a
 walks the event list again and none plans the surface again.
 
 The folds ``check`` runs are one list, :data:`sessionspec.check.fold_set.FOLDS`.  A fold drives the model's
-definitions of its rules (``@decides`` in ``model/``, issue 44); a fold of an area not yet moved into the
-model audits its rules itself and carries the ``audits`` link (:mod:`sessionspec.check.audits`), called on
-the class right after its body rather than written as a class decorator (mypyc compiles a decorated class
-as a plain Python class, whose attribute reads and method calls go through dictionaries: the compiled build
-is 9 % slower with decorators).
+definitions of its rules (``@decides`` in ``model/``, issue 44): which events reach which definition, and
+nothing of a rule's own.  No fold class carries a decorator (mypyc compiles a decorated class as a plain
+Python class, whose attribute reads and method calls go through dictionaries: 9 % slower, measured).
 
 A fold that needs a valid surface (``NEEDS_SURFACE``: it reads the plans, or judges what
 only a foldable surface makes meaningful) stops at the surface's rejection and its

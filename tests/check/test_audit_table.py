@@ -1,4 +1,4 @@
-"""docs/check.md's audit table (issues 17, 28): rendered from spec.status and the @audits links,
+"""docs/check.md's audit table (issues 17, 28): rendered from spec.status and the model's @decides links,
 the committed copy equals the rendering, and the loader answer follows the table."""
 
 from __future__ import annotations

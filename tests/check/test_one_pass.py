@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionspec.check import audit  # noqa: F401  (imports every fold module)
-from sessionspec.check.audits import AUDITS
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
@@ -123,15 +122,15 @@ def test_the_one_loop_gives_what_each_audit_gives_alone(drawn: tuple[tuple[Event
 
 def test_every_fold_of_the_checker_runs_and_each_decides_something() -> None:
     """Issue 44: the folds are one list (fold_set.FOLDS), not registered by importing their modules.  Every fold
-    class of sessionspec/check is in it, and each either drives model definitions (a module of the model
-    ``@decides``-linked, imported by the fold's module) or is an area not yet moved and carries ``@audits``."""
+    class of sessionspec/check is in it, and each drives model definitions (a function of the model
+    ``@decides``-linked, or its compiled twin, imported by the fold's module)."""
     import importlib
     import inspect
     import pkgutil
 
     import sessionspec.check
     from sessionspec.check.folds import AuditFold, WalkFold
-    from sessionspec.model.rules import DECIDERS
+    from sessionspec.spec.registry import deciders
 
     folds = registered_folds()
     assert {QuirkAudit, PlaceholderNoteAudit, PreA55DesignAudit, LoadShapeAudit, D08MessageShapeAudit, RetryAttemptAudit, CompactionFold, CompactionRulesAudit, ZeroRetentionAudit, HeaderReasonAudit, LoopAudit, NestingAudit, ProvenanceAudit, RepairAudit, RequestPointAudit, ShapeAudit} <= set(folds)
@@ -142,16 +141,17 @@ def test_every_fold_of_the_checker_runs_and_each_decides_something() -> None:
     from sessionspec.check.deployment_fold import DeploymentFold
 
     assert defined == {*folds, DeploymentFold}
-    deciding = {id(f) for functions in DECIDERS.values() for f in functions}
+    linked = deciders()  # every model module loaded: a fold that imports only a twin still finds its definition
+    deciding = {id(f) for functions in linked.values() for f in functions}
     # A compiled twin (sessionspec/fast) is named as its definition: fast.provenance.check_stream_provenance drives
     # model.provenance.check_stream_provenance (tests/fast ties the two).
     twinned = {f"{f.__module__.replace('sessionspec.model.', 'sessionspec.fast.', 1)}.{f.__qualname__}"
-               for functions in DECIDERS.values() for f in functions}
+               for functions in linked.values() for f in functions}
     for fold in folds:
         module = importlib.import_module(fold.__module__)
         drives = any(id(value) in deciding or f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}" in twinned
                      for value in vars(module).values())
-        assert drives or any(fold in linked for linked in AUDITS.values()), fold
+        assert drives, fold
 
 
 @given(_logs())

@@ -1,7 +1,7 @@
 """The registry's links say who defines each rule (issue 14).
 
 One implementing definition per rule: ``@implements`` marks the one normative
-definition in ``model/``; checker functions say ``@audits`` (sessionspec.check.audits);
+definition in ``model/``; ``@decides`` marks the model functions ``check`` runs to decide a rule in a log;
 properties claim only property IDs.  Every rule of the book is defined by the model,
 audited by the checker, or says why not in spec/status.py (tests/spec/test_rule_status.py).
 """
@@ -32,7 +32,7 @@ def test_no_rule_has_two_implementing_definitions() -> None:
 
 
 def test_only_model_functions_implement_rules() -> None:
-    """Outside model/, @implements is for property IDs only; checkers use @audits."""
+    """Outside model/, @implements is for property IDs only."""
     load_definitions()
     ids = {r.id for r in rules()}
     outside = sorted(f"{rule_id}: {f.__module__}.{f.__qualname__}" for rule_id, fs in IMPLEMENTATIONS.items()

@@ -1,17 +1,15 @@
 """One answer to "what defines rule X, what checks it" (issue 28): spec.status.STATUS and the links
-on the functions (@implements, @audits) agree, for every rule and property of the book."""
+on the functions (@implements, @decides) agree, for every rule and property of the book."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from sessionspec.check.deciders import deciders
 from sessionspec.model.rules import IMPLEMENTATIONS
 from sessionspec.spec.decidability import DECIDED_WITH_DEPLOYMENT, decidability
-from sessionspec.spec.registry import load_definitions, properties, rules
+from sessionspec.spec.registry import deciders, load_definitions, properties, rules
 from sessionspec.spec.status import (
-    DECIDED_BY_CHECKER_CODE,
     STATUS,
     Audited,
     Defined,
@@ -79,18 +77,19 @@ def test_the_deployments_rules_are_those_its_definitions_decide() -> None:
     assert decidability("WIRE-1") == "request-only" and decidability("SURF-3") == "log" and decidability("CMP-8") == "deployment"
 
 
-def test_the_model_decides_every_audited_rule_but_those_still_listed_as_checker_code() -> None:
-    """Issue 44: ``check`` runs the model's definitions.  An audited rule is decided by ``@decides`` functions of
-    ``sessionspec.model`` alone, unless it is in DECIDED_BY_CHECKER_CODE (the rules whose area has not yet moved:
-    some ``@audits`` function of ``sessionspec.check`` decides it).  The set is exactly those rules, so a move
-    must take its rules out of it, and no new rule can be decided outside the model."""
+def test_the_model_decides_every_audited_rule_and_nothing_else_does() -> None:
+    """Issue 44: ``check`` runs the model's definitions.  Every rule ``check`` decides (audited, or with the
+    deployment) is decided by ``@decides`` functions of ``sessionspec.model``; the checker has no link mechanism
+    of its own left (``sessionspec.check.audits`` is gone), so no rule can be decided by checker code."""
+    import importlib.util
+
     links = deciders()
-    by_checker = {rid for rid, status in STATUS.items() if isinstance(status.log, Audited)
-                  and any(not f.__module__.startswith("sessionspec.model.") for f in links.get(rid, []))}
-    assert sorted(by_checker ^ DECIDED_BY_CHECKER_CODE) == []
-    outside_both = sorted(f"{rid}: {f.__module__}.{f.__qualname__}" for rid, fs in links.items() for f in fs
-                          if not f.__module__.startswith(("sessionspec.model.", "sessionspec.check.")))
-    assert outside_both == []
+    decided = {rid for rid, status in STATUS.items() if isinstance(status.log, Audited | WithDeployment)}
+    assert sorted(rid for rid in decided if not links.get(rid)) == []
+    outside = sorted(f"{rid}: {f.__module__}.{f.__qualname__}" for rid, fs in links.items() for f in fs
+                     if not f.__module__.startswith("sessionspec.model."))
+    assert outside == []
+    assert importlib.util.find_spec("sessionspec.check.audits") is None
 
 
 def test_every_audit_link_names_a_registered_rule_property_or_quirk() -> None:

@@ -30,7 +30,7 @@ from sessionspec.check.fold_loop import FoldLoop
 from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.line_table import LineTable
 from sessionspec.fast.constants import A55, D08
-from sessionspec.fast.surface import with_markers
+from sessionspec.fast.surface import may_carry_marker, with_markers
 from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event
@@ -75,6 +75,8 @@ class LogPass:
         self.ids: dict[int, str] = {}
         self.head: list[Event] = []
         self.found: Audit | None = None
+        # Whether an event type may carry an FMT-10 marker (``with_markers`` passes the others by).
+        self.may_mark: dict[str, bool] = {}
         if guess is not None:
             self.start(guess)
 
@@ -84,7 +86,11 @@ class LogPass:
         self.lines.add(seq, line)
         if kind == "turn/end":  # (the only type it reads: one call fewer per other event)
             self.turn_ends.take(event, line)
-        self.evidence = with_markers(self.evidence, event)
+        marks = self.may_mark.get(kind)
+        if marks is None:
+            marks = self.may_mark[kind] = may_carry_marker(kind)
+        if marks:  # (most events are of a type that carries none: no call for them)
+            self.evidence = with_markers(self.evidence, event)
         if kind == "assistant/message":
             for dialect, throws in self.throws.items():
                 if repair_walk_throws_on(event, dialect):
@@ -99,12 +105,15 @@ class LogPass:
             if judged is not None and judged.dialect is D08 and self.live(D08) != judged.live:
                 self.wrong_guess = True
                 self.loop = None  # its findings cannot be used: stop folding
-        if self.judged_as is None:
+        judged = self.judged_as
+        if judged is None:
             self.held.append(event)
             if len(self.held) >= HOLD_EVENTS or (self.marked() and not self.seed_unended(event)):
                 self.start(self.guess())
-        else:
+        elif judged.dialect is D08 or len(self.head) <= self.seed_length:
             self.judge(event)
+        elif self.loop is not None:  # :meth:`judge` of an A55 event past the seed's head, in place
+            self.loop.take(event, event)
 
     def take_run(self, run: ChunkRun, line: int, first_damage: int | None) -> None:
         """:meth:`take` of each of a packed row's chunks, at once when nothing of it depends on the

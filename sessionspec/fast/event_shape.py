@@ -45,6 +45,7 @@ TYPE_SHAPED: Final = frozenset({"turn/end", "user/message", "steering/message", 
 # The types no definition reads, per dialect: neither in its table nor type-shaped.
 A55_CORE: Final = frozenset(A55_DATA_KEYS)
 D08_CORE: Final = frozenset(D08_DATA_KEYS)
+assert "assistant/chunk" in A55_CORE & D08_CORE
 
 
 def _turn_step(data: JsonObject) -> bool:
@@ -80,13 +81,13 @@ def well_formed_event(event: Event, dialect: Dialect) -> bool:
     """True only when the shape definitions find nothing on ``event`` (False: ask them)."""
     kind = event.type
     data = event.data
+    if kind == "assistant/chunk":  # the commonest event, in both dialects' core tables: first
+        return well_formed_chunk(data)
     d08 = dialect is D08
     if kind not in (D08_CORE if d08 else A55_CORE) and kind not in TYPE_SHAPED:
         return True  # no shape rule reads it (D08 reshapes the messages and turn/start: DIA-10, DIA-13)
     if type(data) is not _OBJECT:
         return False
-    if kind == "assistant/chunk":
-        return well_formed_chunk(data)
     if kind == "step/start" or kind == "step/end":
         return keys_are(data, TURN_STEP) and _turn_step(data)
     if kind == "tool/call":

@@ -22,7 +22,7 @@ from typing import Final, final
 import msgspec
 
 from sessionspec.fast.constants import ABSENT
-from sessionspec.fast.jsonget import keys_are
+from sessionspec.fast.jsonget import COMPILED, keys_are
 from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
 from sessionspec.model.codec import ROW_TAGS, expand_row, parse_value
 from sessionspec.model.jsonval import MAX_SAFE_INTEGER, Absent, Json, JsonObject, JsonTextError, number_from_float_text
@@ -183,12 +183,19 @@ def parse_event(raw: bytes, text: str) -> Event | Json | Rejected | TooDeep:
     try:
         value = _canonical(raw)
         if type(value) is dict:
-            for keys, (provenance, op, op_first) in _ENVELOPES_BY_SIZE.get(len(value), ()):
-                if keys_are(value, keys):
-                    event = _plain_event(value, provenance, op, op_first)
+            if COMPILED:  # the key orders compared in place (compiled, building the tuple of keys costs more)
+                for keys, (provenance, op, op_first) in _ENVELOPES_BY_SIZE.get(len(value), ()):
+                    if keys_are(value, keys):
+                        event = _plain_event(value, provenance, op, op_first)
+                        if event is not None:
+                            return event
+                        break
+            else:  # one lookup of the key tuple (interpreted, a loop and a call per order tried cost more)
+                flags = _ENVELOPES.get(tuple(value))
+                if flags is not None:
+                    event = _plain_event(value, *flags)
                     if event is not None:
                         return event
-                    break
         return _frozen(value)
     except _TooDeep:
         return TOO_DEEP
@@ -203,7 +210,8 @@ def _plain_event(value: dict[str, object], provenance: bool, op: bool, op_first:
     if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INTEGER or type(time) is not int or not 0 <= time <= MAX_SAFE_INTEGER:
         return None
     # One level is the envelope's.
-    data = _frozen(value["data"], MAX_DEPTH - 1)
+    data = value["data"]
+    data = _frozen_object(data, MAX_DEPTH - 1) if type(data) is dict else _frozen(data, MAX_DEPTH - 1)  # (most are objects: a call fewer)
     sources = _frozen(value["sourceEventSeqs"], MAX_DEPTH - 1) if provenance else ABSENT
     surface_op = _frozen(value["surfaceOp"], MAX_DEPTH - 1) if op else ABSENT
     cls = CORE_CLASSES.get(type_name)

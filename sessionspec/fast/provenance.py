@@ -103,8 +103,39 @@ def check_stream_provenance(event: Event, stream: StepStream, dialect: Dialect) 
     return []
 
 
+def _cites_its_attempt(message: Event, stream: StepStream) -> bool:
+    """Whether ``message`` cites exactly its request's chunks (the attempt), each once, in the order taken, each a chunk
+    of its turn and step before it: the message's commonest form, on which :func:`_message` finds nothing (it
+    would read each cited seq as ``_cited_chunks`` does, then their positions).  A position grows by one at each
+    chunk of a new seq and not for a seq met before, so the attempt's positions run without a gap when its last
+    is its first plus its length less one."""
+    cited, attempt = message.source_event_seqs, stream.attempt
+    if cited != tuple(attempt) or len(set(attempt)) != len(attempt):
+        return False
+    if not attempt:
+        return True
+    first, last = stream.positions.get(attempt[0]), stream.positions.get(attempt[-1])
+    if first is None or last is None or last - first != len(attempt) - 1:
+        return False
+    data, at, by_seq = message.data, message.seq, stream.chunks
+    if type(data) is not _OBJECT:
+        return False
+    turn, step = data.get("turn", ABSENT), data.get("step", ABSENT)
+    for seq in cited:  # (the cited values: equal to the attempt's, but one may be ``true`` or ``1.0``)
+        chunk = by_seq.get(seq)  # type: ignore[arg-type]  # an attempt's seq: hashable
+        if type(seq) is not int or seq < 0 or seq >= at or chunk is None:
+            return False
+        chunk_data = chunk.data
+        if (chunk.type != _CHUNK or type(chunk_data) is not _OBJECT
+                or chunk_data.get("turn", ABSENT) != turn or chunk_data.get("step", ABSENT) != step):
+            return False
+    return True
+
+
 def _message(message: Event, stream: StepStream) -> list[Rejected]:
     if type(message.source_event_seqs) is not tuple:
+        return []
+    if _cites_its_attempt(message, stream):
         return []
     seqs = _cited_chunks(message, stream.chunks)
     if isinstance(seqs, Rejected):

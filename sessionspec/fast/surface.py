@@ -99,7 +99,7 @@ def with_markers(evidence: DialectEvidence, event: Event) -> DialectEvidence:
     where a dialect has none yet; an event of a type that carries none, or evidence that has both,
     is passed by."""
     kind = event.type  # first: most events are of a type that carries no marker
-    if kind not in _MAY_MARK and not kind.startswith(_MARKER_PREFIXES):
+    if not may_carry_marker(kind):
         return evidence
     d08_open, a55_open = evidence.d08_seq is None, evidence.a55_seq is None
     if not d08_open and not a55_open:
@@ -109,6 +109,12 @@ def with_markers(evidence: DialectEvidence, event: Event) -> DialectEvidence:
         if not (d08_open and _d08_shaped(kind, data)) and not (a55_open and _a55_shaped(kind, data)):
             return evidence  # a shape type (no marker by its type) without the shape of the dialect still open
     return markers_by_definition(evidence, event)
+
+
+def may_carry_marker(kind: str) -> bool:
+    """Whether an event of type ``kind`` may carry an FMT-10 marker (by its type or its shape): ``with_markers``
+    passes the others by."""
+    return kind in _MAY_MARK or kind.startswith(_MARKER_PREFIXES)
 
 
 # The shape markers of ``model.migrate``'s ``_d08_marker`` and ``_a55_marker``: on these four types, the only

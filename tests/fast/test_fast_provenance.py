@@ -16,7 +16,7 @@ from sessionspec.fast import provenance as fast
 from sessionspec.generate import generate_events
 from sessionspec.model import provenance as model
 from sessionspec.model.jsonval import Json, JsonObject, freeze
-from sessionspec.model.log import Dialect, Event
+from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.rejected import Rejected
 
 
@@ -105,3 +105,21 @@ def test_the_same_findings_on_a_d08_retry() -> None:
             retried.append(replace(event, data=error))
     renumbered = [replace(event, seq=i) for i, event in enumerate(retried)]
     assert _agree(renumbered, Dialect.D08) > 0 and _agree(renumbered, Dialect.A55) > 0
+
+
+@pytest.mark.parametrize("cited", [(1, 4), (4,), (1, 2), ()])
+def test_the_same_findings_when_a_retry_takes_a_seq_again(cited: tuple[int, ...]) -> None:
+    """A retry (DIA-7) that streams a seq of the failed attempt again: the attempt's positions then have a gap,
+    which the fast answer for a message citing its whole attempt must not pass (it hands it to the full check)."""
+    def chunk(seq: int, delta: dict[str, object]) -> Event:
+        return make_event("assistant/chunk", seq=seq, time=0, data=freeze({"turn": 1, "step": 1, "chunk": delta}))
+    text = {"type": "text-delta", "index": 0, "text": "a"}
+    events = [make_event("step/start", seq=0, time=0, data=freeze({"turn": 1, "step": 1})), chunk(1, text), chunk(2, text),
+              chunk(3, {"type": "finish", "reason": {"kind": "error"}}), chunk(1, text), chunk(4, text),
+              make_event("assistant/message", seq=5, time=0, data=freeze({"turn": 1, "step": 1}), surface_op="append",
+                         source_event_seqs=cited)]
+    for dialect in Dialect:
+        assert _agree(events, dialect) == 1
+    if cited == (1, 4):  # the retry's whole attempt, with a gap in its positions: SURF-13's finding
+        [(ours, _)] = _both(events, Dialect.D08)
+        assert [finding.rule for finding in ours] == ["SURF-13"]

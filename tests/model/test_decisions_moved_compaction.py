@@ -90,15 +90,16 @@ _FAILED_STEP = (*_STEP, ("step/end", {"turn": 1, "step": 1}))  # no message: a f
 _CHECKPOINT = ("user/message", {"content": [], "source": CHECKPOINT_SOURCE}, {"op": "replace", "start": 0, "end": 0})
 _SUMMARY = ("compact/summary", {"turn": 1})
 _END = ("compact/end", {"turn": 1})
-_COMPLETED = ("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+_FAILED_END = ("turn/end", {"turn": 1, "reason": {"kind": "error", "step": 1, "failure": {"message": "m", "code": "CONTEXT_WINDOW_EXCEEDED"}}})
 
 
 def test_CMP_7_a_recovery_that_committed_nothing_owes_no_retry() -> None:
-    """CMP-7: the listener returns ``retry`` iff ``replaceGeneration > g0``: a bracket after a failed step that wrote
-    no checkpoint changed nothing, so the turn may end without a retry step; with the checkpoint it may not."""
-    place, found = _folded(_log(*_FAILED_STEP, _START, _SUMMARY, _END, _COMPLETED))
+    """CMP-7: the listener "returns ``retry`` iff not aborted and ``replaceGeneration > g0``", else delegates to the
+    default ``fail``: after a bracket that wrote no checkpoint the turn may end in error; after one that committed its
+    checkpoint it owes the retry step."""
+    place, found = _folded(_log(*_FAILED_STEP, _START, _SUMMARY, _END, _FAILED_END))
     assert found == [] and place.overflow_committed is None
-    _, owed = _folded(_log(*_FAILED_STEP, _START, _SUMMARY, _CHECKPOINT, _END, _COMPLETED))
+    _, owed = _folded(_log(*_FAILED_STEP, _START, _SUMMARY, _CHECKPOINT, _END, _FAILED_END))
     assert [(r.rule, r.seq) for r in owed] == [("CMP-7", 8)]
 
 

@@ -67,7 +67,7 @@ _OPENED = (_TURN, _PROMPT, _HEADER, _STEP, _FINISH)  # seqs 0..4
 
 def test_LOOP_12_a_tool_call_beyond_the_blocks_of_the_steps_latest_message() -> None:
     """LOOP-11: one message per step; LOOP-12: a tool call per tool-call block of "the content".  After a second
-    message (refused) with no blocks, the steps's calls already outnumber its blocks: a further call is refused."""
+    message (refused) with no blocks, the step's calls already outnumber its blocks: a further call is refused."""
     events = _log(*_OPENED, _message("c1", "c2"), _tool_call("c1"), _tool_call("c2"), _message(), _tool_call("c3"))
     found = audit_loop(events, Dialect.A55)
     assert [(f.rule, f.seq) for f in found] == [("LOOP-11", 8), ("LOOP-12", 9)]

@@ -231,67 +231,32 @@ UNREACHABLE: Final[dict[str, str]] = {
          " the walk (CMP-11) stops at the same node and rounds to the same cut, just after the checkpoint (balanced on"
          " both sides, P-CMP-3), so keep >= 1 and a range is selected (a search of 8,000 candidates and a targeted one"
          " agree)"),
+    # issue 43 item 1: the moved areas' outcomes shown unreachable while pinning the rest
+    'compaction.companion:check_summary: count < 0 => below':
+        'is_safe_int(count) held just before (the or short-circuits otherwise): a safe integer is non-negative',
+    'compaction.companion:check_summary: not isinstance(count, int) => true':
+        'is_safe_int(count) held just before (the or short-circuits otherwise): a safe integer is an int',
+    "loop_log.step:take_tool_call: for (key, want) in (('callId', call_id), ('name', name), ('arguments', arguments)) => none":
+        _CONSTANT_LOOP,
+    'loop_log.turn:block_prompt: event => false':
+        'an Event is a dataclass without __bool__ or __len__: always truthy',
+    'seed_log:_end_seed_refusal: seed_length < len(events) => above':
+        'a seed longer than the log returned just before (seed_length > len(events)): only below or equal remain',
+    'seed_log:_end_seed_refusal: seed_length < len(events) #2 => above':
+        'a seed longer than the log returned just before (seed_length > len(events)): only below or equal remain',
+    'seed_log:check_fork_child: for index in range(seed_length) => none':
+        'seed_length <= 0 returned just before: the range is never empty',
+    'writers:_turn_end_dialect: isinstance(reason, JsonObject) => false':
+        "reached only with kind == 'aborted', read from the reason by get: only an object has a kind",
+    'writers:_turn_end_dialect: isinstance(reason, JsonObject) #2 => false':
+        "reached only with kind == 'error', read from the reason by get: only an object has a kind",
+    'writers:check_turn_dialects: Dialect.A55 => false':
+        'an Enum member without __bool__ is truthy (Dialect defines none)',
+    'writers:check_turn_dialects: a55 > d08 => equal':
+        'evaluated only when a55 != d08 (a tie took the turn/start\'s dialect just before)',
 }
 
 NOT_BY_VECTORS: Final[dict[str, str]] = {}
 
 # Reachable, or not yet shown unreachable, and taken by no run yet: the work left (the test lets this only shrink).
-_MOVED_TODAY: Final = ("the loop, compaction, writers, seed and load-shape areas moved into model/ on 2026-12-07 (issue 44): their "
-                       "property tests in tests/model take the other outcomes of these functions, not these yet")
-NOT_YET_PINNED: Final[dict[str, str]] = {
-    'compaction.bracket_contents:d08_source_flaw: isinstance(compaction_id, str) => false': _MOVED_TODAY,
-    "compaction.bracket_contents:take_surface: is_checkpoint_source(get(event.data, 'source')) => false": _MOVED_TODAY,
-    "compaction.bracket_contents:take_surface: kind == 'user/message' => false": _MOVED_TODAY,
-    'compaction.bracket_contents:take_surface: kind not in place.eligible => true': _MOVED_TODAY,
-    'compaction.bracket_contents:take_surface: not place.bracket => false': _MOVED_TODAY,
-    "compaction.bracket_contents:take_surface: op == 'append' => false": _MOVED_TODAY,
-    'compaction.companion:check_checkpoint: isinstance(content, tuple) => false': _MOVED_TODAY,
-    'compaction.companion:check_summary: count < 0 => below': _MOVED_TODAY,
-    'compaction.companion:check_summary: count < 0 => equal': _MOVED_TODAY,
-    'compaction.companion:check_summary: not isinstance(count, int) => true': _MOVED_TODAY,
-    'compaction.trigger_place:TriggerPlace.calls: self.message_event is None => true': _MOVED_TODAY,
-    'compaction.trigger_place:_tool_calls: isinstance(content, tuple) => false': _MOVED_TODAY,
-    'compaction.trigger_place:a55_bracket_place: place.results < place.calls() => above': _MOVED_TODAY,
-    'compaction.trigger_place:a55_committed_overflow: place.checkpoint is not None => false': _MOVED_TODAY,
-    'compaction.trigger_place:take_bracket_event: event.surface_op is ABSENT => true': _MOVED_TODAY,
-    "compaction.trigger_place:take_bracket_event: event.type == 'user/message' => false": _MOVED_TODAY,
-    "compaction.trigger_place:take_bracket_event: event.type == 'user/message' and is_checkpoint_source(get(event.data, 'source')) => false": _MOVED_TODAY,
-    "compaction.trigger_place:take_bracket_event: is_checkpoint_source(get(event.data, 'source')) => false": _MOVED_TODAY,
-    'compaction.trigger_place:take_chunk: type(chunk) is JsonObject => false': _MOVED_TODAY,
-    'compaction.trigger_place:take_chunk: type(data) is JsonObject => false': _MOVED_TODAY,
-    'loop_log.step:check_prompt_prefix: cut <= 0 => below': _MOVED_TODAY,
-    'loop_log.step:check_prompt_prefix: isinstance(contexts, tuple) => false': _MOVED_TODAY,
-    'loop_log.step:check_prompt_prefix: not isinstance(display, tuple) => true': _MOVED_TODAY,
-    'loop_log.step:record_message: not st.api => false': _MOVED_TODAY,
-    "loop_log.step:take_tool_call: for (key, want) in (('callId', call_id), ('name', name), ('arguments', arguments)) => none": _MOVED_TODAY,
-    'loop_log.step:take_tool_call: st.calls >= len(st.blocks) => above': _MOVED_TODAY,
-    "loop_log.step:take_user_message: is_checkpoint_source(get(event.data, 'source')) => true": _MOVED_TODAY,
-    'loop_log.step:take_user_message: st.context_after_results => true': _MOVED_TODAY,
-    'loop_log.turn:block_prompt: event => false': _MOVED_TODAY,
-    'loop_log.turn:block_prompt: t.steps => true': _MOVED_TODAY,
-    'loop_log.turn:cancelled_visible_stream: not st.api => false': _MOVED_TODAY,
-    'loop_log.turn:check_stepless_end: t.prompt => true': _MOVED_TODAY,
-    'loop_log.turn:take_steering: st.results < st.calls => above': _MOVED_TODAY,
-    'prune_check:check_prune_replacement: 0 <= seq => above': _MOVED_TODAY,
-    'prune_check:check_prune_replacement: 0 <= seq => equal': _MOVED_TODAY,
-    'prune_check:check_prune_replacement: seq < len(before) => equal': _MOVED_TODAY,
-    'prune_check:inferred_prune_config: at < 0 => equal': _MOVED_TODAY,
-    "prune_check:inferred_prune_config: get(b, 'type') == 'text' => false": _MOVED_TODAY,
-    "prune_check:inferred_prune_config: get(b, 'type') == 'text' and isinstance(get(b, 'text'), str) => false": _MOVED_TODAY,
-    "prune_check:inferred_prune_config: isinstance(get(b, 'text'), str) => false": _MOVED_TODAY,
-    'seed_log:_end_seed_refusal: seed_length < len(events) #2 => above': _MOVED_TODAY,
-    'seed_log:_end_seed_refusal: seed_length < len(events) => above': _MOVED_TODAY,
-    'seed_log:_end_seed_refusal: seed_length <= 0 => below': _MOVED_TODAY,
-    'seed_log:check_fork_child: for index in range(seed_length) => none': _MOVED_TODAY,
-    'seed_log:check_fork_child: seed_length <= 0 => below': _MOVED_TODAY,
-    'seed_log:check_fork_child: seed_length > len(child) => equal': _MOVED_TODAY,
-    'writers:_turn_end_dialect: isinstance(reason, JsonObject) #2 => false': _MOVED_TODAY,
-    'writers:_turn_end_dialect: isinstance(reason, JsonObject) => false': _MOVED_TODAY,
-    'writers:check_turn_dialects: Dialect.A55 => false': _MOVED_TODAY,
-    'writers:check_turn_dialects: Dialect.A55 => true': _MOVED_TODAY,
-    'writers:check_turn_dialects: a55 > d08 => equal': _MOVED_TODAY,
-    'writers:check_turn_dialects: shape_dialect(t.start) => false': _MOVED_TODAY,
-    "writers:shape_dialect: 'callId' in data => false": _MOVED_TODAY,
-    "writers:shape_dialect: 'id' in data => true": _MOVED_TODAY,
-    'writers:turn_writer_kind: t.first_inner is not None => false': _MOVED_TODAY,
-}
+NOT_YET_PINNED: Final[dict[str, str]] = {}

@@ -6,9 +6,9 @@ The definitions are :mod:`sessionspec.model.loop_log`'s: a :class:`~sessionspec.
 overlay there (:func:`~sessionspec.model.loop_log.dialect.loop_shapes`).  This fold only drives it: which events
 reach which definition (only live events, seq >= firstLiveSeq: a fork's seed was judged where it was written; a
 step's first chunk is its request; a packed row's chunks at once), how many events a turn holds, and which steps
-the session API wrote (FMT-7 Writers, :class:`ApiStepJudge`).  A chunk, a turn's start, a step's start and end,
-a message and a user message are taken by the compiled twins of their definitions (``sessionspec/fast/loop_log.py``,
-tied to them by ``tests/fast/test_fast_loop_log.py``).
+the session API wrote (FMT-7 Writers, :class:`ApiStepJudge`).  A chunk, a turn's start and end, a step's start,
+request and end, a message, a user message, a tool call and its result are taken by the compiled twins of their
+definitions (``sessionspec/fast/loop_log.py``, tied to them by ``tests/fast/test_fast_loop_log.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,22 @@ from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import get
-from sessionspec.fast.loop_log import close_step, open_step, open_turn, record_message, take_chunk, take_user_message
+from sessionspec.fast.loop_log import (
+    close_step,
+    close_turn,
+    open_step,
+    open_turn,
+    record_message,
+    take_chunk,
+    take_request,
+    take_tool_call,
+    take_tool_result,
+    take_user_message,
+)
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.loop_log.dialect import new_track
-from sessionspec.model.loop_log.step import take_config, take_deltas, take_tool_call, take_tool_result
-from sessionspec.model.loop_log.turn import block_prompt, close_turn, take_anchor, take_request, take_steering
+from sessionspec.model.loop_log.step import take_config, take_deltas
+from sessionspec.model.loop_log.turn import block_prompt, take_anchor, take_steering
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
 

@@ -1,6 +1,7 @@
 """The step a chunk streams, :func:`sessionspec.model.loop_log.step.take_chunk`, and the loop's per-step events
-(:func:`~sessionspec.model.loop_log.turn.open_turn`, ``open_step``, ``close_step``, :func:`~sessionspec.model.
-loop_log.step.record_message`, ``take_user_message``) for the checker's one pass: the same state and findings,
+(:func:`~sessionspec.model.loop_log.turn.open_turn`, ``open_step``, ``take_request``, ``close_step``,
+``close_turn``, :func:`~sessionspec.model.loop_log.step.record_message`, ``take_user_message``, ``take_tool_call``,
+``take_tool_result``) for the checker's one pass: the same state and findings,
 computed by a module the compiled wheel compiles (issue 44).
 
 A chunk is the log's most common event and the loop fold takes every one; a step's start, end and message come at
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from sessionspec.fast.constants import ABSENT
+from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
 from sessionspec.model.jsonval import Absent, Json, JsonObject
 from sessionspec.model.log import Event
@@ -27,6 +29,7 @@ from sessionspec.model.loop_log.track import FAILED_FINISHES, LoopTrack, StepTra
 _OBJECT: Final = JsonObject
 _A55: Final = A55_SHAPES
 _FAILED: Final = FAILED_FINISHES
+_STOP_KIND: Final = turn_definitions.STOP_KIND
 
 
 def take_chunk(track: LoopTrack, st: StepTrack, event: Event) -> None:
@@ -164,3 +167,75 @@ def take_user_message(track: LoopTrack, event: Event) -> None:
         t.legacy = t.legacy or str(data.get("id", ABSENT)).startswith("legacy-message:")
     if st is not None and st.last_result >= 0:
         st.context_after_results = st.context_after_results or event.seq
+
+
+def take_request(track: LoopTrack, st: StepTrack, event: Event) -> None:
+    """:func:`sessionspec.model.loop_log.turn.take_request`: answered here for an anchored instance."""
+    if not track.anchored:
+        turn_definitions.take_request(track, st, event)
+        return
+    st.requested = True
+    if track.turn is not None:
+        track.turn.requested = True
+
+
+def close_turn(track: LoopTrack, event: Event) -> None:
+    """:func:`sessionspec.model.loop_log.turn.close_turn`: answered here for an A55 turn with steps, no blocked
+    prompt, no failed or unrecorded last step, that ends neither rejected nor in error, as LOG-11's precedence says."""
+    t = track.turn
+    data = event.data
+    reason = data.get("reason", ABSENT) if type(data) is _OBJECT else ABSENT
+    kind = reason.get("kind", ABSENT) if type(reason) is _OBJECT else ABSENT
+    if t is not None and (track.shapes is not _A55 or t.blocked is not None or t.unrecorded is not None
+                          or t.failed_step is not None or t.steps == 0 or kind == "rejected" or kind == "error"
+                          or not (kind == _STOP_KIND[t.max_tokens] or kind != _STOP_KIND[not t.max_tokens])):
+        turn_definitions.close_turn(track, event)
+        return
+    if kind == "interrupted":
+        track.anchored = False
+    track.turn, track.step = None, None
+
+
+def take_tool_call(track: LoopTrack, event: Event) -> None:
+    """:func:`sessionspec.model.loop_log.step.take_tool_call`: answered here for the next call of the step's
+    message, after no max-tokens finish, whose id, name and arguments are its block's."""
+    st = track.step
+    if st is None or st.api:
+        return
+    data = event.data
+    if not st.message or st.max_tokens or st.calls >= len(st.blocks) or type(data) is not _OBJECT:
+        step_definitions.take_tool_call(track, event)
+        return
+    call_id, name, arguments = st.blocks[st.calls]
+    if (same_json(data.get("callId", ABSENT), call_id) and same_json(data.get("name", ABSENT), name)
+            and same_json(data.get("arguments", ABSENT), arguments)):
+        st.calls += 1
+    else:
+        step_definitions.take_tool_call(track, event)
+
+
+def take_tool_result(track: LoopTrack, event: Event) -> None:
+    """:func:`sessionspec.model.loop_log.step.take_tool_result`: answered here for an A55 result with a string
+    ``callId`` after no deferred context, in model order (or of a call no block names, LOG-13's)."""
+    st = track.step
+    if st is None or st.api:
+        return
+    data = event.data
+    call_id = data.get("callId", ABSENT) if type(data) is _OBJECT else ABSENT
+    if st.context_after_results is not None or track.shapes is not _A55 or type(call_id) is not str:
+        step_definitions.take_tool_result(track, event)
+        return
+    index = -1
+    for i, (cid, _, _) in enumerate(st.blocks):
+        if type(cid) is not str:
+            step_definitions.take_tool_result(track, event)
+            return
+        if cid == call_id:
+            index = i
+            break
+    if 0 <= index <= st.last_result:
+        step_definitions.take_tool_result(track, event)
+        return
+    st.results += 1
+    if index >= 0:
+        st.last_result = index

@@ -73,7 +73,8 @@ DATA = Path(__file__).parents[1] / "data"
 # The twins the loop fold runs, by their name there, and the definition each stands for.
 _TWINNED = {"open_turn": turn_model.open_turn, "open_step": turn_model.open_step, "close_step": turn_model.close_step,
             "record_message": model.record_message, "take_user_message": model.take_user_message,
-            "take_chunk": model.take_chunk}
+            "take_chunk": model.take_chunk, "take_request": turn_model.take_request, "close_turn": turn_model.close_turn,
+            "take_tool_call": model.take_tool_call, "take_tool_result": model.take_tool_result}
 
 
 @contextmanager
@@ -145,6 +146,11 @@ _CHANGES: dict[str, dict[str, list[object]]] = {
     "assistant/message": {"interrupted": [True, False], "provenance": [ABSENT, {}, {"provider": "other", "model": "m"}, "p"],
                           "usage": [ABSENT, {}, {"inputTokens": 1.0}, {"inputTokens": True}, 3],
                           "content": [ABSENT, "t", [{"type": "tool-call", "id": "x", "name": "n", "arguments": {}}], [7]]},
+    "turn/end": {"reason": [ABSENT, {}, {"kind": "completed"}, {"kind": "max-tokens"}, {"kind": "error", "step": 1},
+                            {"kind": "rejected", "reason": "r"}, {"kind": "interrupted"}, {"kind": "aborted"}, "completed"]},
+    "tool/call": {"callId": [ABSENT, "other", 3], "name": [ABSENT, "other"], "arguments": [ABSENT, {}, {"x": 1}, "a"]},
+    "tool/result": {"callId": [ABSENT, "other", 3, None]},
+    "request/header": {"reason": ["initial", "resume", "compaction", ABSENT]},
     "user/message": {"envelope": [{}, {"prefixContexts": []}], "source": [{"kind": "plugin", "plugin": "compact"}, "s"],
                      "id": ["legacy-message:1", 3]},
 }

@@ -6,7 +6,9 @@ initializer; every ``request/header`` is folded by the compaction audit and the 
 A header whose ``config`` is an object is built here once, through the slots
 (:mod:`sessionspec.fast.slots`); any other gets the definition's rejection.
 ``tests/fast/test_fast_header.py`` compares the two on the real and generated headers and their
-variants.
+variants.  Beside it, the twins of :mod:`sessionspec.model.header_log`'s step boundaries (``open_step``,
+``close_step``), which the header fold asks at every step; the same test holds the fold with them and with the
+definitions to the same findings.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
 from sessionspec.model.header import EpochHeader, header_of_event
+from sessionspec.model.header_log import HeaderTrack
 from sessionspec.model.jsonval import Absent, Json, JsonObject
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
@@ -52,3 +55,14 @@ def _if_present(value: Json | Absent) -> Json | Absent:
     """HDR-2's 'present with length > 0' (JS ``length``: a string's UTF-16 units, an array's entries; no
     other value has one): a non-empty string or array, else ABSENT."""
     return value if isinstance(value, (str, tuple)) and len(value) > 0 else ABSENT
+
+
+def open_step(track: HeaderTrack) -> None:
+    """:func:`sessionspec.model.header_log.open_step` (asked at every ``step/start``: compiled, a call into the
+    interpreted model costs more than its three assignments)."""
+    track.step_open, track.step_header, track.last_chunk = True, None, None
+
+
+def close_step(track: HeaderTrack) -> None:
+    """:func:`sessionspec.model.header_log.close_step`."""
+    track.step_open = False

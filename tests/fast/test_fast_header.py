@@ -1,19 +1,30 @@
 """sessionspec.fast.header.canonical_header_of is model.header.header_of_event (HDR-1, HDR-2, DIA-8):
 the same canonical header, or the same rejection, for every ``request/header`` of the real logs and
-for headers whose fields are present, empty, of other JSON types or missing, in both dialects."""
+for headers whose fields are present, empty, of other JSON types or missing, in both dialects.  The twins of
+model.header_log's step boundaries leave the track as the definitions do, and the header fold with all three
+finds what it finds with the definitions, on the real logs, the simulator's and those without a step boundary."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sessionspec.check import header_audit
+from sessionspec.check.header_audit import check_header_reasons
 from sessionspec.check.logfile import read_path
-from sessionspec.fast.header import canonical_header_of
+from sessionspec.fast.header import canonical_header_of, close_step, open_step
+from sessionspec.generate import generate_events
+from sessionspec.model import header_log
 from sessionspec.model.header import header_of_event
+from sessionspec.model.header_log import HeaderTrack
 from sessionspec.model.jsonval import ABSENT, freeze
-from sessionspec.model.log import Dialect, make_event
+from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.spec.json_strategies import json_values
 
 DATA = Path(__file__).parents[1] / "data"
@@ -65,3 +76,40 @@ def test_each_field_of_a_header_with_a_config_is_canonical_as_the_model_makes_it
                 event = make_event("request/header", seq=4, time=0, data=freeze({"header": header}))
                 for dialect in Dialect:
                     assert canonical_header_of(event, dialect) == header_of_event(event, dialect), (key, other, value, dialect)
+
+
+def _header_fold_tied(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> None:
+    """The header fold with the twins (canonical header, step boundaries) and with the definitions in their place."""
+    by_twins = check_header_reasons(events, dialect, first_live_seq)
+    with mock.patch.multiple(header_audit, canonical_header_of=header_of_event, open_step=header_log.open_step,
+                             close_step=header_log.close_step):
+        assert by_twins == check_header_reasons(events, dialect, first_live_seq)
+
+
+def test_the_header_fold_judges_every_real_log_as_with_the_definitions() -> None:
+    for path in sorted(DATA.rglob("*.jsonl")):
+        events = read_path(str(path)).events
+        for dialect in Dialect:
+            _header_fold_tied(events, dialect)
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_the_header_fold_judges_simulated_logs_and_dropped_boundaries_as_with_the_definitions(dialect: Dialect) -> None:
+    """The simulator's log, and without each of its first step boundaries (a header outside a step, two in one)."""
+    log = [event for block in generate_events(400, 2, 2) for event in block]
+    _header_fold_tied(log, dialect)
+    _header_fold_tied(log, dialect, first_live_seq=log[len(log) // 3].seq)
+    for kind in ("step/start", "step/end"):
+        for index in [i for i, e in enumerate(log) if e.type == kind][:3]:
+            _header_fold_tied([*log[:index], *log[index + 1:]], dialect)
+
+
+def test_the_step_boundary_twins_leave_the_track_as_the_definitions() -> None:
+    chunk = make_event("assistant/chunk", seq=1, time=0, data=freeze({"chunk": {"type": "finish"}}))
+    for twin, definition in ((open_step, header_log.open_step), (close_step, header_log.close_step)):
+        for open_before in (False, True):
+            by_twin = HeaderTrack(step_open=open_before, step_header=3, last_chunk=chunk)
+            by_definition = replace(by_twin)
+            twin(by_twin)
+            definition(by_definition)
+            assert by_twin == by_definition

@@ -82,6 +82,20 @@ class LoopAudit(AuditFold):
     def _fold(self, event: Event) -> None:
         s = self.state
         kind = event.type  # read once (compiled, each read of an event's field is a generic attribute read)
+        if kind == "assistant/chunk":
+            # The most common event, first: what the general path below does with it, each field read once.
+            if event.seq < self.first_live_seq:
+                return
+            t, st = s.turn, s.step
+            if t is not None:
+                t.inner += 1
+                if not t.inner_surface and event.surface_op is not ABSENT:
+                    t.inner_surface = True
+            if st is not None:
+                if not st.requested:
+                    take_request(s, st, event)
+                take_chunk(s, st, event)
+            return
         if kind == "step/start":
             s.step_api = self.judge.api
         if kind == "request/header":

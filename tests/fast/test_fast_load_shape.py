@@ -92,3 +92,30 @@ def test_the_twin_refuses_each_change_of_a_turn_end_as_the_model(dialect: Dialec
 @given(st.sampled_from(sorted(model.LOAD_CHECKED_TYPES)), json_values(3), st.sampled_from(list(Dialect)))
 def test_the_twin_refuses_any_data_as_the_model(kind: str, data: object, dialect: Dialect) -> None:
     assert tied([make_event(kind, seq=1, time=0, data=freeze(data))], dialect) == 1
+
+
+_HEADER_VALUES: list[object] = [ABSENT, "", "s", "{{system}}", 0, 1.5, True, None, [], [{}], [{"role": "user"}, "{{messagePrefix}}"],
+                                ["a", "b"], ["a", 1], {}, {"a": 1}]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_the_twin_refuses_each_change_of_a_header_field_as_the_model(dialect: Dialect) -> None:
+    """Each field the load reads, given every kind of value (or missing), one at a time: the header's typed fields,
+    the config's, and the record's reason."""
+    config = {"provider": "p", "model": "m", "reasoningEffort": "high", "temperature": 0.5, "maxTokens": 100, "stop": ["x"]}
+    header = {"config": config, "system": "s", "tools": [{"name": "t"}], "messagePrefix": [{"role": "user"}], "adapterDefaults": {}}
+    events = []
+    for key in ("system", "tools", "messagePrefix", "adapterDefaults", *(f"config.{k}" for k in config)):
+        for value in _HEADER_VALUES:
+            changed = {**header, "config": dict(config)}
+            target, name = (changed["config"], key.split(".")[1]) if key.startswith("config.") else (changed, key)
+            assert isinstance(target, dict)
+            target.pop(name)
+            if value is not ABSENT:
+                target[name] = value
+            events.append(make_event("request/header", seq=2, time=0, data=freeze({"header": changed, "reason": "initial"})))
+    for reason in ("fallback", "resume", 3):
+        events.append(make_event("request/header", seq=2, time=0, data=freeze({"header": header, "reason": reason})))
+    for value in _HEADER_VALUES:
+        events.append(make_event("request/header", seq=2, time=0, data=freeze({} if value is ABSENT else {"header": value, "reason": "initial"})))
+    assert tied(events, dialect) == len(events)

@@ -7,7 +7,7 @@ overlay there (:func:`~sessionspec.model.loop_log.dialect.loop_shapes`).  This f
 reach which definition (only live events, seq >= firstLiveSeq: a fork's seed was judged where it was written; a
 step's first chunk is its request; a packed row's chunks at once), how many events a turn holds, and which steps
 the session API wrote (FMT-7 Writers, :class:`ApiStepJudge`).  A chunk, a turn's start and end, a step's start,
-request and end, a message, a user message, a tool call and its result are taken by the compiled twins of their
+request and end, a message, a user message, a tool call and its result, and a header's config are taken by the compiled twins of their
 definitions (``sessionspec/fast/loop_log.py``, tied to them by ``tests/fast/test_fast_loop_log.py``).
 """
 
@@ -28,6 +28,7 @@ from sessionspec.fast.loop_log import (
     open_turn,
     record_message,
     take_chunk,
+    take_config,
     take_request,
     take_tool_call,
     take_tool_result,
@@ -35,7 +36,7 @@ from sessionspec.fast.loop_log import (
 )
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.loop_log.dialect import new_track
-from sessionspec.model.loop_log.step import take_config, take_deltas
+from sessionspec.model.loop_log.step import take_deltas
 from sessionspec.model.loop_log.turn import block_prompt, take_anchor, take_steering
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan

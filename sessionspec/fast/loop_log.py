@@ -1,7 +1,7 @@
 """The step a chunk streams, :func:`sessionspec.model.loop_log.step.take_chunk`, and the loop's per-step events
 (:func:`~sessionspec.model.loop_log.turn.open_turn`, ``open_step``, ``take_request``, ``close_step``,
 ``close_turn``, :func:`~sessionspec.model.loop_log.step.record_message`, ``take_user_message``, ``take_tool_call``,
-``take_tool_result``) for the checker's one pass: the same state and findings,
+``take_tool_result``, ``take_config``) for the checker's one pass: the same state and findings,
 computed by a module the compiled wheel compiles (issue 44).
 
 A chunk is the log's most common event and the loop fold takes every one; a step's start, end and message come at
@@ -239,3 +239,9 @@ def take_tool_result(track: LoopTrack, event: Event) -> None:
     st.results += 1
     if index >= 0:
         st.last_result = index
+
+
+def take_config(track: LoopTrack, config: Json | Absent) -> None:
+    """:func:`sessionspec.model.loop_log.step.take_config` (the provider and model of
+    :func:`~sessionspec.model.loop_records.message_provenance`, each ABSENT when the config has none)."""
+    track.routed = (config.get("provider", ABSENT), config.get("model", ABSENT)) if type(config) is _OBJECT else None

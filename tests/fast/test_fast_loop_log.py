@@ -74,7 +74,7 @@ DATA = Path(__file__).parents[1] / "data"
 _TWINNED = {"open_turn": turn_model.open_turn, "open_step": turn_model.open_step, "close_step": turn_model.close_step,
             "record_message": model.record_message, "take_user_message": model.take_user_message,
             "take_chunk": model.take_chunk, "take_request": turn_model.take_request, "close_turn": turn_model.close_turn,
-            "take_tool_call": model.take_tool_call, "take_tool_result": model.take_tool_result}
+            "take_tool_call": model.take_tool_call, "take_tool_result": model.take_tool_result, "take_config": model.take_config}
 
 
 @contextmanager
@@ -150,7 +150,8 @@ _CHANGES: dict[str, dict[str, list[object]]] = {
                             {"kind": "rejected", "reason": "r"}, {"kind": "interrupted"}, {"kind": "aborted"}, "completed"]},
     "tool/call": {"callId": [ABSENT, "other", 3], "name": [ABSENT, "other"], "arguments": [ABSENT, {}, {"x": 1}, "a"]},
     "tool/result": {"callId": [ABSENT, "other", 3, None]},
-    "request/header": {"reason": ["initial", "resume", "compaction", ABSENT]},
+    "request/header": {"reason": ["initial", "resume", "compaction", ABSENT], "header": [ABSENT, {}, {"config": 3}, {"config": {}},
+                       {"config": {"provider": "p"}}, {"config": {"provider": "{{p}}", "model": 2}}]},
     "user/message": {"envelope": [{}, {"prefixContexts": []}], "source": [{"kind": "plugin", "plugin": "compact"}, "s"],
                      "id": ["legacy-message:1", 3]},
 }

@@ -7,8 +7,8 @@ overlay there (:func:`~sessionspec.model.loop_log.dialect.loop_shapes`).  This f
 reach which definition (only live events, seq >= firstLiveSeq: a fork's seed was judged where it was written; a
 step's first chunk is its request; a packed row's chunks at once), how many events a turn holds, and which steps
 the session API wrote (FMT-7 Writers, :class:`ApiStepJudge`).  A chunk, a turn's start and end, a step's start,
-request and end, a message, a user message, a tool call and its result, and a header's config are taken by the compiled twins of their
-definitions (``sessionspec/fast/loop_log.py``, tied to them by ``tests/fast/test_fast_loop_log.py``).
+request and end, a message, a user message, a tool call and its result, and a header's config are taken by the
+compiled twins of their definitions (``sessionspec/fast/loop_log.py``, tied by ``tests/fast/test_fast_loop_log.py``).
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from sessionspec.check import header_audit
 from sessionspec.check.header_audit import check_header_reasons
 from sessionspec.check.logfile import read_path
-from sessionspec.fast.header import canonical_header_of, close_step, open_step
+from sessionspec.fast.header import canonical_header_of, close_step, opaque_header_fields, open_step
 from sessionspec.generate import generate_events
-from sessionspec.model import header_log
+from sessionspec.model import diagnostics, header_log
 from sessionspec.model.header import header_of_event
 from sessionspec.model.header_log import HeaderTrack
 from sessionspec.model.jsonval import ABSENT, freeze
@@ -113,3 +113,25 @@ def test_the_step_boundary_twins_leave_the_track_as_the_definitions() -> None:
             twin(by_twin)
             definition(by_definition)
             assert by_twin == by_definition
+
+
+def test_the_opaque_fields_twin_names_every_real_headers_fields_as_the_model() -> None:
+    for path in sorted(DATA.rglob("*.jsonl")):
+        for event in read_path(str(path)).events:
+            assert opaque_header_fields(event) == diagnostics.opaque_header_fields(event), (path, event.seq)
+
+
+def test_the_opaque_fields_twin_names_each_changed_field_as_the_model() -> None:
+    """``system``, ``tools`` and ``messagePrefix`` given every kind of value, a scrubber's among them (FMT-6, LEG-8),
+    one at a time beside plain others; a header that is no object; an event of another type."""
+    values: list[object] = [*_VALUES, "{{x", "{{system}} and more", ["read", "write"], ["{{messagePrefix}}"], [{"role": "user"}, "{{messagePrefix}}"],
+                            [{}], [3]]
+    plain = {"config": {"provider": "p", "model": "m"}, "system": "s", "tools": [{"name": "t"}], "messagePrefix": [{"role": "user"}]}
+    events = [make_event("request/header", seq=1, time=0, data=freeze({"header": v, "reason": "initial"})) for v in values if v is not ABSENT]
+    events.append(make_event("user/message", seq=1, time=0, data=freeze({"header": {"system": "{{system}}"}})))
+    for key in ("system", "tools", "messagePrefix"):
+        for value in values:
+            header = {k: v for k, v in {**plain, key: value}.items() if v is not ABSENT}
+            events.append(make_event("request/header", seq=1, time=0, data=freeze({"header": header, "reason": "initial"})))
+    for event in events:
+        assert opaque_header_fields(event) == diagnostics.opaque_header_fields(event), event

@@ -7,7 +7,8 @@ A header whose ``config`` is an object is built here once, through the slots
 (:mod:`sessionspec.fast.slots`); any other gets the definition's rejection.
 ``tests/fast/test_fast_header.py`` compares the two on the real and generated headers and their
 variants.  Beside it, the twins of :mod:`sessionspec.model.header_log`'s step boundaries (``open_step``,
-``close_step``), which the header fold asks at every step, and of LEG-8's ``opaque_header_fields``, which the
+``close_step``), which the header fold asks at every step, of ``check_header_record`` (an A55 anchor in its
+place answered here), and of LEG-8's ``opaque_header_fields``, which the
 placeholder note asks of every header; the same test holds the fold with them and with the definitions to the same
 findings, and the note's fields to the definition's.
 """
@@ -21,12 +22,14 @@ from sessionspec.fast.jsonget import get
 from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
 from sessionspec.model.diagnostics import opaque_header_fields as opaque_by_definition
 from sessionspec.model.header import EpochHeader, header_of_event
-from sessionspec.model.header_log import HeaderTrack
+from sessionspec.model.header_log import A55_HEADERS, HeaderShapes, HeaderTrack
+from sessionspec.model.header_log import check_header_record as record_by_definition
 from sessionspec.model.jsonval import Absent, Json, JsonObject
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 
 _OBJECT: Final = JsonObject
+_A55_HEADERS: Final = A55_HEADERS
 _FIELDS: Final = ("config", "system", "tools", "message_prefix", "adapter_defaults")
 assert plain_fields(EpochHeader, _FIELDS)
 _set_config: Final = slot_setter(EpochHeader, "config")
@@ -87,3 +90,18 @@ def opaque_header_fields(event: Event) -> tuple[str, ...]:
                 and _plain_objects(header.get("tools", ABSENT)) and _plain_objects(header.get("messagePrefix", ABSENT))):
             return ()
     return opaque_by_definition(event)
+
+
+def check_header_record(track: HeaderTrack, event: Event, header: EpochHeader, shapes: HeaderShapes, first_live: bool) -> list[Rejected]:
+    """:func:`sessionspec.model.header_log.check_header_record`: answered here for an A55 anchor in its place (the
+    step's first header, before its first chunk: FMT-9 (a)), ``initial`` as the log's first header or ``resume``
+    after one (FMT-9 (b)), which then anchors its instance; any other record is the definition's."""
+    data = event.data
+    reason = data.get("reason", ABSENT) if type(data) is _OBJECT else ABSENT
+    if (shapes is _A55_HEADERS and track.step_open and track.step_header is None and track.last_chunk is None
+            and ((reason == "resume" and track.fold is not ABSENT) or (reason == "initial" and track.fold is ABSENT))):
+        track.step_header = event.seq
+        track.anchored, track.instance_prefix, track.instance_prefix_text = True, header.message_prefix, None
+        track.fold = header
+        return []
+    return record_by_definition(track, event, header, shapes, first_live)

@@ -18,14 +18,15 @@ from hypothesis import strategies as st
 from sessionspec.check import header_audit
 from sessionspec.check.header_audit import check_header_reasons
 from sessionspec.check.logfile import read_path
-from sessionspec.fast.header import canonical_header_of, close_step, opaque_header_fields, open_step
+from sessionspec.fast.header import canonical_header_of, check_header_record, close_step, opaque_header_fields, open_step
 from sessionspec.generate import generate_events
 from sessionspec.model import diagnostics, header_log
-from sessionspec.model.header import header_of_event
+from sessionspec.model.header import EpochHeader, header_of_event
 from sessionspec.model.header_log import HeaderTrack
 from sessionspec.model.jsonval import ABSENT, freeze
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.spec.json_strategies import json_values
+from tests.support import with_data
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -82,7 +83,7 @@ def _header_fold_tied(events: Sequence[Event], dialect: Dialect, first_live_seq:
     """The header fold with the twins (canonical header, step boundaries) and with the definitions in their place."""
     by_twins = check_header_reasons(events, dialect, first_live_seq)
     with mock.patch.multiple(header_audit, canonical_header_of=header_of_event, open_step=header_log.open_step,
-                             close_step=header_log.close_step):
+                             close_step=header_log.close_step, check_header_record=header_log.check_header_record):
         assert by_twins == check_header_reasons(events, dialect, first_live_seq)
 
 
@@ -102,6 +103,16 @@ def test_the_header_fold_judges_simulated_logs_and_dropped_boundaries_as_with_th
     for kind in ("step/start", "step/end"):
         for index in [i for i, e in enumerate(log) if e.type == kind][:3]:
             _header_fold_tied([*log[:index], *log[index + 1:]], dialect)
+    # Each of the first headers with every reason (an initial after a header, a resume before one, a change,
+    # none the loop writes), and moved after its step's first chunk or doubled in its step.
+    headers = [i for i, e in enumerate(log) if e.type == "request/header"][:3]
+    for index in headers:
+        for reason in ("initial", "resume", "change", "fallback", 3):
+            _header_fold_tied([*log[:index], with_data(log[index], reason=reason), *log[index + 1:]], dialect)
+        chunk = next(i for i in range(index, len(log)) if log[i].type == "assistant/chunk")
+        moved = [*log[:index], *log[index + 1:chunk + 1], log[index], *log[chunk + 1:]]
+        _header_fold_tied(moved, dialect)
+        _header_fold_tied([*log[:index + 1], log[index], *log[index + 1:]], dialect)
 
 
 def test_the_step_boundary_twins_leave_the_track_as_the_definitions() -> None:
@@ -135,3 +146,32 @@ def test_the_opaque_fields_twin_names_each_changed_field_as_the_model() -> None:
             events.append(make_event("request/header", seq=1, time=0, data=freeze({"header": header, "reason": "initial"})))
     for event in events:
         assert opaque_header_fields(event) == diagnostics.opaque_header_fields(event), event
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_the_record_twin_leaves_the_track_as_the_definition(dialect: Dialect) -> None:
+    """Each header of the simulator's log (and with each reason changed) judged by both on their own track, compared
+    after every header: the findings, the header in force, the instance's anchor and prefix."""
+    log = [event for block in generate_events(400, 5, 2) for event in block]
+    shapes = header_log.header_shapes(dialect)
+    first_header = next(i for i, e in enumerate(log) if e.type == "request/header")
+    for reason in (None, "initial", "resume", "change"):
+        events = log if reason is None else [*log[:first_header + 3], *(with_data(e, reason=reason) if e.type == "request/header" else e
+                                                                          for e in log[first_header + 3:])]
+        by_twin, by_definition = HeaderTrack(), HeaderTrack()
+        headers = 0
+        for event in events:
+            if event.type == "step/start":
+                header_log.open_step(by_twin)
+                header_log.open_step(by_definition)
+            elif event.type == "step/end":
+                header_log.close_step(by_twin)
+                header_log.close_step(by_definition)
+            elif event.type == "assistant/chunk":
+                by_twin.last_chunk = by_definition.last_chunk = event
+            elif event.type == "request/header" and isinstance(header := header_of_event(event, dialect), EpochHeader):
+                found = check_header_record(by_twin, event, header, shapes, headers == 0)
+                assert found == header_log.check_header_record(by_definition, event, header, shapes, headers == 0)
+                assert by_twin == by_definition, event
+                headers += 1
+        assert headers > 3

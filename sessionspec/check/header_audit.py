@@ -5,8 +5,8 @@ The definitions are :mod:`sessionspec.model.header_log`'s: the field types of ea
 :class:`~sessionspec.model.header_log.HeaderTrack` against which each live header record is judged.  This fold
 only drives it: which events reach the definitions (a row's chunks at once), the canonical header of each
 record, and which headers are live (a fork's seed headers set the header in force, unjudged).  The canonical
-header, the step boundaries and an anchor's record are their compiled twins' (``sessionspec/fast/header.py``, tied
-by ``tests/fast/test_fast_header.py``).
+header, the step boundaries and an anchor's record are their compiled twins' (``sessionspec/fast/header.py``,
+``header_log.py``, tied by ``tests/fast/test_fast_header.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Generator, Sequence
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
-from sessionspec.fast.header import canonical_header_of, check_header_record, close_step, open_step
+from sessionspec.fast.header import canonical_header_of
+from sessionspec.fast.header_log import check_header_record, close_step, open_step
 from sessionspec.model.header_log import HeaderTrack, header_shapes, take_seed_header
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected

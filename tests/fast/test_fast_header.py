@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from sessionspec.check import header_audit
 from sessionspec.check.header_audit import check_header_reasons
 from sessionspec.check.logfile import read_path
-from sessionspec.fast.header import canonical_header_of, check_header_record, close_step, opaque_header_fields, open_step
+from sessionspec.fast.header import canonical_header_of, opaque_header_fields
+from sessionspec.fast.header_log import check_header_record, close_step, open_step
 from sessionspec.generate import generate_events
 from sessionspec.model import diagnostics, header_log
 from sessionspec.model.header import EpochHeader, header_of_event

@@ -3,7 +3,8 @@
 The definitions are :mod:`sessionspec.model.compaction.companion`'s (a bracket's lifecycle, its summary against
 the surface, its checkpoint, its end: CMP-25, CMP-14, CMP-15, CMP-10, CMP-20..22, D08's DIA-16 and DIA-19 by the
 overlay :mod:`sessionspec.model.compaction.companion_dialect` selects) and :mod:`sessionspec.model.prune_check`'s
-(a prune replacement: PRN-3, PRN-4, DIA-18); the two that compare JSON values run as their twins,
+(a prune replacement: PRN-3, PRN-4, DIA-18); the two that compare JSON values and the three asked at every turn
+and user message run as their twins,
 :mod:`sessionspec.fast.companion` (tied in ``tests/fast/test_fast_companion.py``).  This fold only drives them:
 which events reach which definition, the priced surface before each event
 (:class:`sessionspec.fast.compaction.AuditSurface`, the compiled-friendly twin of
@@ -20,7 +21,7 @@ from typing import Final
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.compaction import AuditSurface
-from sessionspec.fast.companion import check_checkpoint, check_prune_replacement
+from sessionspec.fast.companion import check_checkpoint, check_prune_replacement, is_logged_checkpoint, on_turn_end, on_turn_start
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import header_of
 from sessionspec.model.compaction.companion import (
@@ -29,9 +30,6 @@ from sessionspec.model.compaction.companion import (
     check_start,
     check_summary,
     clear_bracket,
-    is_logged_checkpoint,
-    on_turn_end,
-    on_turn_start,
 )
 from sessionspec.model.compaction.companion_dialect import bracket_watch
 from sessionspec.model.header import EpochHeader

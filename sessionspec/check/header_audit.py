@@ -4,7 +4,9 @@ The definitions are :mod:`sessionspec.model.header_log`'s: the field types of ea
 (:func:`~sessionspec.model.header_log.check_header_types`, run with the load shapes, ``load_shape_audit``) and a
 :class:`~sessionspec.model.header_log.HeaderTrack` against which each live header record is judged.  This fold
 only drives it: which events reach the definitions (a row's chunks at once), the canonical header of each
-record, and which headers are live (a fork's seed headers set the header in force, unjudged).
+record, and which headers are live (a fork's seed headers set the header in force, unjudged).  The canonical
+header, the step boundaries and an anchor's record are their compiled twins' (``sessionspec/fast/header.py``,
+``header_log.py``, tied by ``tests/fast/test_fast_header.py``).
 """
 
 from __future__ import annotations
@@ -14,15 +16,9 @@ from collections.abc import Generator, Sequence
 from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
-from sessionspec.model.header import header_of_event
-from sessionspec.model.header_log import (
-    HeaderTrack,
-    check_header_record,
-    close_step,
-    header_shapes,
-    open_step,
-    take_seed_header,
-)
+from sessionspec.fast.header import canonical_header_of
+from sessionspec.fast.header_log import check_header_record, close_step, open_step
+from sessionspec.model.header_log import HeaderTrack, header_shapes, take_seed_header
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 
@@ -50,7 +46,7 @@ class HeaderReasonAudit(WalkFold):
                     close_step(track)
                 case "request/header":
                     assert not isinstance(event, ChunkRun)  # a run holds chunks only
-                    header = header_of_event(event, dialect)
+                    header = canonical_header_of(event, dialect)
                     if isinstance(header, Rejected):
                         found.append(header)
                     elif event.seq >= first_live_seq:

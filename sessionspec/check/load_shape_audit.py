@@ -1,5 +1,6 @@
 """LOG-8 (strict load): the shapes the harness's load refuses, one fold over the log driving
-:func:`sessionspec.model.load_shape.load_refusals`."""
+:func:`sessionspec.model.load_shape.load_refusals` (through its compiled twin, :mod:`sessionspec.fast.load_shape`,
+tied to it by ``tests/fast/test_fast_load_shape.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Generator, Sequence
 
 from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import WalkFold
-from sessionspec.model.load_shape import LOAD_CHECKED_TYPES, load_refusals, load_shapes
+from sessionspec.fast.load_shape import load_refusals
+from sessionspec.model.load_shape import LOAD_CHECKED_TYPES, load_shapes
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 

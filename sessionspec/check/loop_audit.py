@@ -6,9 +6,9 @@ The definitions are :mod:`sessionspec.model.loop_log`'s: a :class:`~sessionspec.
 overlay there (:func:`~sessionspec.model.loop_log.dialect.loop_shapes`).  This fold only drives it: which events
 reach which definition (only live events, seq >= firstLiveSeq: a fork's seed was judged where it was written; a
 step's first chunk is its request; a packed row's chunks at once), how many events a turn holds, and which steps
-the session API wrote (FMT-7 Writers, :class:`ApiStepJudge`).  A chunk's step is taken by the compiled twin of
-:func:`~sessionspec.model.loop_log.step.take_chunk` (``sessionspec/fast/loop_log.py``, tied to it by
-``tests/fast/test_fast_loop_log.py``).
+the session API wrote (FMT-7 Writers, :class:`ApiStepJudge`).  A chunk, a turn's start and end, a step's start,
+request and end, a message, a user message, a tool call and its result, and a header's config are taken by the
+compiled twins of their definitions (``sessionspec/fast/loop_log.py``, tied by ``tests/fast/test_fast_loop_log.py``).
 """
 
 from __future__ import annotations
@@ -21,27 +21,23 @@ from sessionspec.check.fold_loop import run_alone
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import get
-from sessionspec.fast.loop_log import take_chunk
-from sessionspec.model.log import Dialect, Event
-from sessionspec.model.loop_log.dialect import new_track
-from sessionspec.model.loop_log.step import (
-    record_message,
-    take_config,
-    take_deltas,
-    take_tool_call,
-    take_tool_result,
-    take_user_message,
-)
-from sessionspec.model.loop_log.turn import (
-    block_prompt,
+from sessionspec.fast.loop_log import (
     close_step,
     close_turn,
     open_step,
     open_turn,
-    take_anchor,
+    record_message,
+    take_chunk,
+    take_config,
     take_request,
-    take_steering,
+    take_tool_call,
+    take_tool_result,
+    take_user_message,
 )
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.loop_log.dialect import new_track
+from sessionspec.model.loop_log.step import take_deltas
+from sessionspec.model.loop_log.turn import block_prompt, take_anchor, take_steering
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
 
@@ -87,6 +83,20 @@ class LoopAudit(AuditFold):
     def _fold(self, event: Event) -> None:
         s = self.state
         kind = event.type  # read once (compiled, each read of an event's field is a generic attribute read)
+        if kind == "assistant/chunk":
+            # The most common event, first: what the general path below does with it, each field read once.
+            if event.seq < self.first_live_seq:
+                return
+            t, st = s.turn, s.step
+            if t is not None:
+                t.inner += 1
+                if not t.inner_surface and event.surface_op is not ABSENT:
+                    t.inner_surface = True
+            if st is not None:
+                if not st.requested:
+                    take_request(s, st, event)
+                take_chunk(s, st, event)
+            return
         if kind == "step/start":
             s.step_api = self.judge.api
         if kind == "request/header":

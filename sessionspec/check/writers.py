@@ -14,7 +14,8 @@ from typing import Any, final
 
 from sessionspec.check.pickling import reduce_by_fields
 from sessionspec.fast.jsonget import get
-from sessionspec.model.writers import DialectWriters, OpenTurn, turn_writer_kind
+from sessionspec.fast.writers import turn_writer_kind
+from sessionspec.model.writers import DialectWriters, OpenTurn
 
 
 @final

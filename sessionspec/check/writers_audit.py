@@ -18,11 +18,11 @@ from sessionspec.check.chunk_run import ChunkRun
 from sessionspec.check.fold_loop import run_folds
 from sessionspec.check.folds import AuditFold
 from sessionspec.check.writers import Attribution, TurnWriter, turn_writer
-from sessionspec.fast.writers import shape_dialect
+from sessionspec.fast.writers import check_turn_dialects, shape_dialect
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
-from sessionspec.model.writers import SHAPED_TYPES, OpenTurn, check_turn_dialects, dialect_writers
+from sessionspec.model.writers import SHAPED_TYPES, OpenTurn, dialect_writers
 
 
 class TurnWritersAudit(AuditFold):

@@ -6,7 +6,10 @@ one pass: :func:`sessionspec.model.compaction.companion.check_checkpoint` and
 The model's ``json_eq`` is JSONEQ's definition, the JS text of both values: a pruned tool result or a checkpoint
 is thousands of characters, and stringifying each twice cost the interpreted check 2 % of its instructions on the
 10k bench log (cachegrind), for some twenty events.  Everything else is the model's own (the bracket watch, the
-framing, the shrink gate, ``pruneContent``, the D08 overlay).  ``tests/fast/test_fast_companion.py`` holds these
+framing, the shrink gate, ``pruneContent``, the D08 overlay), but for the three the fold asks at every turn and
+user message: :func:`on_turn_start`, :func:`on_turn_end` (A55's companion answered here, D08's overlay asked) and
+:func:`is_logged_checkpoint`, where a call into the interpreted model would cost the compiled fold more than the
+answer.  ``tests/fast/test_fast_companion.py`` holds these
 equal to the definitions, finding for finding, over the logs the loop simulator writes and every change the model
 refuses.
 """
@@ -16,10 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.json_eq import same_json
 from sessionspec.fast.jsonget import get
-from sessionspec.model.compaction.companion import BracketWatch
+from sessionspec.model.compaction.companion import A55_COMPANION, BracketWatch
+from sessionspec.model.compaction.companion import on_turn_end as turn_end_by_definition
+from sessionspec.model.compaction.companion import on_turn_start as turn_start_by_definition
 from sessionspec.model.compaction.summary import check_summary_smaller, frame_summary
+from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Event
 from sessionspec.model.prune import prune_content, tool_result_content
 from sessionspec.model.prune_check import PruneWatch, check_prune_record, inferred_prune_config
@@ -27,6 +34,34 @@ from sessionspec.model.rejected import Rejected
 
 Findings = tuple[Rejected, ...]
 NONE: Final[Findings] = ()
+_A55: Final = A55_COMPANION
+_OBJECT: Final = JsonObject
+
+
+def on_turn_start(watch: BracketWatch, event: Event) -> Findings:
+    """:func:`sessionspec.model.compaction.companion.on_turn_start` (A55's ``take_turn_start`` here)."""
+    if watch.rules is not _A55:
+        return turn_start_by_definition(watch, event)
+    watch.open_turn = get(event.data, "turn")
+    return NONE
+
+
+def on_turn_end(watch: BracketWatch, event: Event) -> Findings:
+    """:func:`sessionspec.model.compaction.companion.on_turn_end` (A55's ``take_turn_end`` here)."""
+    if watch.rules is not _A55:
+        return turn_end_by_definition(watch, event)
+    watch.open_turn = ABSENT
+    watch.bracket = None
+    return NONE
+
+
+def is_logged_checkpoint(event: Event) -> bool:
+    """:func:`sessionspec.model.compaction.companion.is_logged_checkpoint` (CMP-2's source, a replace)."""
+    if event.type != "user/message" or type(event.surface_op) is not _OBJECT:
+        return False
+    data = event.data
+    source = data.get("source", ABSENT) if type(data) is _OBJECT else ABSENT
+    return type(source) is _OBJECT and source.get("kind", ABSENT) == "plugin" and source.get("plugin", ABSENT) == "compact"
 
 
 def check_checkpoint(watch: BracketWatch, event: Event) -> Findings:

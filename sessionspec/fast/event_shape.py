@@ -4,7 +4,8 @@ have nothing to find on them.
 
 The shape fold calls the definitions for every live event; interpreted in a compiled build, that costs about a tenth
 of a compiled ``check`` (docs/performance.md).  Here the commonest events of a loop log (steps, messages, tool calls
-and results, turn ends with a bare or aborted reason, prompts without an envelope) are recognised as well formed by key order
+and results, turn ends with a bare or aborted reason, prompts without an envelope, header records with a canonical
+header) are recognised as well formed by key order
 and type tests alone, and the types no shape rule reads are passed; anything else (``None``: no answer) goes to the
 definitions, which give the findings.  So this never finds anything itself and only ever skips an empty answer.
 ``tests/fast/test_fast_event_shape.py`` ties it to the definitions on the loop simulator's logs in both dialects
@@ -19,6 +20,7 @@ from sessionspec.fast.chunk_shape import well_formed_chunk
 from sessionspec.fast.constants import ABSENT, D08
 from sessionspec.fast.jsonget import keys_are, keys_in
 from sessionspec.model.event_shape import A55_DATA_KEYS, D08_DATA_KEYS
+from sessionspec.model.header_log import A55_HEADERS, D08_HEADERS
 from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.log_only_shape import COMPACTION_TYPES, PLUGIN_TYPES
@@ -41,6 +43,10 @@ ERROR: Final = ("name", "code")
 PROMPT_ORDERS: Final = (("content", "source"), ("content", "source", "meta"))
 STEERING_ORDERS: Final = (("turn", "content", "source"), ("turn", "content", "source", "meta"))
 # The types some shape rule reads beside the core table (check_type_shape's cases).
+# HDR-7's record and HDR-2's canonical key orders (DIA-8's for D08).
+HEADER_RECORD: Final = ("header", "reason")
+A55_HEADER_ORDER: Final = A55_HEADERS.canonical_keys
+D08_HEADER_ORDER: Final = D08_HEADERS.canonical_keys
 TYPE_SHAPED: Final = frozenset({"turn/end", "user/message", "steering/message", "request/header", *PLUGIN_TYPES, *COMPACTION_TYPES})
 # The types no definition reads, per dialect: neither in its table nor type-shaped.
 A55_CORE: Final = frozenset(A55_DATA_KEYS)
@@ -100,6 +106,8 @@ def well_formed_event(event: Event, dialect: Dialect) -> bool:
             return False
         # An aborted reason is LOG-8's load check (A55, LEG-4) or DIA-14's (D08), never LOG-11's.
         return reason.get("kind") == "aborted" or (keys_are(reason, KIND) and reason["kind"] in BARE_END_KINDS)
+    if kind == "request/header":
+        return keys_are(data, HEADER_RECORD) and _canonical_header(data["header"], D08_HEADER_ORDER if d08 else A55_HEADER_ORDER)
     if d08:
         # D08's user/message is DIA-10's, but for its source (LOG-9); a steering message is a user/message (DIA-11).
         if kind == "user/message":
@@ -121,3 +129,24 @@ def well_formed_event(event: Event, dialect: Dialect) -> bool:
         return (type(data["turn"]) is int and type(trigger) is _OBJECT and keys_are(trigger, KIND_SOURCE)
                 and trigger["kind"] in TRIGGER_KINDS and type(trigger["source"]) is _OBJECT)
     return False
+
+
+def _canonical_header(header: object, order: tuple[str, ...]) -> bool:
+    """HDR-2's canonical header (``check_canonical_header``): an object of the dialect's keys in their order, its
+    ``system`` a non-empty string and its ``tools`` and ``messagePrefix`` non-empty lists when present (any other
+    value, a placeholder's length among them, is the definition's to weigh)."""
+    if type(header) is not _OBJECT:
+        return False
+    assert isinstance(header, JsonObject)
+    at = -1
+    for key in header:
+        if key not in order:
+            return False
+        index = order.index(key)
+        if index <= at:
+            return False
+        at = index
+    system, tools, prefix = header.get("system", ABSENT), header.get("tools", ABSENT), header.get("messagePrefix", ABSENT)
+    return ((system is ABSENT or (type(system) is str and len(system) > 0))
+            and (tools is ABSENT or (type(tools) is tuple and len(tools) > 0))
+            and (prefix is ABSENT or (type(prefix) is tuple and len(prefix) > 0)))

@@ -6,7 +6,9 @@ initializer; every ``request/header`` is folded by the compaction audit and the 
 A header whose ``config`` is an object is built here once, through the slots
 (:mod:`sessionspec.fast.slots`); any other gets the definition's rejection.
 ``tests/fast/test_fast_header.py`` compares the two on the real and generated headers and their
-variants.
+variants.  Beside it, the twin of LEG-8's ``opaque_header_fields``, which the placeholder note asks of every
+header; the same test holds the note's fields to the definition's.  The header records' twins are
+:mod:`sessionspec.fast.header_log`'s.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from typing import Final
 from sessionspec.fast.constants import A55, ABSENT, D08
 from sessionspec.fast.jsonget import get
 from sessionspec.fast.slots import new_instance, plain_fields, slot_setter
+from sessionspec.model.diagnostics import opaque_header_fields as opaque_by_definition
 from sessionspec.model.header import EpochHeader, header_of_event
 from sessionspec.model.jsonval import Absent, Json, JsonObject
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 
+_OBJECT: Final = JsonObject
 _FIELDS: Final = ("config", "system", "tools", "message_prefix", "adapter_defaults")
 assert plain_fields(EpochHeader, _FIELDS)
 _set_config: Final = slot_setter(EpochHeader, "config")
@@ -52,3 +56,22 @@ def _if_present(value: Json | Absent) -> Json | Absent:
     """HDR-2's 'present with length > 0' (JS ``length``: a string's UTF-16 units, an array's entries; no
     other value has one): a non-empty string or array, else ABSENT."""
     return value if isinstance(value, (str, tuple)) and len(value) > 0 else ABSENT
+
+
+def _plain_objects(v: Json | Absent) -> bool:
+    return v is ABSENT or (type(v) is tuple and all(type(x) is _OBJECT for x in v))
+
+
+def opaque_header_fields(event: Event) -> tuple[str, ...]:
+    """:func:`sessionspec.model.diagnostics.opaque_header_fields` (LEG-8, FMT-6), asked of every ``request/header``:
+    a header whose ``system`` is missing or no placeholder's opening and whose ``tools`` and ``messagePrefix`` are
+    missing or lists of objects holds no scrubbed field; any other is the definition's."""
+    data = event.data
+    header = data.get("header", ABSENT) if event.type == "request/header" and type(data) is _OBJECT else ABSENT
+    if type(header) is _OBJECT:
+        system = header.get("system", ABSENT)
+        if ((system is ABSENT or (type(system) is str and not system.startswith("{{")))
+                and _plain_objects(header.get("tools", ABSENT)) and _plain_objects(header.get("messagePrefix", ABSENT))):
+            return ()
+    return opaque_by_definition(event)
+

@@ -15,13 +15,30 @@ from typing import Final, final
 
 from sessionspec.fast.constants import ABSENT, D08
 from sessionspec.fast.jsonget import get
-from sessionspec.model.jsonval import Absent, JsonObject, js_stringify
+from sessionspec.model.jsonval import Absent, Json, JsonObject, js_stringify
 from sessionspec.model.log import Dialect, Event
-from sessionspec.model.provenance import CallKey, call_key, result_call_id
+from sessionspec.model.provenance import CallKey
+from sessionspec.model.provenance import call_key as key_by_definition
 from sessionspec.model.rejected import Rejected
 
 _CHUNK: Final = "assistant/chunk"
 _OBJECT: Final = JsonObject
+
+
+def call_key(call_id: Json) -> CallKey:
+    """:func:`sessionspec.model.provenance.call_key`: a string is its own key (every call and result asks; compiled,
+    a call into the interpreted model costs more than the answer), any other id the definition's."""
+    if type(call_id) is str:
+        assert isinstance(call_id, str)
+        return call_id
+    return key_by_definition(call_id)
+
+
+def result_call_id(result: Event, dialect: Dialect) -> Json:
+    """:func:`sessionspec.model.provenance.result_call_id` (DIA-10: D08's under ``message.source``)."""
+    data = result.data
+    value = get(get(get(data, "message"), "source"), "callId") if dialect is D08 else get(data, "callId")
+    return None if value is ABSENT else value
 
 
 @final

@@ -17,9 +17,10 @@ from typing import final
 
 from sessionspec.fast.constants import ABSENT, D08
 from sessionspec.fast.jsonget import get
+from sessionspec.fast.provenance import call_key
 from sessionspec.model.jsonval import Absent, Json, JsonObject
 from sessionspec.model.log import Dialect, Event
-from sessionspec.model.provenance import CallKey, call_key
+from sessionspec.model.provenance import CallKey
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.repair import SYNTHETIC_CODES, PendingCall, RepairScanState, judge_closer_run, repair_shapes
 

@@ -18,6 +18,7 @@ from sessionspec.model import provenance as model
 from sessionspec.model.jsonval import Json, JsonObject, freeze
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.rejected import Rejected
+from sessionspec.spec.json_strategies import json_values
 
 
 def _both(events: list[Event], dialect: Dialect) -> Iterator[tuple[list[Rejected], list[Rejected]]]:
@@ -123,3 +124,16 @@ def test_the_same_findings_when_a_retry_takes_a_seq_again(cited: tuple[int, ...]
     if cited == (1, 4):  # the retry's whole attempt, with a gap in its positions: SURF-13's finding
         [(ours, _)] = _both(events, Dialect.D08)
         assert [finding.rule for finding in ours] == ["SURF-13"]
+
+
+@given(json_values(2))
+def test_the_call_key_twin_keys_any_id_as_the_model(call_id: Json) -> None:
+    assert fast.call_key(call_id) == model.call_key(call_id)
+    assert type(fast.call_key(call_id)) is type(model.call_key(call_id))
+
+
+@given(st.sampled_from(list(Dialect)), st.one_of(json_values(2), st.fixed_dictionaries(
+    {"callId": json_values(1), "message": st.fixed_dictionaries({"source": st.fixed_dictionaries({"callId": json_values(1)})})})))
+def test_the_result_call_id_twin_reads_any_result_as_the_model(dialect: Dialect, data: object) -> None:
+    result = make_event("tool/result", seq=1, time=0, data=freeze(data))
+    assert fast.result_call_id(result, dialect) == model.result_call_id(result, dialect)

@@ -202,6 +202,15 @@ def _live_functions(module: types.ModuleType) -> Iterator[types.FunctionType]:
                     yield member
 
 
+def _cached(module: types.ModuleType) -> list[Callable[[], None]]:
+    """The ``cache_clear`` of each ``@cache`` function of ``module``: a recording starts and ends with them empty,
+    so what it counts does not depend on what ran before it (a warm cache never runs the body), and no answer
+    computed with a decision flipped outlives the block."""
+    return [value.cache_clear for value in vars(module).values()
+            if isinstance(getattr(value, "__wrapped__", None), types.FunctionType) and value.__wrapped__.__module__ == module.__name__
+            and callable(getattr(value, "cache_clear", None))]
+
+
 def _tabled_lambdas(table: object, module: str, depth: int = 4) -> Iterator[types.FunctionType]:
     """The lambdas of ``module`` inside a table (nested dicts, tuples and lists, ``depth`` levels down)."""
     items = table.values() if isinstance(table, dict) else table if isinstance(table, tuple | list) else ()
@@ -236,6 +245,7 @@ def recording(probe: Probe | None = None) -> Iterator[Probe]:
 
     probe = probe or Probe(derive_decisions())
     swapped: list[tuple[types.FunctionType, types.CodeType]] = []
+    clears: list[Callable[[], None]] = []
     # A recording inside another (a test of the probe while the suite's pins are recorded) hands each module's
     # probe back on exit, so the outer recording goes on counting.
     outer: list[tuple[types.ModuleType, object]] = []  # each module's probe before the block (None: it had none)
@@ -247,16 +257,21 @@ def recording(probe: Probe | None = None) -> Iterator[Probe]:
             twins = _twins(name, str(path))
             outer.append((module, getattr(module, PROBE, None)))
             setattr(module, PROBE, ModuleProbe(probe, offset))
+            clears.extend(_cached(module))
             for function in _live_functions(module):
                 twin = twins.get((function.__code__.co_qualname, function.__code__.co_firstlineno))
                 if twin is not None and twin.co_freevars == function.__code__.co_freevars:
                     swapped.append((function, function.__code__))
                     function.__code__ = twin
             offset += sum(len(d.outcomes) for d in decisions)
+        for clear in clears:
+            clear()
         yield probe
     finally:
         for function, code in reversed(swapped):
             function.__code__ = code
+        for clear in clears:
+            clear()
         for module, held in outer:
             if held is None:
                 delattr(module, PROBE)

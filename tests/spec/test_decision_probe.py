@@ -134,6 +134,20 @@ def test_model_decisions_have_unique_ids_and_skip_the_contract_helpers() -> None
     assert "loop.instance:apply_request_listener: merged.update(changes)" in ids
 
 
+def test_a_cached_function_counts_whatever_ran_before_the_recording() -> None:
+    """A warm ``@cache`` never runs its body: the recording starts with the model's caches empty, so a recording
+    counts the same in a fresh process and after other tests (CI's vector pins once differed by test order), and
+    ends with them empty, so no answer computed under the probe is served afterwards."""
+    from sessionspec.model import record_keys
+
+    keys = (("a", True), ("b", False))
+    record_keys.valid_orders(keys)  # warm, as an earlier test leaves it
+    with recording() as probe:
+        assert record_keys.valid_orders(keys) == frozenset({("a",), ("a", "b")})
+    assert {"record_keys:valid_orders: required => true", "record_keys:valid_orders: required => false"} <= set(probe.taken())
+    assert record_keys.valid_orders.cache_info().currsize == 0
+
+
 def test_recording_changes_no_answer_of_the_model_and_restores_its_code(tmp_path: Path) -> None:
     """Every vector still passes on the instrumented model (their expectations are the plain model's answers),
     and after the block every function of model/ runs its own code again."""

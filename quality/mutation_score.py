@@ -111,7 +111,8 @@ class Verdicts:
                 self.names[status if status in self.names else "other"].append(name)
         self.killed = len(self.names["killed"]) + len(self.names["timeout"])  # a timeout is a kill (mutmut's own reading)
         # An unexplained verdict counts as not killed: it must not raise the score.
-        self.not_killed = [n for n in chosen if n in {*self.names["survived"], *self.names["no tests"], *self.names["other"]}]
+        not_killed = {*self.names["survived"], *self.names["no tests"], *self.names["other"]}
+        self.not_killed = [n for n in chosen if n in not_killed]
         self.tested = self.killed + len(self.not_killed)
 
 

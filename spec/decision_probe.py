@@ -185,7 +185,7 @@ def _live_functions(module: types.ModuleType) -> Iterator[types.FunctionType]:
     for value in list(vars(module).values()):
         if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
             yield value
-        elif isinstance(getattr(value, "__wrapped__", None), types.FunctionType) and value.__wrapped__.__module__ == module.__name__:
+        elif _is_cached(value, module):
             yield value.__wrapped__  # a @cache function: its cache misses run the code swapped here
         elif isinstance(value, dict | tuple | list):
             for function in _tabled_lambdas(value, module.__name__):
@@ -206,9 +206,13 @@ def _cached(module: types.ModuleType) -> list[Callable[[], None]]:
     """The ``cache_clear`` of each ``@cache`` function of ``module``: a recording starts and ends with them empty,
     so what it counts does not depend on what ran before it (a warm cache never runs the body), and no answer
     computed with a decision flipped outlives the block."""
-    return [value.cache_clear for value in vars(module).values()
-            if isinstance(getattr(value, "__wrapped__", None), types.FunctionType) and value.__wrapped__.__module__ == module.__name__
-            and callable(getattr(value, "cache_clear", None))]
+    return [value.cache_clear for value in vars(module).values() if _is_cached(value, module)]
+
+
+def _is_cached(value: object, module: types.ModuleType) -> bool:
+    """``value`` is a ``functools.cache`` of a function of ``module``."""
+    wrapped = getattr(value, "__wrapped__", None)
+    return isinstance(wrapped, types.FunctionType) and wrapped.__module__ == module.__name__ and callable(getattr(value, "cache_clear", None))
 
 
 def _tabled_lambdas(table: object, module: str, depth: int = 4) -> Iterator[types.FunctionType]:

@@ -115,6 +115,16 @@ def test_CMP_7_a_turn_end_closes_the_point_with_the_code_it_logs(reason: object,
     assert (steps.take("turn/end", {"reason": reason}) is not None) is point
 
 
+def test_CMP_7_only_an_error_finish_logs_the_step_s_failure() -> None:
+    """A finish chunk whose reason is no error (a retry that streamed to its end) logs no failure code."""
+    steps = Steps()
+    steps.take("step/start")
+    steps.take("assistant/chunk", {"chunk": {"type": "finish", "reason": {"kind": "stop", "failure": {"code": CWE}}}})
+    assert steps.track.step_code is None
+    steps.take("assistant/chunk", {"chunk": {"type": "finish", "reason": {"kind": "error", "failure": {"code": CWE}}}})
+    assert steps.track.step_code == CWE
+
+
 def test_CMP_7_a_turn_start_forgets_the_last_turn_s_failures() -> None:
     steps = Steps()
     steps.failed_step(None)

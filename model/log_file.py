@@ -10,8 +10,11 @@ loop simulator's logs are written to, both ways.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sessionspec.model.codec import SessionHeader, parse_session_header
-from sessionspec.model.jsonval import Json, JsonObject, get
+from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get
+from sessionspec.model.log import Dialect
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides
 
@@ -54,3 +57,52 @@ def check_not_empty(lines: int, read: bool) -> Rejected | None:
     if lines == 0 or not read:
         return Rejected(rule="FMT-1", reason="empty file: no session header and no events")
     return None
+
+
+def _safe_non_negative(value: Json) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53 - 1
+
+
+def a55_header_line_flaw(value: JsonObject) -> str | None:
+    """A55's ``isHeaderLine`` bounds no other key."""
+    return None
+
+
+def d08_header_line_flaw(value: JsonObject) -> str | None:
+    """D08's ``isHeaderLine`` (``format.ts`` lines 89-107 at ``611615650f``) also bounds the fields DIA-21 adds:
+    ``origin`` (absent or ``"subagent"``) and ``agentPreset`` (absent or a string)."""
+    origin, preset = get(value, "origin"), get(value, "agentPreset")
+    if origin is not ABSENT and origin != "subagent":
+        return "an origin other than \"subagent\""
+    if preset is not ABSENT and not isinstance(preset, str):
+        return "a non-string agentPreset"
+    return None
+
+
+def header_line_flaw(dialect: Dialect) -> Callable[[JsonObject], str | None]:
+    """The dialect's further bounds on a header line: none (A55), or D08's on DIA-21's fields."""
+    match dialect:
+        case Dialect.A55:
+            return a55_header_line_flaw
+        case Dialect.D08:
+            return d08_header_line_flaw
+
+
+@decides("QF-14")
+def header_line_refused(value: JsonObject, dialect: Dialect) -> str | None:
+    """QF-14: why the JSONL file load's ``isHeaderLine`` (``session-persistence-jsonl/src/format.ts`` lines 79-93
+    at ``a55f148516``) refuses a header line the header parser reads, or None: it requires a number ``version``,
+    a string ``id``, and ``createdAt`` and ``delegationDepth`` as non-negative safe integers, and D08's also
+    bounds ``origin`` and ``agentPreset`` (:func:`header_line_flaw`)."""
+    if get(value, "type") != "session":
+        return "its type is not \"session\""
+    version = get(value, "version")
+    if not isinstance(version, (int, float)) or isinstance(version, bool):
+        return "no number version"
+    if not isinstance(get(value, "id"), str):
+        return "no string id"
+    for key in ("createdAt", "delegationDepth"):
+        field = get(value, key)
+        if field is ABSENT or not _safe_non_negative(field):
+            return f"no non-negative safe-integer {key}"
+    return header_line_flaw(dialect)(value)

@@ -26,7 +26,7 @@ from typing import Final, final
 
 from sessionspec.model.jsonval import get, js_stringify
 from sessionspec.model.log import Dialect, Event, json_int
-from sessionspec.model.provenance import result_call_id
+from sessionspec.model.message_shape import result_call_id
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides, implements
 
@@ -199,7 +199,7 @@ def d08_inside_open_turn(nesting: Nesting, event: Event) -> str | None:
 @dataclass(frozen=True, slots=True)
 class NestingShapes:
     """What a dialect changes in the companion's relations (:func:`nesting_shapes`): where a result names its call
-    (DIA-10, :func:`~sessionspec.model.provenance.result_call_id`) and how the other types lie in turns."""
+    (DIA-10, :func:`~sessionspec.model.message_shape.result_call_id`) and how the other types lie in turns."""
 
     dialect: Dialect
     other_event: Callable[[Nesting, Event], str | None]

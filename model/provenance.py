@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from sessionspec.model.jsonval import ABSENT, Absent, Json, get, js_stringify
 from sessionspec.model.log import Dialect, Event
+from sessionspec.model.message_shape import result_call_id
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides, implements
 
@@ -120,14 +121,9 @@ def check_message_stream(message: Event, stream: StepStream) -> list[Rejected]:
     return found
 
 
-def result_call_id(result: Event, dialect: Dialect) -> Json:
-    """The call a ``tool/result`` answers: ``data.callId``; DIA-10: D08's ``data.message.source.callId``."""
-    value = get(get(get(result.data, "message"), "source"), "callId") if dialect is Dialect.D08 else get(result.data, "callId")
-    return None if value is ABSENT else value
-
-
 def check_result_stream(result: Event, stream: StepStream, dialect: Dialect) -> Rejected | None:
-    """SURF-13's result clause (:func:`check_stream_provenance`): the seq of its own ``tool/call`` in this step.  LOG-14: a
+    """SURF-13's result clause (:func:`check_stream_provenance`): the seq of its own ``tool/call`` in this step (the
+    call :func:`sessionspec.model.message_shape.result_call_id` reads).  LOG-14: a
     synthetic ``TOOL_NOT_STARTED`` result answers a call that never started, and cites nothing."""
     call_seq = stream.calls.get(call_key(result_call_id(result, dialect)))
     cited = result.source_event_seqs

@@ -15,6 +15,7 @@ from typing import Final, final
 from sessionspec.model.derive import project
 from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get, is_safe_int, with_values
 from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.message_shape import message_shape, result_call_id
 from sessionspec.model.meter import estimate_message
 from sessionspec.model.rejected import FailureKind, Rejected
 from sessionspec.model.rules import implements
@@ -155,42 +156,18 @@ class PrunedResult:
 
 
 def tool_result_content(event: Event, dialect: Dialect) -> Json:
-    """The prunable content: A55 ``data.content``; D08 ``message.content[0].content`` (DIA-18)."""
-    match dialect:
-        case Dialect.A55:
-            content = get(event.data, "content")
-        case Dialect.D08:
-            blocks = get(get(event.data, "message"), "content")
-            first = blocks[0] if isinstance(blocks, tuple) and blocks else None
-            content = get(first, "content")
+    """The prunable content (:mod:`sessionspec.model.message_shape`: A55 ``data.content``; D08
+    ``message.content[0].content``, DIA-18); a missing one reads as ``null``, which never prunes."""
+    content = message_shape(dialect).result_content(event.data)
     return None if content is ABSENT else content
 
 
 def _replace_content(event: Event, content: tuple[Json, ...], dialect: Dialect) -> Json:
-    """The original ``data`` (same keys, same order) with only the content swapped: A55 ``data.content``;
-    D08 ``message.content[0].content`` (DIA-18)."""
+    """The original ``data`` (same keys, same order) with only the content swapped, where
+    :func:`tool_result_content` read it."""
     data = event.data
     assert isinstance(data, JsonObject)
-    match dialect:
-        case Dialect.A55:
-            return with_values(data, content=content)
-        case Dialect.D08:
-            message = data["message"]
-            assert isinstance(message, JsonObject)
-            blocks = message["content"]
-            assert isinstance(blocks, tuple) and isinstance(blocks[0], JsonObject)
-            first = with_values(blocks[0], content=content)
-            return with_values(data, message=with_values(message, content=(first, *blocks[1:])))
-
-
-def _call_id(event: Event, dialect: Dialect) -> Json:
-    """The result's call id: A55 ``data.callId``; D08 ``message.source.callId`` (DIA-10)."""
-    match dialect:
-        case Dialect.A55:
-            value = get(event.data, "callId")
-        case Dialect.D08:
-            value = get(get(get(event.data, "message"), "source"), "callId")
-    return None if value is ABSENT else value
+    return message_shape(dialect).with_result_content(data, content)
 
 
 def prune_record(original: Event, seq: int, time: int) -> tuple[Event, ...]:
@@ -300,7 +277,7 @@ def prune_pass(
             PrunedResult(
                 original_seq=seq,
                 replacement_seq=next_seq,
-                call_id=_call_id(original, dialect),
+                call_id=result_call_id(original, dialect),
                 chars_before=before_chars,
                 chars_after=after_chars,
             )

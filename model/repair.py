@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Final, NamedTuple, final
 
 from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, js_stringify, json_eq, obj
 from sessionspec.model.log import Dialect, Event, make_event
-from sessionspec.model.provenance import CallKey, call_key, result_call_id
+from sessionspec.model.message_shape import MessageShape, message_shape
+from sessionspec.model.provenance import CallKey, call_key
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides, implements
 
@@ -81,25 +81,17 @@ class RepairScan:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RepairShapes:
-    """What a dialect changes in crash repair: where a message's blocks are, which call a result answers, and how
-    a logged synthetic result is compared with the closer (:func:`repair_shapes`)."""
+    """What a dialect changes in crash repair: where a message's blocks are and which call a result answers (DIA-10,
+    :mod:`sessionspec.model.message_shape`), and how a logged synthetic result is compared with the closer
+    (:func:`repair_shapes`)."""
 
-    message_content: Callable[[Json], Json | Absent]
-    result_call_id: Callable[[Event], Json]
+    message: MessageShape
     result_differs: Callable[[Event, Event], str | None]
 
 
 def _val(v: Json | Absent) -> Json:
     """A read field as a JSON value (a missing field is written as null)."""
     return None if v is ABSENT else v
-
-
-def _a55_content(data: Json) -> Json | Absent:
-    return get(data, "content")
-
-
-def _d08_content(data: Json) -> Json | Absent:
-    return get(get(data, "message"), "content")
 
 
 def _a55_result_differs(event: Event, closer: Event) -> str | None:
@@ -120,15 +112,12 @@ def _d08_result_differs(event: Event, closer: Event) -> str | None:
     return None
 
 
-A55_SHAPES: Final = RepairShapes(message_content=_a55_content, result_call_id=partial(result_call_id, dialect=Dialect.A55),
-                                 result_differs=_a55_result_differs)
-D08_SHAPES: Final = RepairShapes(message_content=_d08_content, result_call_id=partial(result_call_id, dialect=Dialect.D08),
-                                 result_differs=_d08_result_differs)
+A55_SHAPES: Final = RepairShapes(message=message_shape(Dialect.A55), result_differs=_a55_result_differs)
+D08_SHAPES: Final = RepairShapes(message=message_shape(Dialect.D08), result_differs=_d08_result_differs)
 
 
 def repair_shapes(dialect: Dialect) -> RepairShapes:
-    """The one place repair is selected by dialect: DIA-10's message shapes (D08's messages carry their content
-    and a result its call id under ``data.message``)."""
+    """The one place repair is selected by dialect: DIA-10's message shapes and the closer's comparison."""
     match dialect:
         case Dialect.A55:
             return A55_SHAPES
@@ -153,7 +142,7 @@ def scan_event(scan: RepairScanState, event: Event, shapes: RepairShapes) -> Non
             scan.step, scan.open_step = None, False
             scan.pending.clear()
         case "assistant/message":
-            content = shapes.message_content(data)
+            content = shapes.message.content(data)
             for block in content if isinstance(content, tuple) else ():
                 if isinstance(block, JsonObject) and get(block, "type") == "tool-call":
                     call_id = _val(get(block, "id"))
@@ -165,7 +154,7 @@ def scan_event(scan: RepairScanState, event: Event, shapes: RepairShapes) -> Non
             if entry is not None:
                 scan.pending[key] = PendingCall(call_id=entry.call_id, step=entry.step, call_seq=event.seq)
         case "tool/result":
-            scan.pending.pop(call_key(shapes.result_call_id(event)), None)
+            scan.pending.pop(call_key(_val(shapes.message.call_id(data))), None)
         case _:
             pass
 

@@ -17,6 +17,7 @@ from typing import final
 
 from sessionspec.model.compaction.policy import compact_spec, routed_target, target_policy
 from sessionspec.model.compaction.retention import select_range
+from sessionspec.model.compaction.trigger_points import point_rules
 from sessionspec.model.deployment import Deployment
 from sessionspec.model.jsonval import get, json_eq
 from sessionspec.model.log import Dialect, Event
@@ -83,8 +84,10 @@ def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialec
     there, at ``seq``; NOTHING when none) is what ``compactIfNeeded(pressure)`` had to write
     (``expected``).  CMP-6 (A55; DIA-6 in D08) names a trigger point where compaction had to write
     (a prune pass or a bracket) and wrote nothing; CMP-8 one where it ran though the measurement was
-    below the threshold, had no range to compact, or summarized before the prune it must run first."""
-    where = "post-step (CMP-6)" if dialect is Dialect.A55 else "pre-step (DIA-6)"
+    below the threshold, had no range to compact, or summarized before the prune it must run first.  The point's
+    rule and name are the dialect's (:func:`sessionspec.model.compaction.trigger_points.point_rules`)."""
+    points = point_rules(dialect)
+    where = points.where
     figures = f"{expected.total} estimated tokens, threshold {expected.threshold} for {expected.target}"
     match expected.action, acted:
         case (Action.NOTHING, Action.NOTHING) | (Action.NO_RANGE, Action.NOTHING | Action.PRUNE) | (Action.PRUNE, Action.PRUNE):
@@ -92,9 +95,8 @@ def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialec
         case (Action.COMPACTION, Action.COMPACTION | Action.PRUNE):
             return None
         case (Action.PRUNE | Action.COMPACTION, Action.NOTHING):
-            rule = "CMP-6" if dialect is Dialect.A55 else "DIA-6"
             what = "a prune pass" if expected.action is Action.PRUNE else "a compaction"
-            return Rejected(rule=rule, seq=seq, reason=f"compaction had to run at this {where} point and wrote nothing ({figures}: {what} was due, {expected.detail})")
+            return Rejected(rule=points.rule, seq=seq, reason=f"compaction had to run at this {where} point and wrote nothing ({figures}: {what} was due, {expected.detail})")
         case (Action.NOTHING, _):
             return Rejected(rule="CMP-8", seq=seq, reason=f"compaction ran at a {where} point below its threshold ({figures})")
         case (Action.NO_RANGE, _):

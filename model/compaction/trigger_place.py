@@ -27,6 +27,7 @@ from sessionspec.model.compaction.records import CONTEXT_WINDOW_EXCEEDED
 from sessionspec.model.compaction.zero_retention import BracketPlace, zero_retention_rule
 from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get
 from sessionspec.model.log import Dialect, Event, surface_types
+from sessionspec.model.message_shape import message_content
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides
 
@@ -86,12 +87,8 @@ class TriggerPlace:
 
 
 def _tool_calls(event: Event, dialect: Dialect) -> int:
-    """The tool-call blocks of a message: A55 ``data.content``, D08 ``data.message.content`` (DIA-10)."""
-    match dialect:
-        case Dialect.A55:
-            content = get(event.data, "content")
-        case Dialect.D08:
-            content = get(get(event.data, "message"), "content")
+    """The tool-call blocks of a message (its content: :func:`sessionspec.model.message_shape.message_content`)."""
+    content = message_content(event, dialect)
     return sum(1 for b in content if get(b, "type") == "tool-call") if isinstance(content, tuple) else 0
 
 

@@ -1,7 +1,7 @@
 """The one place the loop's log rules are selected by dialect.
 
 :data:`A55` lists the A55 loop's definitions of every step a dialect modifies; :data:`D08` is A55 with the D08
-loop's: its message shapes (DIA-10), its step order (DIA-12: the entering messages and ``request/context`` after
+loop's: its message shapes (DIA-10, :func:`sessionspec.model.message_shape.message_shape`), its step order (DIA-12: the entering messages and ``request/context`` after
 ``step/start``, before dispatch), its retry inside the step (DIA-7: a failed finish is followed by the retry's
 message, whose usage is the retry's) and its cancelled streams (DIA-15).  The definitions never branch on the
 dialect: they call ``track.shapes.f``.
@@ -33,26 +33,7 @@ from sessionspec.model.loop_log.turn import (
     check_stepless_end,
     unrecorded_stream,
 )
-
-
-def a55_content(event: Event) -> Json | Absent:
-    return get(event.data, "content")
-
-
-def d08_content(event: Event) -> Json | Absent:
-    """DIA-10: the message is under ``data.message``."""
-    return get(get(event.data, "message"), "content")
-
-
-def a55_route(event: Event) -> tuple[Json | Absent, Json | Absent]:
-    provenance = get(event.data, "provenance")
-    return get(provenance, "provider"), get(provenance, "model")
-
-
-def d08_route(event: Event) -> tuple[Json | Absent, Json | Absent]:
-    """DIA-10: the route is the message's ``source {kind:"model", provider, model}``."""
-    source = get(get(event.data, "message"), "source")
-    return get(source, "provider"), get(source, "model")
+from sessionspec.model.message_shape import message_shape
 
 
 def a55_turn_closed(track: LoopTrack, t: TurnTrack, event: Event, kind: Json | Absent, reason: Json | Absent) -> None:
@@ -73,8 +54,7 @@ def no_prompt_first(track: LoopTrack, t: TurnTrack, event: Event) -> None:
 
 A55: Final = LoopShapes(
     dialect=Dialect.A55,
-    content_of=a55_content,
-    route_of=a55_route,
+    message=message_shape(Dialect.A55),
     entering_message=check_prompt_prefix,
     request_context=no_request_context,
     step_closed=unrecorded_stream,
@@ -87,8 +67,7 @@ A55: Final = LoopShapes(
 D08: Final = replace(
     A55,
     dialect=Dialect.D08,
-    content_of=d08_content,
-    route_of=d08_route,
+    message=message_shape(Dialect.D08),
     entering_message=check_entering_placement,
     request_context=check_request_context,
     step_closed=cancelled_visible_stream,

@@ -14,8 +14,8 @@ from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, deep_eq,
 from sessionspec.model.log import Event
 from sessionspec.model.loop_log.track import FAILED_FINISHES, LoopTrack, StepTrack, ToolBlock, same, show
 from sessionspec.model.loop_records import message_provenance, prefixed_content
+from sessionspec.model.message_shape import result_call_id
 from sessionspec.model.placeholder import is_placeholder
-from sessionspec.model.provenance import result_call_id
 from sessionspec.model.rules import decides
 
 
@@ -74,7 +74,7 @@ def record_message(track: LoopTrack, event: Event) -> None:
     st.message = True
     shapes = track.shapes
     if st.api:
-        st.blocks = tool_blocks(shapes.content_of(event))
+        st.blocks = tool_blocks(shapes.message.content(event.data))
         return
     interrupted = get(event.data, "interrupted") is True
     shapes.failed_finish_message(track, st, event)
@@ -86,7 +86,7 @@ def record_message(track: LoopTrack, event: Event) -> None:
         usage is ABSENT or st.attempt_usage is ABSENT or not deep_eq(usage, st.attempt_usage)
     ):
         track.report("LOOP-11", event, "usage differs from the step's last usage chunk")
-    blocks = tool_blocks(shapes.content_of(event))
+    blocks = tool_blocks(shapes.message.content(event.data))
     if interrupted and blocks:
         track.report("DIA-15", event, "interrupted assistant/message keeps tool-call blocks (a cancelled stream keeps its text/reasoning prefix only)")
     if st.finish == "max-tokens":
@@ -112,7 +112,7 @@ def check_provenance(track: LoopTrack, event: Event) -> None:
     routed = track.routed
     if routed is None:
         return
-    provider, model = track.shapes.route_of(event)
+    provider, model = track.shapes.message.route(event.data)
     if same(provider, routed[0]) and same(model, routed[1]) or any(is_placeholder(v) for v in routed):
         return
     track.report("LOOP-11", event, f"provenance {provider}/{model} differs from the routed header {routed[0]}/{routed[1]}")
@@ -167,7 +167,7 @@ def take_tool_call(track: LoopTrack, event: Event) -> None:
 @decides("LOOP-12")
 def take_tool_result(track: LoopTrack, event: Event) -> None:
     """LOOP-12: "Results keep model order; context that tools defer is appended after **all** results of the
-    batch" (a ``tool/result`` append; the call it answers is :func:`sessionspec.model.provenance.result_call_id`)."""
+    batch" (a ``tool/result`` append; the call it answers is :func:`sessionspec.model.message_shape.result_call_id`)."""
     st = track.step
     if st is None or st.api:
         return

@@ -14,6 +14,7 @@ from typing import Final, final
 
 from sessionspec.model.jsonval import ABSENT, Absent, Json, js_stringify, json_eq
 from sessionspec.model.log import Dialect, Event
+from sessionspec.model.message_shape import MessageShape
 from sessionspec.model.rejected import Rejected
 
 # (id, name, arguments) of a ``tool-call`` block, in content order.
@@ -94,8 +95,7 @@ class LoopShapes:
     whether a message-triggered step needs its prompt first (LOOP-3; D08: DIA-12)."""
 
     dialect: Dialect
-    content_of: Callable[[Event], Json | Absent]
-    route_of: Callable[[Event], tuple[Json | Absent, Json | Absent]]
+    message: MessageShape
     entering_message: Callable[[LoopTrack, Event], None]
     request_context: Callable[[LoopTrack, Event], None]
     step_closed: Callable[[LoopTrack, TurnTrack, StepTrack, Event], None]

@@ -1,10 +1,10 @@
 """The deployment's decisions over a log, run only when ``check`` is given the deployment's facts (issue 44).
 
 A driver of :mod:`sessionspec.model.compaction.obligation`: it folds the token meter over the log (the model's
-own fold, MTR-5..MTR-9, over the log's surface and reported usage), finds the points where
-``compactIfNeeded(pressure)`` runs (A55: the post-step, after a step's ``assistant/message`` and before its
-``step/end``, CMP-6; D08: the pre-step, before each ``step/start``, DIA-6) and what the log shows there (the
-first compaction event, or none), and asks the model whether that is what had to be written; each prune
+own fold, MTR-5..MTR-9, over the log's surface and reported usage), finds the points where ``compactIfNeeded``
+runs (the dialect's :func:`sessionspec.model.compaction.trigger_points.point_rules`: CMP-6's post-step or DIA-6's
+pre-step, CMP-7's overflow point) and what the log shows there (the first compaction event, or none), and asks
+the model whether that is what had to be written; each prune
 replacement and each prune pass is held to the configured thresholds (PRN-3, PRN-4), and a D08
 ``request/context`` to the context window the deployment declares for its model (CMP-8).  A point whose turn
 ends interrupted is not judged for a compaction that did not run (CMP-6: none runs once the signal is
@@ -20,7 +20,6 @@ from typing import final, overload
 
 from sessionspec.check.folds import AuditFold
 from sessionspec.check.surface_events import SurfaceEvents
-from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.jsonget import get
 from sessionspec.model.compaction.dialect import rules_of
 from sessionspec.model.compaction.obligation import (
@@ -34,7 +33,7 @@ from sessionspec.model.compaction.obligation import (
     pressure_expectation,
     prunable_results,
 )
-from sessionspec.model.compaction.records import CONTEXT_WINDOW_EXCEEDED
+from sessionspec.model.compaction.trigger_points import ABORTED_KINDS, OverflowTrack, point_rules
 from sessionspec.model.deployment import Deployment
 from sessionspec.model.header import header_holds_placeholder
 from sessionspec.model.jsonval import JsonObject
@@ -43,9 +42,6 @@ from sessionspec.model.meter import MeterState, fold_meter_event
 from sessionspec.model.placeholder import mentions_placeholder
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
-
-# The turn ends after which a compaction that did not run is not judged: the signal was aborted.
-_ABORTED_KINDS = frozenset({"interrupted", "aborted", "cancelled"})
 
 
 @final
@@ -110,13 +106,9 @@ class DeploymentFold(AuditFold):
         self.refused: Rejected | None = None
         # Surface events holding a placeholder (FMT-6): their price, so any measurement over them, is unknown.
         self.scrubbed: set[int] = set()
-        # A55 overflow points (CMP-7): the failure codes of the failed steps since the turn's last successful
-        # one (priorFailures, LOOP-14; None: not logged), the open step's logged failure and success, and the
-        # open point after a failed step's step/end (its code, and whether it is still undecided).
-        self.failures: list[str | None] = []
-        self.step_code: str | None = None
-        self.step_ok = False
-        self.overflow = False
+        # Where compactIfNeeded runs in this dialect, and the overflow points so far (CMP-7).
+        self.points = point_rules(dialect)
+        self.overflow = OverflowTrack()
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
         if self.stopped:
@@ -146,12 +138,11 @@ class DeploymentFold(AuditFold):
             self.end_pass()
         if prune:
             self.prune(event)
-        acts = prune or kind == self.bracket_start or kind == "compaction/prune"
-        if self.dialect is A55:
-            self.overflow_step(event, kind, acts)
-        if self.window and acts:
-            self.point(event, Action.PRUNE if kind != self.bracket_start else Action.COMPACTION)
-        elif self.window and kind == ("step/end" if self.dialect is A55 else "step/start"):
+        acted = Action.COMPACTION if kind == self.bracket_start else Action.PRUNE if prune or kind == "compaction/prune" else Action.NOTHING
+        self.overflow_point(event, acted)
+        if self.window and acted is not Action.NOTHING:
+            self.point(event, acted)
+        elif self.window and kind == self.points.closes:
             self.point(event, Action.NOTHING)
         if kind == "request/context":
             found = decide_logged_window(event, self.deployment)
@@ -159,15 +150,10 @@ class DeploymentFold(AuditFold):
                 self.findings.append(found)
         if kind == "turn/end":
             self.window = False
-            if get(get(event.data, "reason"), "kind") not in _ABORTED_KINDS:
+            if get(get(event.data, "reason"), "kind") not in ABORTED_KINDS:
                 self.findings.extend(self.unran)
             self.unran.clear()
-        elif self.dialect is A55:
-            # CMP-6: the post-step follows the step's message (and its results), before step/end.
-            if kind == "assistant/message":
-                self.window = True
-        elif kind in ("turn/start", "step/end"):
-            # DIA-6: the pre-step runs after turn/start (or the previous step/end), before step/start.
+        elif kind in self.points.opens:
             self.window = True
 
     def point(self, event: Event, acted: Action) -> None:
@@ -182,45 +168,16 @@ class DeploymentFold(AuditFold):
         if found is not None:
             (self.unran if acted is Action.NOTHING else self.findings).append(found)
 
-    def overflow_step(self, event: Event, kind: str, acts: bool) -> None:
-        """CMP-7 (A55): after a failed step's ``step/end`` the request-error listeners run, then the retry's
-        ``step/start`` or the turn's end.  The point is decided at its first compaction event, else where it
-        closes; it is judged only when the failure's code is logged (the step's error finish, else the turn's
-        error end) and so is every earlier failure's of the sequence."""
-        if self.overflow and (acts or kind in ("step/start", "turn/end")):
-            code = self.step_code
-            if code is None and kind == "turn/end":
-                reason = get(event.data, "reason")
-                logged = get(get(reason, "failure"), "code") if get(reason, "failure") is not ABSENT else get(reason, "code")
-                code = logged if isinstance(logged, str) else None
-            self.overflow = False
-            aborted = kind == "turn/end" and get(get(event.data, "reason"), "kind") in _ABORTED_KINDS
-            if code == CONTEXT_WINDOW_EXCEEDED and None not in self.failures and not aborted and not self.unknown_figure():
-                expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect,
-                                                self.failures.count(CONTEXT_WINDOW_EXCEEDED))
-                found = None if expected is None else decide_overflow_point(expected, Action.PRUNE if acts and kind != self.bracket_start
-                                                                            else Action.COMPACTION if acts else Action.NOTHING, event.seq)
-                if found is not None:
-                    self.findings.append(found)
-            # Recovery runs only for CONTEXT_WINDOW_EXCEEDED: a failure followed by a compaction was one.
-            self.failures.append(CONTEXT_WINDOW_EXCEEDED if code is None and acts else code)
-        match kind:
-            case "turn/start":
-                self.failures.clear()
-            case "step/start":
-                self.step_code, self.step_ok = None, False
-            case "assistant/chunk":
-                chunk = get(event.data, "chunk")
-                if get(chunk, "type") == "finish" and get(get(chunk, "reason"), "kind") == "error":
-                    finished = get(get(get(chunk, "reason"), "failure"), "code")
-                    self.step_code = finished if isinstance(finished, str) else None
-            case "assistant/message":
-                self.step_ok = True
-                self.failures.clear()
-            case "step/end":
-                self.overflow = not self.step_ok
-            case _:
-                pass
+    def overflow_point(self, event: Event, acted: Action) -> None:
+        """An overflow point the dialect's :class:`~sessionspec.model.compaction.trigger_points.PointRules` decides
+        here (CMP-7), judged unless a figure is unknown."""
+        point = self.points.overflow_step(self.overflow, event, acted is not Action.NOTHING)
+        if point is None or self.unknown_figure():
+            return
+        expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)
+        found = None if expected is None else decide_overflow_point(expected, acted, point.seq)
+        if found is not None:
+            self.findings.append(found)
 
     def unknown_figure(self) -> bool:
         """FMT-6: "no finding depends on" a placeholder; a scrubbed header or node makes the figure unknown."""

@@ -33,11 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, final
 
-from sessionspec.fast.constants import A55, ABSENT, D08
-from sessionspec.fast.jsonget import get
 from sessionspec.model.codec import SessionHeader
-from sessionspec.model.jsonval import Json, JsonObject
+from sessionspec.model.jsonval import Absent, Json
 from sessionspec.model.log import Dialect, Event
+from sessionspec.model.log_file import header_line_refused as refused_header_line
 from sessionspec.model.rejected import FailureKind
 
 # The findings that mark a hole the scan tolerates after the last turn/end.
@@ -78,43 +77,18 @@ class TurnEndLines:
         return self.before if self.latest == torn_line else self.latest
 
 
-def repair_walk_throws_on(event: Event, dialect: Dialect) -> bool:
-    """Whether the load's repair walk throws on this event (QF-13): an ``assistant/message`` whose
-    content (A55 ``data.content``; D08 ``data.message.content``, ``repair.ts`` line 55 at ``611615650f``,
-    DIA-10) is neither an array nor a string (JS iterates a string's characters), or an array holding ``null``."""
-    if event.type != "assistant/message":
-        return False
-    content = get(event.data, "content") if dialect is A55 else get(get(event.data, "message"), "content")
+def repair_walk_throws(content: Json | Absent) -> bool:
+    """Whether the load's repair walk throws on an ``assistant/message`` with this content (QF-13): its content as
+    the dialect's reader reads it (:func:`sessionspec.model.message_shape.message_content`; D08's
+    ``data.message.content``, ``repair.ts`` line 55 at ``611615650f``, DIA-10) is neither an array nor a string
+    (JS iterates a string's characters), or an array holding ``null``."""
     if isinstance(content, str):
         return False
-    return not isinstance(content, tuple) or any(block is None for block in content)
+    # ``in`` finds a null block without a generator: no other JSON value equals null.
+    return not isinstance(content, tuple) or None in content
 
 
-def _safe_non_negative(value: Json) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53 - 1
-
-
-def header_line_refused(header: SessionHeader | None, dialect: Dialect | None) -> str | None:
-    """QF-14: why the file load's ``isHeaderLine`` refuses this header line, or None (also for a file
-    without a header line, which is no session file the file load would read)."""
-    if header is None:
-        return None
-    value: JsonObject = header.value
-    if get(value, "type") != "session":
-        return "its type is not \"session\""
-    version = get(value, "version")
-    if not isinstance(version, (int, float)) or isinstance(version, bool):
-        return "no number version"
-    if not isinstance(get(value, "id"), str):
-        return "no string id"
-    for key in ("createdAt", "delegationDepth"):
-        field = get(value, key)
-        if field is ABSENT or not _safe_non_negative(field):
-            return f"no non-negative safe-integer {key}"
-    if dialect is D08:
-        origin, preset = get(value, "origin"), get(value, "agentPreset")
-        if origin is not ABSENT and origin != "subagent":
-            return "an origin other than \"subagent\""
-        if preset is not ABSENT and not isinstance(preset, str):
-            return "a non-string agentPreset"
-    return None
+def header_line_refused(header: SessionHeader | None, dialect: Dialect) -> str | None:
+    """QF-14: why the file load refuses this header line (:func:`sessionspec.model.log_file.header_line_refused`),
+    or None (also for a file without a header line, which is no session file the file load would read)."""
+    return None if header is None else refused_header_line(header.value, dialect)

@@ -25,7 +25,7 @@ from typing import Final, final
 from sessionspec.check.audit import Audit, audit_outcome
 from sessionspec.check.audited_prefix import PrefixTracker
 from sessionspec.check.chunk_run import ChunkRun
-from sessionspec.check.file_load import TurnEndLines, repair_walk_throws_on
+from sessionspec.check.file_load import TurnEndLines, repair_walk_throws
 from sessionspec.check.fold_loop import FoldLoop
 from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.line_table import LineTable
@@ -33,6 +33,7 @@ from sessionspec.fast.constants import A55, D08
 from sessionspec.fast.surface import may_carry_marker, with_markers
 from sessionspec.model.deployment import Deployment
 from sessionspec.model.log import Dialect, Event
+from sessionspec.model.message_shape import message_shape
 from sessionspec.model.migrate import NO_EVIDENCE, DialectEvidence, migrate_event
 from sessionspec.model.seed_log import first_live_seq
 
@@ -66,6 +67,8 @@ class LogPass:
         self.turn_ends = TurnEndLines()
         # Kept as arrays (an A55 log's every assistant message throws as D08 would read it).
         self.throws: dict[Dialect, array[int]] = {A55: array("q"), D08: array("q")}
+        # Each dialect's reader of a message's content (DIA-10), with the seqs its repair walk throws on.
+        self.walks = tuple((message_shape(dialect).content, throws) for dialect, throws in self.throws.items())
         self.last_end_seed = -1
         self.replay_script = True
         self.held: list[Event] = []
@@ -92,8 +95,9 @@ class LogPass:
         if marks:  # (most events are of a type that carries none: no call for them)
             self.evidence = with_markers(self.evidence, event)
         if kind == "assistant/message":
-            for dialect, throws in self.throws.items():
-                if repair_walk_throws_on(event, dialect):
+            data = event.data
+            for content_of, throws in self.walks:
+                if repair_walk_throws(content_of(data)):
                     throws.append(seq)
         if not self.prefix.take(seq, line, first_damage):
             return

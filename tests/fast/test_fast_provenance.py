@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from sessionspec.fast import provenance as fast
 from sessionspec.generate import generate_events
+from sessionspec.model import message_shape
 from sessionspec.model import provenance as model
 from sessionspec.model.jsonval import Json, JsonObject, freeze
 from sessionspec.model.log import Dialect, Event, make_event
@@ -136,4 +137,4 @@ def test_the_call_key_twin_keys_any_id_as_the_model(call_id: Json) -> None:
     {"callId": json_values(1), "message": st.fixed_dictionaries({"source": st.fixed_dictionaries({"callId": json_values(1)})})})))
 def test_the_result_call_id_twin_reads_any_result_as_the_model(dialect: Dialect, data: object) -> None:
     result = make_event("tool/result", seq=1, time=0, data=freeze(data))
-    assert fast.result_call_id(result, dialect) == model.result_call_id(result, dialect)
+    assert fast.result_call_id(result, dialect) == message_shape.result_call_id(result, dialect)

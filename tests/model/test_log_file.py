@@ -9,6 +9,7 @@ The reader here is the test's own (the checker's is ``sessionspec/check/logfile.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pytest
@@ -16,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionspec.model.codec import SessionHeader, decode_record, parse_value
-from sessionspec.model.log import Event
-from sessionspec.model.log_file import check_not_empty, header_line, not_utf8, unreadable_line
+from sessionspec.model.jsonval import JsonObject, freeze
+from sessionspec.model.log import Dialect, Event
+from sessionspec.model.log_file import check_not_empty, header_line, header_line_refused, not_utf8, unreadable_line
 from sessionspec.model.rejected import Rejected
 from tests.support import generated_log, read_events
 
@@ -109,3 +111,56 @@ def test_a_torn_last_line_is_a_quirk_and_a_broken_one_with_its_newline_is_refuse
     torn = raw[:-1][: -10]
     assert _rules(torn) == ["QF-15"]
     assert _rules(torn + b"\n") == ["FMT-1"]
+
+
+# ---------------------------------------------------------------- QF-14: the header line the file load takes
+
+def _header(**changes: object) -> JsonObject:
+    value = json.loads(HEADER)
+    value.update(changes)
+    frozen = freeze({k: v for k, v in value.items() if v is not _DROP})
+    assert isinstance(frozen, JsonObject)
+    return frozen
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_QF_14_the_header_line_the_store_writes_is_taken(dialect: Dialect) -> None:
+    """``toHeaderLine`` writes every key ``isHeaderLine`` requires (``delegationDepth ?? 0``)."""
+    assert header_line_refused(_header(), dialect) is None
+    assert header_line_refused(_header(createdAt=2**53 - 1, delegationDepth=2**53 - 1, version=0.5), dialect) is None
+
+
+@pytest.mark.parametrize(("changes", "why"), [
+    ({"type": "other"}, "its type is not \"session\""),
+    ({"version": "0"}, "no number version"),
+    ({"version": True}, "no number version"),
+    ({"id": 7}, "no string id"),
+    ({"createdAt": _DROP}, "no non-negative safe-integer createdAt"),
+    ({"createdAt": -1}, "no non-negative safe-integer createdAt"),
+    ({"createdAt": 2**53}, "no non-negative safe-integer createdAt"),
+    ({"createdAt": 1.5}, "no non-negative safe-integer createdAt"),
+    ({"delegationDepth": _DROP}, "no non-negative safe-integer delegationDepth"),
+    ({"delegationDepth": False}, "no non-negative safe-integer delegationDepth"),
+])
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_QF_14_a_header_line_without_a_required_key_is_refused_by_the_file_load(changes: dict[str, object], why: str, dialect: Dialect) -> None:
+    """``isHeaderLine`` (``format.ts`` lines 79-93 at ``a55f148516``): a number ``version``, a string ``id``, and
+    ``createdAt`` and ``delegationDepth`` non-negative safe integers."""
+    assert header_line_refused(_header(**changes), dialect) == why
+
+
+@pytest.mark.parametrize(("changes", "why"), [
+    ({"origin": "subagent"}, None),
+    ({"origin": "cli"}, "an origin other than \"subagent\""),
+    ({"agentPreset": "coder"}, None),
+    ({"agentPreset": 3}, "a non-string agentPreset"),
+    ({"origin": "subagent", "agentPreset": None}, "a non-string agentPreset"),
+])
+def test_QF_14_only_the_d08_load_bounds_origin_and_agent_preset(changes: dict[str, object], why: str | None) -> None:
+    """D08's ``isHeaderLine`` (lines 89-107 at ``611615650f``) also bounds ``origin`` and ``agentPreset``; A55's
+    reads neither."""
+    assert header_line_refused(_header(**changes), Dialect.D08) == why
+    assert header_line_refused(_header(**changes), Dialect.A55) is None

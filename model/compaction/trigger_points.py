@@ -25,8 +25,10 @@ from sessionspec.model.jsonval import ABSENT, get
 from sessionspec.model.log import Dialect, Event
 
 # The turn ends after which a compaction that did not run is not judged: the signal was aborted (CMP-6, CMP-7:
-# "unless the signal is already aborted"), and where the abort landed is not logged.
-ABORTED_KINDS: Final = frozenset({"interrupted", "aborted", "cancelled"})
+# "unless the signal is already aborted"), and where the abort landed is not logged.  A disposal aborts the turn's
+# signal too (harness a55f148516 packages/core/agent-loop/src/cancellation.ts `TurnCancellation.request` with
+# DISPOSED_INTERRUPT_REASON; loop.ts `interruptionTurnEndReason` then ends the turn `disposed`).
+ABORTED_KINDS: Final = frozenset({"interrupted", "aborted", "disposed"})
 
 
 @dataclass(slots=True)

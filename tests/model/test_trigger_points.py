@@ -115,6 +115,17 @@ def test_CMP_7_a_turn_end_closes_the_point_with_the_code_it_logs(reason: object,
     assert (steps.take("turn/end", {"reason": reason}) is not None) is point
 
 
+@pytest.mark.parametrize(("kind", "point"), [("aborted", False), ("interrupted", False), ("disposed", False),
+                                           ("completed", True), ("max-tokens", True)])
+def test_CMP_7_a_logged_overflow_in_a_turn_whose_signal_was_aborted_is_no_point(kind: str, point: bool) -> None:
+    """The step logged ``CONTEXT_WINDOW_EXCEEDED``; the turn then ends.  A disposal aborts the turn's signal as a
+    user's or parent's abort does (harness a55f148516 agent-loop/src/cancellation.ts ``TurnCancellation.request``
+    with DISPOSED_INTERRUPT_REASON), so ``disposed`` closes no point, as ``aborted`` and ``interrupted`` do."""
+    steps = Steps()
+    steps.failed_step()
+    assert (steps.take("turn/end", {"reason": {"kind": kind}}) is not None) is point
+
+
 def test_CMP_7_only_an_error_finish_logs_the_step_s_failure() -> None:
     """A finish chunk whose reason is no error (a retry that streamed to its end) logs no failure code."""
     steps = Steps()

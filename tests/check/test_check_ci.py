@@ -159,6 +159,10 @@ def test_exclude_leaves_out_what_a_walk_finds(tmp_path: Path, monkeypatch: pytes
         assert code == 0 and err == "" and out.splitlines()[-1].startswith("checked 1 file: 1 valid"), pattern
     code, out, _ = _run(capsys, "--exclude", "ralph-loop", "logs/ralph-loop/session.1.jsonl")
     assert code == 4
+    # Everything a walk finds left out: no file to check (exit 2), and the message says the exclusion did it.
+    code, out, err = _run(capsys, "--exclude", "*.jsonl", "logs")
+    assert code == 2 and out == ""
+    assert err == "sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under logs: the 3 found are all left out by --exclude or the configuration's exclude\n"
     (tmp_path / "pyproject.toml").write_text('[tool.sessionspec]\nexclude = ["logs/ralph-loop"]\n', encoding="utf-8")
     assert _run(capsys, "logs")[0] == 0
 

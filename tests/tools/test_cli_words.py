@@ -100,6 +100,16 @@ def test_generate_draws_a_bar_of_the_events_on_a_terminal(tmp_path: Path, monkey
     assert re.fullmatch(rf"sessionspec generate: wrote \d+ events in {len(lines)} lines to {re.escape(str(out))} \(seed 0\)\n", last), last
 
 
+def test_generate_draws_no_bar_over_a_log_written_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log to standard output, itself the terminal: a bar redrawn between its lines would garble them."""
+    screen = _Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setattr(sys, "stdout", screen)
+    assert main(["generate", "--events", "400"]) == 0
+    assert "events 100%" not in screen.text and "[" + "#" * 30 + "]" not in screen.text
+    assert screen.text.startswith("{") and all(line.startswith("{") for line in screen.text.splitlines())
+
+
 def test_generate_is_silent_off_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["generate", "--events", "100", "--out", str(tmp_path / "g.jsonl")]) == 0
     assert capsys.readouterr().err == ""

@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text",
                         help="text: a table per workload and what it concludes; markdown: the same as markdown tables; json: "
                              "the rows and conclusions (docs/schemas/economics.v1.schema.json); html: one page with the conclusions, "
-                             "the designs, the tables and the token charts (seed 1's scenario; designs whose charts are the same bars, or within 1%, share one)")
+                             "the designs, the tables and the token charts (seed 1's scenario; designs whose charts are the same bars, or within 1%%, share one)")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout (default: stdout; missing directories are created)")
     add_verbosity(parser, quiet="text and markdown: the tables alone, without the conclusions",
                   verbose="text and markdown: also one sentence per design saying what it does with the opener")

@@ -8,6 +8,7 @@ message the fold did not take (LOOP-3: no prompt before the turn's steps)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -279,6 +280,26 @@ def test_one_large_file_gets_a_bar_of_the_bytes_read(tmp_path: Path, monkeypatch
     assert capsys.readouterr().out.startswith(f"{SAMPLE}: valid")
     terminal.text = ""
     assert main(["check", "-q", str(SAMPLE)]) == 0 and terminal.text == ""
+
+
+def test_the_bytes_bar_starts_at_4_mib_of_one_local_file_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The threshold itself (sparse files: only their size is read): one file of 4 MiB gets a bar of its bytes,
+    one byte less none; never for two files (the bar of files decides), stdin, or off a terminal."""
+    from sessionspec.check.command import BYTES_BAR_MIN, _bytes_bar
+
+    assert BYTES_BAR_MIN == 4 * 1024 * 1024  # docs/cli.md and check --help say 4 MiB
+    large, small = tmp_path / "large.jsonl", tmp_path / "small.jsonl"
+    with large.open("wb") as handle:
+        handle.truncate(BYTES_BAR_MIN)
+    with small.open("wb") as handle:
+        handle.truncate(BYTES_BAR_MIN - 1)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    drawn = _bytes_bar([str(large)], True)
+    assert drawn is not None and drawn[0] == str(large) and drawn[1].total == BYTES_BAR_MIN and drawn[1].unit == "bytes"
+    assert _bytes_bar([str(small)], True) is None and _bytes_bar([str(large)], False) is None
+    assert _bytes_bar([str(large), str(small)], True) is None and _bytes_bar(["-"], True) is None
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _bytes_bar([str(large)], True) is None
 
 
 # --------------------------------------------------------------------------- the same documents with --dask

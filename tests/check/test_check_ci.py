@@ -108,6 +108,23 @@ def test_ignoring_a_rule_hides_its_findings_and_decides_on_the_rest(tmp_path: Pa
     assert out.count("[follows from SURF-3 at line") == 3
 
 
+def test_a_checker_limit_cannot_be_ignored_into_a_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-events 100 stops reading the broken sample at line 80 (FMT-1, a limit), after SURF-3 and its three
+    LOOP-3 (invalid); ignoring every rule leaves out those four, never the limit: the file was not read to its end,
+    so it is unknown (exit 4), not valid."""
+    path, line = _bad_prompt(tmp_path)
+    code, out, _ = _run(capsys, "--max-events", "100", "--format", "json", str(path))
+    record = json.loads(out.splitlines()[0])
+    assert code == 1 and record["verdict"] == "invalid"
+    assert [(f["rule"], f["line"], f["kind"]) for f in record["findings"]] == [("SURF-3", line, "invalid")] + [
+        ("LOOP-3", n, "invalid") for n in (40, 50, 69)] + [("FMT-1", 80, "limit")]
+    for ignore in ("ALL", "FMT,SURF,LOOP"):
+        code, out, _ = _run(capsys, "--max-events", "100", "--ignore", ignore, "--format", "json", str(path))
+        record = json.loads(out.splitlines()[0])
+        assert code == 4 and record["verdict"] == "unknown" and record["reason"].startswith("limit: FMT-1: more than 100 events")
+        assert [f["rule"] for f in record["findings"]] == ["FMT-1"] and record["ignored"] == 4
+
+
 def test_an_unknown_selector_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "--ignore", "NOPE-1", str(GOOD))
     assert code == 2 and out == "" and "--ignore: 'NOPE-1' names no rule, area or quirk" in err and "SURF" in err

@@ -7,7 +7,9 @@ import argparse
 import html
 import json
 import sys
-from typing import Final
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, final
 
 from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
 from sessionspec.designs import (
@@ -55,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown", "json", "html"), default="text",
                         help="text: a table per workload and what it concludes; markdown: the same as markdown tables; json: "
                              "the rows and conclusions (docs/schemas/economics.v1.schema.json); html: one page with the conclusions, "
-                             "the designs, the tables and the token charts (seed 1's scenario; designs whose charts are equal share one)")
+                             "the designs, the tables and the token charts (seed 1's scenario; designs whose charts are the same bars, or within 1%%, share one)")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout (default: stdout; missing directories are created)")
     add_verbosity(parser, quiet="text and markdown: the tables alone, without the conclusions",
                   verbose="text and markdown: also one sentence per design saying what it does with the opener")
@@ -139,23 +141,56 @@ td:first-child,th:first-child{text-align:left} th[title]{text-decoration:underli
 """
 
 
-def chart_groups(workload: Workload, model: CacheModel, notice_chars: int | None) -> list[tuple[list[Design], list[Bar]]]:
-    """The designs of a workload whose charts are the same bars (seed 1's scenario) as one group each, in design order."""
-    groups: list[tuple[list[Design], list[Bar]]] = []
+NEAR: Final = 0.01  # charts whose every segment is within this share of the tallest bar read the same: one is drawn
+
+
+def nearly_the_same(a: Sequence[Bar], b: Sequence[Bar]) -> bool:
+    """Would the two charts look the same: as many bars, the same markers, and every segment (prefix read and
+    full price, cache read, new) of each bar within :data:`NEAR` of the tallest bar of either chart?"""
+    if len(a) != len(b) or any(x.markers != y.markers for x, y in zip(a, b)):
+        return False
+    tallest = max((bar.input for bar in (*a, *b)), default=0)
+    return all(abs(getattr(x, part) - getattr(y, part)) <= NEAR * tallest
+               for x, y in zip(a, b) for part in ("prefix_read", "prefix_full", "cache_read", "new"))
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ChartGroup:
+    """Designs of a workload drawn as one chart: the first design's bars; ``exact`` when every design's bars are
+    those, else each is :func:`nearly_the_same` as them."""
+
+    designs: tuple[Design, ...]
+    bars: tuple[Bar, ...]
+    exact: bool
+
+    def title(self, workload: Workload) -> str:
+        names = [DESIGN_TITLES[d].split(" ", 1)[0] for d in self.designs]
+        if len(names) == 1:
+            return f"{DESIGN_TITLES[self.designs[0]]}, opener {workload.value}"
+        how = "the same requests" if self.exact else f"nearly the same: within {NEAR:.0%}"
+        return f"{', '.join(names)} ({how}), opener {workload.value}"
+
+
+def chart_groups(workload: Workload, model: CacheModel, notice_chars: int | None) -> list[ChartGroup]:
+    """The designs of a workload whose charts are the same bars, or nearly (seed 1's scenario), as one group each,
+    in design order."""
+    groups: list[ChartGroup] = []
     for design in Design:
-        bars = design_bars(workload, design, model, notice_chars)
-        same = next((g for g in groups if g[1] == bars), None)
-        if same is not None:
-            same[0].append(design)
+        bars = tuple(design_bars(workload, design, model, notice_chars))
+        index = next((i for i, g in enumerate(groups) if nearly_the_same(g.bars, bars)), None)
+        if index is None:
+            groups.append(ChartGroup(designs=(design,), bars=bars, exact=True))
         else:
-            groups.append(([design], bars))
+            group = groups[index]
+            groups[index] = ChartGroup(designs=(*group.designs, design), bars=group.bars, exact=group.exact and bars == group.bars)
     return groups
 
 
 def economics_html(results: tuple[DesignResult, ...], model: CacheModel, notice_chars: int | None) -> str:
     """One self-contained page (no script, no network): what it concludes per workload, a sentence per design,
     what the columns mean and the page's one legend, then per workload the table of every design and the token
-    charts for the scenario of seed 1 in a grid, designs whose charts are equal sharing one."""
+    charts for the scenario of seed 1 in a grid, designs whose charts are the same bars, or within 1% (:func:`nearly_the_same`), sharing one."""
     parts = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>sessionspec economics</title>",
              f"<style>{_CSS}</style></head><body>",
              f"<h1>sessionspec economics: the session-prefix design against its alternatives</h1>"
@@ -180,13 +215,12 @@ def economics_html(results: tuple[DesignResult, ...], model: CacheModel, notice_
             parts.append(f"<tr><td>{html.escape(DESIGN_TITLES[r.design])}</td>"
                          + "".join(f"<td>{v}</td>" for v in _row(r, effective_cost(r, model))) + "</tr>")
         parts.append("</table><div class=\"charts\">")
-        for designs, bars in chart_groups(workload, model, notice_chars):
-            names = ", ".join(DESIGN_TITLES[d] for d in designs)
-            chart_id = f"chart-{workload.name.lower()}-{designs[0].name.lower()}"
-            title = (f"{names}, opener {workload.value}" if len(designs) == 1
-                     else f"{', '.join(DESIGN_TITLES[d].split(' ', 1)[0] for d in designs)} (the same requests), opener {workload.value}")
-            parts.append(f"<div class=\"chart\" data-designs=\"{' '.join(d.name for d in designs)}\" data-workload=\"{workload.name}\" "
-                         f"title=\"{html.escape(names)}\">" + svg_chart(bars, title=title, chart_id=chart_id, width=640) + "</div>")
+        for group in chart_groups(workload, model, notice_chars):
+            names = ", ".join(DESIGN_TITLES[d] for d in group.designs)
+            chart_id = f"chart-{workload.name.lower()}-{group.designs[0].name.lower()}"
+            parts.append(f"<div class=\"chart\" data-designs=\"{' '.join(d.name for d in group.designs)}\" data-workload=\"{workload.name}\" "
+                         f"data-exact=\"{str(group.exact).lower()}\" title=\"{html.escape(names)}\">"
+                         + svg_chart(list(group.bars), title=group.title(workload), chart_id=chart_id, width=640) + "</div>")
         parts.append("</div>")
     parts.append("</body></html>\n")
     return "".join(parts)

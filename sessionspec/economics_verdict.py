@@ -57,7 +57,8 @@ def _why(winner: DesignResult, dearest: DesignResult) -> str:
         notice = " (it restates the opener in a notice)" if dearest.design is Design.FROZEN_PREFIX_NOTICE else ""
         reasons.append((extra, f"{extra} fewer input tokens than {other}{notice}"))
     if dearest.header_changes > winner.header_changes == 0:
-        reasons.append((0, f"no envelope change inside an instance ({other}: {dearest.header_changes} change headers)"))
+        plural = "s" if dearest.header_changes != 1 else ""
+        reasons.append((0, f"no envelope change inside an instance ({other}: {dearest.header_changes} change header{plural})"))
     reasons.sort(key=lambda reason: -reason[0])
     return " and ".join(text for _, text in reasons[:2]) or "the same tokens sent"
 
@@ -69,8 +70,11 @@ def conclusion(workload: Workload, results: Sequence[DesignResult], model: Cache
     winners = [r for r in rows if _cost(r, model) <= cheapest * (1 + TIE)]
     dearest = rows[-1]
     verb = "wins" if len(winners) == 1 else "win"
-    said = (f"Opener {workload.value}: on cost {_names(winners)} {verb} ({cheapest:.0f}, against {_cost(dearest, model):.0f} "
-            f"for {_names([dearest])}): {_why(winners[0], dearest)}")
+    if len(winners) == len(rows):  # no dearer design to set them apart from
+        said = f"Opener {workload.value}: on cost no design wins: {_names(winners)} cost the same ({cheapest:.0f})"
+    else:
+        said = (f"Opener {workload.value}: on cost {_names(winners)} {verb} ({cheapest:.0f}, against {_cost(dearest, model):.0f} "
+                f"for {_names([dearest])}): {_why(winners[0], dearest)}")
     fresh = [r for r in rows if r.stale_requests == 0]
     if len(fresh) == len(rows):
         return said + "; on staleness no design sends a stale opener."

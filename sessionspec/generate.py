@@ -372,7 +372,9 @@ def run(args: argparse.Namespace) -> int:
     if args.events < 1:
         print("sessionspec generate: --events must be at least 1", file=sys.stderr)
         return 2
-    bar = ProgressBar(stream=sys.stderr, total=args.events, unit="events") if not args.quiet and on_terminal() else None
+    # No bar when the log itself goes to the terminal: its lines and the redrawn bar would mix on the screen.
+    to_screen = args.out == "-" and on_terminal(sys.stdout)
+    bar = ProgressBar(stream=sys.stderr, total=args.events, unit="events") if not args.quiet and on_terminal() and not to_screen else None
     written: list[int] = [0]
 
     def progress(done: int) -> None:

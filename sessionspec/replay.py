@@ -117,6 +117,8 @@ class ReplayReport:
     verdict: str = "valid"  # check's verdict on the log (valid, invalid, unknown)
     # Where the log stops being a valid loop log (check's first finding): the events above end before it.
     stop: StopPoint | None = None
+    # How many loop requests were rebuilt, when ``requests`` holds fewer (``--request N``); None: all of them.
+    rebuilt: int | None = None
 
 
 def _leading_shared(a: Sequence[Json], b: Sequence[Json]) -> int:
@@ -309,7 +311,8 @@ def stop_sentence(report: ReplayReport) -> str:
     assert stop is not None
     where = f"line {stop.finding.line}" if stop.finding.line is not None else "the file as a whole"
     kind = "stops being a valid loop log" if stop.finding.kind.value == "invalid" else "is undecided from here (a limit of sessionspec)"
-    return (f"the log {kind} at {where} ({stop.finding.rule}): the {len(report.requests)} request(s) above are rebuilt "
+    rebuilt = len(report.requests) if report.rebuilt is None else report.rebuilt
+    return (f"the log {kind} at {where} ({stop.finding.rule}): the {rebuilt} request(s) before it are rebuilt "
             f"from its first {stop.events_rebuilt} events; nothing after it is")
 
 

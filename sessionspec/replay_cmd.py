@@ -97,12 +97,13 @@ def run(args: argparse.Namespace) -> int:
         line = source.line_of(report.seq)
         return _fail(f"{source.name}:{'?' if line is None else line}: {report}", 1)
     report = replace(report, verdict=source.report.verdict.value, stop=source.stop)
+    rebuilt = len(report.requests)
     if args.request is not None:
-        if args.request > len(report.requests):
+        if args.request > rebuilt:
             stopped = f"; {stop_sentence(report)}" if report.stop is not None else ""
-            return _fail(f"--request {args.request} out of range (the log has {len(report.requests)} request(s){stopped})", 2)
-        report = replace(report, requests=(report.requests[args.request - 1],))
-    note = _verdict_note(source, len(report.requests))
+            return _fail(f"--request {args.request} out of range (the log has {rebuilt} request(s){stopped})", 2)
+        report = replace(report, requests=(report.requests[args.request - 1],), rebuilt=rebuilt)
+    note = _verdict_note(source, rebuilt)
     if note is not None and not args.quiet:
         print(f"sessionspec replay: {note}", file=sys.stderr)
     match args.format:

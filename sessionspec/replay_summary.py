@@ -92,8 +92,10 @@ def overview_html(report: ReplayReport, costs: SessionCosts) -> str:
     parts.append(_row("cost", "cost", f"{costs.cost:,.0f}", f"full-price tokens: full price + {m.read_price} x cache reads"))
     parts.append(_row("no-cache", "without a cache", f"{costs.no_cache_cost:,.0f}",
                       f"every token at full price: the cache saves {saved_by_cache:,.0f} ({_percent(saved_by_cache, costs.no_cache_cost)})"))
-    parts.append(_row("no-prefix", "without the session prefix", f"{costs.no_prefix_cost:,.0f}",
-                      f"the same requests without their prefix messages: the prefix costs {prefix_extra:,.0f} "
-                      f"({_percent(prefix_extra, costs.no_prefix_cost)} more: its own tokens, and the cache reads lost where it changes)"))
+    without = (f"the same requests without their prefix messages: the prefix costs {prefix_extra:,.0f} "
+               f"({_percent(prefix_extra, costs.no_prefix_cost)} more: its own tokens, and the cache reads lost where it changes)"
+               if costs.prefix_tokens else
+               "the same: no request carries a session prefix (D08 has none, DIA-8; or the messagePrefix is empty)")
+    parts.append(_row("no-prefix", "without the session prefix", f"{costs.no_prefix_cost:,.0f}", without))
     parts.append("</dl></section>")
     return "".join(parts)

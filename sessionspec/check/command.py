@@ -197,14 +197,23 @@ def _settings(args: argparse.Namespace) -> tuple[Selection, Exclusion] | str:
     return Selection(select=select, ignore=ignore), exclusion(args.exclude, config)
 
 
-def _walked(paths: Sequence[str], excluded: Exclusion) -> Iterator[LogPath]:
+def _walked(paths: Sequence[str], excluded: Exclusion, left_out: list[int]) -> Iterator[LogPath]:
     """The files to check: each argument as given or walked, less what a walk found that ``excluded`` matches
-    (a file named on the command line is always checked, as in ruff)."""
+    (a file named on the command line is always checked, as in ruff), counted in ``left_out[0]``."""
     for path in paths:
         for item in iter_log_paths([path]):
             if excluded and item != path and excluded.excludes(item.path if isinstance(item, Unlistable) else item):
+                left_out[0] += 1
                 continue
             yield item
+
+
+def _nothing_to_check(paths: Sequence[str], left_out: int) -> int:
+    """Exit 2 when no file is left to check, saying why: none found, or every one found left out."""
+    why = (f": the {left_out} found {'are' if left_out != 1 else 'is'} all left out by --exclude or the configuration's "
+           "exclude" if left_out else "")
+    print(f"sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under {escape_text(' '.join(paths))}{why}", file=sys.stderr)
+    return 2
 
 
 def _unknown_hint(summary: Summary) -> None:
@@ -242,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
     out: TextIO = sys.stdout
     wants_bar = not args.no_progress and not args.quiet and on_terminal()
     # The bar needs the total, so the paths are listed first only when it is drawn.
-    log_paths: Iterable[LogPath] = list(_walked(paths, excluded)) if wants_bar else _walked(paths, excluded)
+    left_out = [0]
+    log_paths: Iterable[LogPath] = list(_walked(paths, excluded, left_out)) if wants_bar else _walked(paths, excluded, left_out)
     bar = _progress_bar(log_paths, wants_bar) if isinstance(log_paths, list) else None
     one_large = _bytes_bar(log_paths, wants_bar) if isinstance(log_paths, list) else None
     if one_large is not None:
@@ -273,8 +283,7 @@ def run(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.clear()
     if summary.files == 0:
-        print(f"sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under {escape_text(' '.join(paths))}", file=sys.stderr)
-        return 2
+        return _nothing_to_check(paths, left_out[0])
     undecided = not_decided(template.deployment is not None)
     out.write(document.finish(output.summary_record(summary, undecided)) if document is not None
               else output.summary_line(summary, args.format, undecided, args.verbose))
@@ -296,7 +305,10 @@ def _run_dask(args: argparse.Namespace, paths: list[str], template: Task, exclud
     from sessionspec.check.dask_run import expand_paths, run_dask  # the optional extra, imported only when asked for
 
     if excluded:
-        listed = [item for item in expand_paths(paths) if not (isinstance(item, str) and item not in paths and excluded.excludes(item))]
+        found = expand_paths(paths)
+        listed = [item for item in found if not (isinstance(item, str) and item not in paths and excluded.excludes(item))]
+        if found and not listed:
+            return _nothing_to_check(paths, len(found))
         paths = [item.path if isinstance(item, Unlistable) else item for item in listed]
     if document is None:
         return run_dask(args.dask, paths, template, args.format, args.quiet, args.jobs, sys.stdout)

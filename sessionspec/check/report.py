@@ -173,10 +173,12 @@ class FileReport:
 
     def selected(self, keep: Callable[[str], bool]) -> FileReport:
         """The report of a run that shows only the findings whose rule ``keep`` keeps (``--select``,
-        ``--ignore``): the verdict decided again from them (:func:`decide`), the others counted."""
+        ``--ignore``): the verdict decided again from them (:func:`decide`), the others counted.  A ``limit``
+        or ``bug`` finding is always kept: it says what sessionspec could not decide, not what the log breaks,
+        so leaving it out would call a log valid that was never read to its end."""
         if self.verdict is Verdict.UNREADABLE:
             return self
-        shown = tuple(f for f in self.findings if keep(f.rule))
+        shown = tuple(f for f in self.findings if f.kind is not FailureKind.INVALID or keep(f.rule))
         if len(shown) == len(self.findings):
             return self
         verdict, reason = decide(shown, self.outside)

@@ -5,7 +5,10 @@ or one ID (``SURF-3``, ``Q-17``), in any case.  As in ruff, the most specific se
 rule decides: ``--select SURF --ignore SURF-3`` reports every SURF rule but SURF-3, ``--select SURF-3 --ignore
 SURF`` reports SURF-3 alone; with no ``--select`` every rule is selected.  A finding left out is not shown and
 does not count for the verdict: the file is judged on the findings shown (:meth:`FileReport.selected`), and its
-report says how many were left out, so a run can never look cleaner than it is without saying so.
+report says how many were left out, so a run can never look cleaner than it is without saying so.  Only findings
+of the log (kind ``invalid``) are selected: a ``limit`` or ``bug`` finding says what sessionspec could not decide,
+and stays whatever the selectors say (an ignored ``--max-events`` limit would call a log valid that was never read
+to its end).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ message the fold did not take (LOOP-3: no prompt before the turn's steps)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -107,6 +108,23 @@ def test_ignoring_a_rule_hides_its_findings_and_decides_on_the_rest(tmp_path: Pa
     assert out.count("[follows from SURF-3 at line") == 3
 
 
+def test_a_checker_limit_cannot_be_ignored_into_a_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-events 100 stops reading the broken sample at line 80 (FMT-1, a limit), after SURF-3 and its three
+    LOOP-3 (invalid); ignoring every rule leaves out those four, never the limit: the file was not read to its end,
+    so it is unknown (exit 4), not valid."""
+    path, line = _bad_prompt(tmp_path)
+    code, out, _ = _run(capsys, "--max-events", "100", "--format", "json", str(path))
+    record = json.loads(out.splitlines()[0])
+    assert code == 1 and record["verdict"] == "invalid"
+    assert [(f["rule"], f["line"], f["kind"]) for f in record["findings"]] == [("SURF-3", line, "invalid")] + [
+        ("LOOP-3", n, "invalid") for n in (40, 50, 69)] + [("FMT-1", 80, "limit")]
+    for ignore in ("ALL", "FMT,SURF,LOOP"):
+        code, out, _ = _run(capsys, "--max-events", "100", "--ignore", ignore, "--format", "json", str(path))
+        record = json.loads(out.splitlines()[0])
+        assert code == 4 and record["verdict"] == "unknown" and record["reason"].startswith("limit: FMT-1: more than 100 events")
+        assert [f["rule"] for f in record["findings"]] == ["FMT-1"] and record["ignored"] == 4
+
+
 def test_an_unknown_selector_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "--ignore", "NOPE-1", str(GOOD))
     assert code == 2 and out == "" and "--ignore: 'NOPE-1' names no rule, area or quirk" in err and "SURF" in err
@@ -159,6 +177,10 @@ def test_exclude_leaves_out_what_a_walk_finds(tmp_path: Path, monkeypatch: pytes
         assert code == 0 and err == "" and out.splitlines()[-1].startswith("checked 1 file: 1 valid"), pattern
     code, out, _ = _run(capsys, "--exclude", "ralph-loop", "logs/ralph-loop/session.1.jsonl")
     assert code == 4
+    # Everything a walk finds left out: no file to check (exit 2), and the message says the exclusion did it.
+    code, out, err = _run(capsys, "--exclude", "*.jsonl", "logs")
+    assert code == 2 and out == ""
+    assert err == "sessionspec check: no session-log files (*.jsonl, *.jsonl.zst) under logs: the 3 found are all left out by --exclude or the configuration's exclude\n"
     (tmp_path / "pyproject.toml").write_text('[tool.sessionspec]\nexclude = ["logs/ralph-loop"]\n', encoding="utf-8")
     assert _run(capsys, "logs")[0] == 0
 
@@ -275,6 +297,26 @@ def test_one_large_file_gets_a_bar_of_the_bytes_read(tmp_path: Path, monkeypatch
     assert capsys.readouterr().out.startswith(f"{SAMPLE}: valid")
     terminal.text = ""
     assert main(["check", "-q", str(SAMPLE)]) == 0 and terminal.text == ""
+
+
+def test_the_bytes_bar_starts_at_4_mib_of_one_local_file_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The threshold itself (sparse files: only their size is read): one file of 4 MiB gets a bar of its bytes,
+    one byte less none; never for two files (the bar of files decides), stdin, or off a terminal."""
+    from sessionspec.check.command import BYTES_BAR_MIN, _bytes_bar
+
+    assert BYTES_BAR_MIN == 4 * 1024 * 1024  # docs/cli.md and check --help say 4 MiB
+    large, small = tmp_path / "large.jsonl", tmp_path / "small.jsonl"
+    with large.open("wb") as handle:
+        handle.truncate(BYTES_BAR_MIN)
+    with small.open("wb") as handle:
+        handle.truncate(BYTES_BAR_MIN - 1)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    drawn = _bytes_bar([str(large)], True)
+    assert drawn is not None and drawn[0] == str(large) and drawn[1].total == BYTES_BAR_MIN and drawn[1].unit == "bytes"
+    assert _bytes_bar([str(small)], True) is None and _bytes_bar([str(large)], False) is None
+    assert _bytes_bar([str(large), str(small)], True) is None and _bytes_bar(["-"], True) is None
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _bytes_bar([str(large)], True) is None
 
 
 # --------------------------------------------------------------------------- the same documents with --dask

@@ -108,7 +108,7 @@ def test_a_bad_line_stops_the_replay_where_check_reports_it(tmp_path: Path) -> N
     assert done.returncode == 1
     assert done.stdout.startswith("dialect A55 (detected); 1 loop request(s); 0 summariser request(s); check: invalid\n")
     assert done.stdout.count("== request ") == 1
-    assert "== the log stops being a valid loop log at line 21 (FMT-1): the 1 request(s) above are rebuilt from its first 20 events" in done.stdout
+    assert "== the log stops being a valid loop log at line 21 (FMT-1): the 1 request(s) before it are rebuilt from its first 20 events" in done.stdout
     assert f"   {finding}\n" in done.stdout
     assert done.stderr == f"sessionspec replay: check finds this log invalid: {finding}; the 1 request(s) before it are rebuilt (exit 1)\n"
     meta = json.loads(_cli("replay", str(path), "--format", "json").stdout)["meta"]
@@ -160,6 +160,23 @@ def test_an_invalid_surface_op_stops_the_replay_before_it(tmp_path: Path) -> Non
     page = _cli("replay", str(path), "--format", "html").stdout
     assert page.count('<section class="request"') == 2 and 'id="stop"' in page and 'class="stop-banner"' in page
     assert 'id="stop-after-requests"' in page and page.index('id="request-2"') < page.index('id="stop-after-requests"')
+
+
+def test_one_request_of_an_invalid_log_still_counts_every_request_rebuilt(tmp_path: Path) -> None:
+    """The log of the test above (requests 1 and 2 rebuilt before SURF-3 at seq 38's line): ``--request 2`` shows
+    request 2 alone, and the stop and standard error still count the 2 rebuilt; ``--request 3`` is out of range."""
+    rows = [json.loads(line) for line in A55_LOG.read_text(encoding="utf-8").splitlines()]
+    message = next(r for r in rows if r["type"] == "assistant/message" and r["seq"] > 23)
+    message["surfaceOp"] = "none"
+    path = tmp_path / "surface.jsonl"
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows), encoding="utf-8")
+    done = _cli("replay", str(path), "--request", "2")
+    assert done.returncode == 1 and done.stdout.count("== request ") == 1 and "== request 2 " in done.stdout
+    assert f"at line {message['seq'] + 1} (SURF-3): the 2 request(s) before it are rebuilt" in done.stdout
+    assert "; the 2 request(s) before it are rebuilt (exit 1)" in done.stderr
+    beyond = _cli("replay", str(path), "--request", "3")
+    assert beyond.returncode == 2 and beyond.stdout == ""
+    assert beyond.stderr.startswith("sessionspec replay: --request 3 out of range (the log has 2 request(s); the log stops being")
 
 
 def test_mixed_dialect_markers_are_undecided_until_dialect_decides(tmp_path: Path) -> None:

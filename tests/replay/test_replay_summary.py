@@ -48,6 +48,18 @@ def test_the_summary_counts_reads_cost_and_both_baselines() -> None:
     assert f"hit ratio {100 * (sizes[0] + sizes[1]) / sum(sizes):.1f}%" in page
 
 
+def test_a_log_without_a_session_prefix_says_so_instead_of_a_zero_prefix_cost() -> None:
+    """Scenario a sends no messagePrefix: the baseline without the prefix is the cost itself, and the summary says
+    why rather than 'the prefix costs 0 (0.0% more ...)'; scenario b's prefix is priced."""
+    report = _report("a-single-turn-no-prefix")
+    costs = session_costs(report, NEUTRAL)
+    assert costs.prefix_tokens == 0 and costs.no_prefix_cost == costs.cost
+    page = report_to_html(report)
+    assert "the same: no request carries a session prefix" in page and "the prefix costs" not in page
+    priced = report_to_html(_report("b-prefix-idioms-tool-roundtrip"))
+    assert "the prefix costs " in priced and "no request carries a session prefix" not in priced
+
+
 def test_the_navigation_and_contents_reach_every_request() -> None:
     report = _report("g-header-change-system-and-tools")
     page = report_to_html(report)

@@ -68,3 +68,22 @@ def test_every_output_spells_each_dialect_one_way(tmp_path: Path, capsys: pytest
         assert "A55" in text or '"version": "2.1.0"' in text
         # (a writer's kind, a55-loop or d08-loop, names a loop, not a dialect spelling)
         assert not re.search(r"a55f148516|\ba55\b(?!-loop)|611615650f|\bd08\b(?!-loop)", text), text[:300]
+
+
+def test_a_d08_log_is_spelt_d08_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real D08 log (copied, so its path names no commit) in each of check's five formats, with its quirks as
+    findings so the CI formats carry results, and in replay's three: ``D08``, never ``d08`` nor ``611615650f``."""
+    from tests.support import REAL
+
+    log = tmp_path / "session.jsonl"
+    log.write_bytes((REAL / "611615650f" / "examples" / "headless-agent" / "tests" / "snapshots" / "advanced-toolchain"
+                     / "session.jsonl").read_bytes())
+    runs = [(["check", "--strict-quirks", "--format", fmt, str(log)], 1) for fmt in ("text", "json", "github", "sarif", "junit")]
+    runs += [(["replay", str(log), "--format", fmt], 0) for fmt in ("text", "json", "html")]
+    for argv, code in runs:
+        assert main(argv) == code, argv
+        text = capsys.readouterr().out
+        assert "Q-17" in text or argv[0] == "replay", argv
+        assert not re.search(r"a55f148516|\ba55\b(?!-loop)|611615650f|\bd08\b(?!-loop)", text), (argv, text[:300])
+        if argv[0] == "replay" or argv[-2] in ("text", "json"):
+            assert "D08" in text, argv

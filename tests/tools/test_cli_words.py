@@ -64,6 +64,45 @@ def test_each_help_ends_with_its_exit_code_table(command: str) -> None:
         assert {1, 4} <= set(codes)
 
 
+def _leaves() -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every command a user runs, by its words: each of ``sessionspec --help``'s commands, and each action of
+    ``vectors``."""
+    from sessionspec.cli import COMMANDS as ALL
+
+    out = []
+    for name in ALL:
+        parser = _parser(name)
+        actions = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        out += [(f"{name} {action}", sub) for action, sub in actions.items()] if actions else [(name, parser)]
+    return out
+
+
+LEAVES = _leaves()
+
+
+@pytest.mark.parametrize(("command", "parser"), LEAVES, ids=[name for name, _ in LEAVES])
+def test_every_command_has_quiet_verbose_defaults_and_exit_codes(command: str, parser: argparse.ArgumentParser) -> None:
+    """Issue 46 item 5 for every command, the conformance ones too: a description, ``-q`` and ``-v``, each option's
+    default (an alias, ``--failures-only``: 'the same as -q', takes its twin's), and the exit-code table."""
+    shown = parser.format_help()
+    assert parser.description, command
+    options = {o for a in parser._actions for o in a.option_strings}
+    assert {"-q", "--quiet", "-v", "--verbose"} <= options, command
+    formatter = parser._get_formatter()
+    helps = {o: formatter._expand_help(a) for a in parser._actions if a.help not in (None, argparse.SUPPRESS) for o in a.option_strings}
+    for action in parser._actions:
+        if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction) or action.required:
+            continue
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            continue
+        text = formatter._expand_help(action)
+        twin = re.fullmatch(r"the same as (-\w|--[\w-]+)", text)
+        assert "default" in (helps[twin.group(1)] if twin else text), f"{command} {action.option_strings or action.dest}: {text!r}"
+    table = shown.split("exit codes:\n", 1)[1]
+    codes = [int(code) for code in re.findall(r"^  (\d+)\s+\S", table, re.M)]
+    assert {0, 2, 3, 130} <= set(codes) <= {code for code, _ in EXIT_CODES} and codes == sorted(codes), (command, codes)
+
+
 @pytest.mark.parametrize("command", ["check", "replay", "rules", "economics"])
 def test_format_is_described(command: str) -> None:
     action = next(a for a in _parser(command)._actions if "--format" in a.option_strings)
@@ -98,6 +137,16 @@ def test_generate_draws_a_bar_of_the_events_on_a_terminal(tmp_path: Path, monkey
     lines = out.read_text(encoding="utf-8").splitlines()
     last = terminal.text.rsplit("\r", 1)[1]
     assert re.fullmatch(rf"sessionspec generate: wrote \d+ events in {len(lines)} lines to {re.escape(str(out))} \(seed 0\)\n", last), last
+
+
+def test_generate_draws_no_bar_over_a_log_written_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log to standard output, itself the terminal: a bar redrawn between its lines would garble them."""
+    screen = _Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setattr(sys, "stdout", screen)
+    assert main(["generate", "--events", "400"]) == 0
+    assert "events 100%" not in screen.text and "[" + "#" * 30 + "]" not in screen.text
+    assert screen.text.startswith("{") and all(line.startswith("{") for line in screen.text.splitlines())
 
 
 def test_generate_is_silent_off_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

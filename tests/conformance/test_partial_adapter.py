@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -89,6 +90,26 @@ def test_a_shape_refused_at_run_time_leaves_only_that_shape(tmp_path: Path, caps
     assert all("op send" not in d["needs"] for d in run["dropped"]) and run["degraded"] is True
     assert dropped["unsupported"]["needs"] in (["op configure"], ["op fork"])  # words that name no shape: the operation
     assert run["executed"]["operations"]["send"] >= 20 and run["counts"]["run"] == 40
+
+
+@needs_node
+def test_every_rule_is_in_one_class_of_the_per_rule_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    """The partial adapter passes gt/a-single-turn-no-prefix, which names LOOP-5, LOOP-9, PFX-10 and WIRE-1,
+    and skips other vectors naming them: those rules passed where they ran.  The summary's classes add up to
+    the rules in the table (before, such rules were in no class: 0 + 4 + 0 + 176 of 185)."""
+    _, document = _json(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", PARTIAL)
+    rows = {r["rule"]: r for r in document["rules"]}
+    partly = {rule for rule, r in rows.items() if r["passed"] and r["skipped"] and not (r["failed"] or r["expected"])}
+    assert {"LOOP-5", "LOOP-9", "PFX-10", "WIRE-1"} <= partly
+    _, text, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", PARTIAL)
+    (summary,) = [line for line in text.splitlines() if line.startswith("per rule (vectors): ")]
+    found = re.fullmatch(r"per rule \(vectors\): (\d+) of (\d+) rules all passed, (\d+) passed where they ran "
+                         r"\(others skipped\), (\d+) with a failure, (\d+) failing only as expected, (\d+) only skipped "
+                         r"\(-v: every rule\)", summary)
+    assert found is not None, summary
+    clean, total, where_run, failing, expected, skipped = (int(n) for n in found.groups())
+    assert total == len(rows) and clean + where_run + failing + expected + skipped == total
+    assert where_run == len(partly) and failing == sum(1 for r in rows.values() if r["failed"])
 
 
 @needs_node

@@ -62,6 +62,23 @@ def test_every_checked_block_is_what_its_vector_logs() -> None:
         assert documented == expected, block["vector"]
 
 
+def test_the_inputs_a_checked_block_names_are_its_steps() -> None:
+    """The arguments a block's sentence quotes in parentheses before it (`"textChunks": ["cut"]`) are in the
+    operation of that step, as canonical JSON writes them: the reader sees what produced the events."""
+    text = DOC.read_text(encoding="utf-8")
+    vectors = _vectors()
+    quoted = 0
+    for block in CHECKED.finditer(text):
+        before = re.search(r"\(([^()]*)\):\s*$", text[: block.start()])
+        if before is None:
+            continue
+        op = json.dumps(vectors[block["vector"]]["steps"][int(block["step"])]["op"], sort_keys=True, ensure_ascii=False)
+        for fragment in re.findall(r"`([^`]+)`", before.group(1)):
+            assert fragment in op, (block["vector"], fragment)
+            quoted += 1
+    assert quoted >= 7
+
+
 def _running(capabilities: Capabilities) -> list[str]:
     return [i for i, v in _vectors().items() if not capabilities.missing(vector_needs(v))]
 

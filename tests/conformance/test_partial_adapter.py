@@ -209,6 +209,19 @@ def test_conform_below_the_floor_fails(tmp_path: Path, capsys: pytest.CaptureFix
     code, run = _json(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
                       "--fail-on-skip")
     assert code == 1 and run["status"] == "fail" and run["floor"]["problem"].endswith("traces skipped (--fail-on-skip)")
+    # --min-run: a share of the traces started (run and skipped), or a count of those run.
+    started = run["counts"]["run"] + run["counts"]["skipped"]
+    share = 100 * run["counts"]["run"] / started
+    code, low = _json(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
+                      "--min-run", f"{share + 1:.0f}%")
+    assert (code, low["status"], low["floor"]["rule"]) == (1, "fail", f"min-run {share + 1:.0f}%")
+    assert low["floor"]["problem"] == (f"{run['counts']['run']} of {started} traces ran ({share:.1f} %), less than "
+                                       f"--min-run {share + 1:.0f}%")
+    assert _json(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
+                 "--min-run", f"{int(share)}%")[0] == 0
+    code, out, _ = _cli(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
+                        "--min-run", "21", "-q")
+    assert code == 1 and out.splitlines()[0] == "FAIL: below the floor: 20 traces ran, fewer than --min-run 21"
 
 
 @needs_node
@@ -249,7 +262,13 @@ def test_the_plugin_keeps_the_words_floors_and_names_items_by_node_id(pytester: 
                                 "--sessionspec-examples", "0", "--sessionspec-expect", str(expect), "-k", select,
                                 "--sessionspec-min-run", "100%")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert "FAILED below the floor: 1 of 2 sessionspec items ran (50.0 %), less than --min-run 100%" in result.stdout.str()
+    assert "FAILED below the floor: 1 of 2 sessionspec items ran (50.0 %), less than --sessionspec-min-run 100%" in \
+        result.stdout.str()
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "addopts=", "--sessionspec-adapter", UNDECLARED,
+                                "--sessionspec-examples", "0", "--sessionspec-expect", str(expect), "-k", select,
+                                "--sessionspec-fail-on-skip")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "FAILED below the floor: 1 sessionspec items skipped (--sessionspec-fail-on-skip)" in result.stdout.str()
     loop_only = sub / "loop.txt"
     loop_only.write_text("loop/turn/request-config  needs request configs\n", encoding="utf-8")
     result = pytester.runpytest("-p", "no:cacheprovider", "-o", "addopts=", "--sessionspec-adapter", UNDECLARED,

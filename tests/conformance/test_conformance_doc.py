@@ -111,6 +111,10 @@ def test_the_example_summary_is_the_partial_adapters(capsys: pytest.CaptureFixtu
     assert f"`{summary}` (the partial adapter of docs/conformance.md section 1)" in (ROOT / "docs" / "cli.md").read_text(
         encoding="utf-8")
     assert _example(text, "partial-adapter-rules") == [next(line for line in printed if line.startswith("per rule"))]
+    failure = _example(text, "partial-adapter-failure")
+    start = printed.index(failure[0])
+    shown = [line.strip() for line in printed[start: start + len(failure)]]
+    assert _shown_as(failure).fullmatch("".join(f"{line}\n" for line in shown)), shown
 
 
 def _example(text: str, marker: str) -> list[str]:

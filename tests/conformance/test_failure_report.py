@@ -52,6 +52,16 @@ def test_runs_of_missing_or_extra_items_fold_into_one_line() -> None:
     assert collapse_runs(lines[:2]) == lines[:2]  # fewer than three: as they are
 
 
+def test_the_session_line_names_the_agent_the_seed_log_and_the_steps_before() -> None:
+    from sessionspec.conformance.vectors.runner import session_line
+
+    assert session_line({"agent": {"system": "S"}}, ()) == 'in force: init {"agent": {"system": "S"}}'
+    assert session_line({"agent": {"system": "x" * 1000}, "log": ["{}"]}, ("send", "resume")) == (
+        'in force: init {"agent": {"system": "' + "x" * 20 + "…[1,000 chars]…" + "x" * 20 + '"}} with a seed log of '
+        "1 line (initial.log), then steps 0 send, 1 resume")
+    assert session_line({}, ("send",)) == 'in force: init {"agent": {}}, then step 0 send'
+
+
 def test_long_strings_are_elided_in_the_middle() -> None:
     op = {"op": "send", "replies": [{"toolCalls": [{"result": "a" * 20 + "r" * 1560 + "z" * 20}]}], "short": "kept"}
     shown = elide(op)

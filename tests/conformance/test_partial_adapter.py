@@ -113,6 +113,20 @@ def test_every_rule_is_in_one_class_of_the_per_rule_summary(capsys: pytest.Captu
 
 
 @needs_node
+def test_a_failure_shows_the_session_its_step_ran_in(capsys: pytest.CaptureFixture[str]) -> None:
+    """The undeclared adapter takes ``persistence`` as declared but ignores a seed log: loop/decision/0021 then
+    fails at step 0 with every turn number and seq off by the seed.  The failure says the step ran over a seed
+    log of 12 lines, which is the cause, without opening the vector file (JSON: ``initial``)."""
+    ident = "loop/decision/0021"
+    _, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", UNDECLARED, "--id", ident)
+    assert '    in force: init {"agent": {"system": "S", "tools": []}} with a seed log of 12 lines (initial.log)\n' \
+           "    step 0: sent " in out
+    _, document = _json(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", UNDECLARED, "--id", ident)
+    (result,) = document["results"]
+    assert result["status"] == "fail" and len(result["initial"]["log"]) == 12
+
+
+@needs_node
 def test_init_may_decline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The undeclared adapter answers an init whose agent has a request config ``unsupported: agent option
     requestConfig``: the vector is skipped with those words, and conform leaves the request config out of its

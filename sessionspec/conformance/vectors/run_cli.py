@@ -157,6 +157,7 @@ def run_json(command: str | None, capabilities: Capabilities, results: Sequence[
                      "skipped": list(r.skipped), "skipReason": r.skip_reason, "expected": r.expected,
                      "unpinned": r.unpinned, "breaks": list(r.breaks), "signature": r.signature,
                      "description": r.description,
+                     **({"initial": elide(dict(r.initial))} if r.steps and r.initial is not None else {}),
                      "steps": [{"step": s.step, "sent": elide(dict(s.op)), "diffs": [d.as_json() for d in s.diffs]}
                                for s in r.steps],
                      "diffs": [{"step": s.step, "op": s.op.get("op"), **d.as_json()} for s in r.steps for d in s.diffs]}

@@ -160,6 +160,30 @@ def test_what_conform_reports_as_executed_is_what_the_adapter_ran(tmp_path: Path
 
 
 @needs_node
+def test_the_coverage_report_is_of_what_the_adapter_answered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The undeclared adapter refuses every interrupt (``unsupported: interrupts``): the generator drew them (the
+    run says so, DEGRADED), but no interrupt was answered, so the coverage report visits no window and no
+    abort kind (before issue 45 it counted the model's side: the windows the generator drew)."""
+    code, out, _ = _cli(capsys, "conform", "--adapter", UNDECLARED, "--examples", "40", "--seed", "11", "--no-progress",
+                        "--no-decisions", "--expect", _expectations(tmp_path, "conform/*  not implemented yet\n"))
+    assert code == 0 and "feature interrupts (send answered 'unsupported: interrupts')" in out
+    assert "  interrupt windows: 0/14 (not visited: " in out and "  abort kinds: 0/3 cancel 0, dispose 0, foreign 0" in out
+    started = re.search(r"coverage of what the adapter answered, in the (\d+) traces it started:", out)
+    executed = re.search(r"executed by the adapter: \d+ operations \(.*init (\d+)", out)
+    assert started is not None and executed is not None and started.group(1) == executed.group(1)
+
+
+@needs_node
+def test_a_conform_entry_keyed_on_a_rule_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``conform/LOOP-6`` keyed on the rule a divergence is mapped to (a guess that also hid real LOOP-6
+    divergences): a usage error saying what to write instead."""
+    code, _, err = _cli(capsys, "conform", "--adapter", PARTIAL, "--examples", "5", "--no-progress",
+                        "--expect", _expectations(tmp_path, "conform/LOOP-6  old style\n"))
+    assert code == 2 and "'conform/LOOP-6': conform entries key on how a divergence fails, not on the rule" in err
+    assert "write conform/SIGNATURE, the 'expect with:' line conform prints" in err
+
+
+@needs_node
 def test_an_expected_divergence_is_recorded_and_the_search_goes_on(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Without expectations the search stops at the partial adapter's first divergence; with its key listed

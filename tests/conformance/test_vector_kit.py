@@ -389,3 +389,33 @@ def test_exhaustive_conform_in_json(capsys: pytest.CaptureFixture[str]) -> None:
     document = json.loads(out)
     assert code == 0 and _schema_errors("conform.v3.schema.json", document) == []
     assert (document["mode"], document["depth"], document["traces"], document["status"]) == ("exhaustive", 1, 4, "pass")
+
+
+REFUSER = '''import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    answer = ({"ok": {"protocol": "sessionspec-adapter/2", "implementation": "refuser"}} if m["op"] == "hello"
+              else {"error": "unsupported: nothing works yet"})
+    print(json.dumps({"id": m["id"], **answer}), flush=True)
+'''
+
+
+def test_an_adapter_that_refuses_every_init_has_nothing_run_and_fails_the_floor(tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """An adapter that answers every operation ``unsupported`` (words naming no shape): conform's first trace
+    is refused at an init with no shape to leave out, so no trace can run.  That trace counts as skipped
+    (before, the search stopped before counting it: '0/0 traces passed, 0 skipped'), the coverage says
+    ``none``, and the default floor (--min-run 1) fails the run; vectors run skips all 739 and fails too."""
+    script = tmp_path / "refuser.py"
+    script.write_text(REFUSER, encoding="utf-8")
+    adapter = f"{sys.executable} {script}"
+    code, out, _ = _cli(capsys, "conform", "--adapter", adapter, "--examples", "20", "--no-progress", "--no-decisions")
+    lines = out.splitlines()
+    assert code == 1 and lines[-1] == "0/1 traces passed, 0 failed, 1 skipped"
+    assert lines[-2] == "FAIL: below the floor: 0 traces ran, fewer than --min-run 1"
+    assert "stopped early: the adapter refused init of an agent with no optional shape ('unsupported: nothing works yet')" \
+           ": no trace can run" in out
+    assert "  turn shapes and contributors: none" in lines and "  rules exercised (0): none" in lines
+    code, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", adapter)
+    total = len(_vectors())
+    assert code == 1 and out.splitlines()[-1] == f"0/{total} vectors passed, 0 failed, {total} skipped"

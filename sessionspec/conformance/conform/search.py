@@ -161,9 +161,9 @@ class _Search:
                 if not refused:
                     self.tally.rules.add(reached, "failed")
             if isinstance(failed.failure, OperationRefused) and failed.failure.unsupported:
-                self._learn(ops[failed.index], failed.failure.error)
-                if generating:
+                if generating:  # counted before _learn, which may end the search (an init it cannot narrow)
                     self.tally.skipped += 1
+                self._learn(ops[failed.index], failed.failure.error)
                 return "skip"
             return self._crashed(initial, trace, failed, generating)
         if generating:

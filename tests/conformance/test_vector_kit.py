@@ -419,3 +419,38 @@ def test_an_adapter_that_refuses_every_init_has_nothing_run_and_fails_the_floor(
     code, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", adapter)
     total = len(_vectors())
     assert code == 1 and out.splitlines()[-1] == f"0/{total} vectors passed, 0 failed, {total} skipped"
+
+
+MISSPELT = '''import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    answer = ({"ok": {"protocol": "sessionspec-adapter/2", "implementation": "typo", "operations": ["init", "send", "lg"],
+                      "features": ["tool-call", "reply-empty", "zzz"]}} if m["op"] == "hello"
+              else {"error": "unsupported"})
+    print(json.dumps({"id": m["id"], **answer}), flush=True)
+'''
+
+
+def test_a_misspelt_declaration_is_named_with_the_nearest_known_name(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A name in hello that no operation or shape has unlocks nothing: ``tool-call`` for ``tool-calls`` would
+    silently skip every tool vector.  Both commands say so, with the nearest known name (text and JSON)."""
+    assert Capabilities(operations=frozenset({"init", "lg"}), features=frozenset({"tool-call", "contributors/lossy"})
+                        ).unknown() == ["op lg (did you mean log?)", "feature tool-call (did you mean tool-calls?)"]
+    assert Capabilities().unknown() == [] and Capabilities(features=frozenset({"zzz"})).unknown() == ["feature zzz"]
+    script = tmp_path / "typo.py"
+    script.write_text(MISSPELT, encoding="utf-8")
+    adapter = f"{sys.executable} {script}"
+    unknown = ["op lg (did you mean log?)", "feature tool-call (did you mean tool-calls?)", "feature zzz"]
+    line = f"UNKNOWN in hello (declares nothing; docs/conformance.md 1.1): {'; '.join(unknown)}"
+    _, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", adapter, "--min-run", "0")
+    assert out.splitlines()[1] == line
+    _, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", adapter, "--min-run", "0", "--format", "json")
+    document = json.loads(out)
+    assert document["capabilities"]["unknown"] == unknown and not _schema_errors("vectors-run.v3.schema.json", document)
+    _, out, _ = _cli(capsys, "conform", "--adapter", adapter, "--examples", "5", "--no-progress", "--no-decisions")
+    assert line in out.splitlines()
+    _, out, _ = _cli(capsys, "conform", "--adapter", adapter, "--examples", "5", "--no-progress", "--no-decisions",
+                     "--format", "json")
+    document = json.loads(out)
+    assert document["unknownDeclared"] == unknown and not _schema_errors("conform.v3.schema.json", document)

@@ -339,6 +339,7 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     search = _Search(command=command, target=target, examples=examples, tally=counts, coverage=coverage,
                      expectations=expectations, progress=_Progress(progress, examples, progress_every),
                      timeout=timeout, max_answer=max_answer, scope=target.capabilities)
+    counts.unknown = target.capabilities.unknown()
     if target.capabilities != Capabilities():
         counts.declared = target.capabilities.describe()
         search.progress.say(f"the adapter declares {target.capabilities.describe()}: the traces use only those")

@@ -175,7 +175,8 @@ def pytest_configure(config: pytest.Config) -> None:
         least = parse_min_run(config.getoption("--sessionspec-min-run") or DEFAULT_MIN_RUN)
     except argparse.ArgumentTypeError as bad:
         raise pytest.UsageError(f"--sessionspec-min-run: {bad}") from bad
-    floor = Floor(count=least.count, percent=least.percent, fail_on_skip=config.getoption("--sessionspec-fail-on-skip"))
+    floor = Floor(count=least.count, percent=least.percent, fail_on_skip=config.getoption("--sessionspec-fail-on-skip"),
+                  options="--sessionspec-")
     ids = [str(v["id"]) for d in documents for v in d["vectors"]]
     for entry in expectations.entries if expectations is not None else ():
         if not entry.pattern.startswith("conform/") and not any(fnmatch.fnmatchcase(i, entry.pattern) for i in ids):

@@ -272,14 +272,14 @@ def table_json(kills: tuple[Kill, ...]) -> dict[str, object]:
 def table_text(kills: tuple[Kill, ...], *, quiet: bool = False, verbose: bool = False) -> str:
     """The kill table: per mutant the rule it breaks, the first vector that failed and the rule its first
     difference reports, and the rule conform reports (issue 46, part 6); ``quiet``: the survivors only."""
-    lines = [f"{'mutant':34} {'breaks':8} {'killed by vector':48} {'it reports':10} {'conform reports':16}"]
+    lines = [f"{'mutant':34} {'breaks':8} {'killed by vector':48} {'vector reports':14} {'conform reports':16}"]
     for k in kills:
         if quiet and k.killed:
             continue
         vector = "SURVIVED" if k.vector is None else k.vector
         reports = ", ".join(k.vector_breaks) if k.vector is not None else "-"
         by_conform = "SURVIVED" if k.conform_rule is None else f"{k.conform_rule} ({k.conform_trace} ops)"
-        lines.append(f"{k.mutant.name:34} {k.mutant.rule:8} {vector:48} {reports:10} {by_conform}")
+        lines.append(f"{k.mutant.name:34} {k.mutant.rule:8} {vector:48} {reports:14} {by_conform}")
         if verbose:
             lines.append(f"    {k.mutant.description}; the vector exercises {', '.join(k.vector_rules) or '-'}")
     if len(lines) == 1:

@@ -85,6 +85,21 @@ def test_PFX_9_a_prefix_message_in_history_maps_to_PFX_9() -> None:
     assert rule == "PFX-9"
 
 
+def test_LOOP_6_a_missing_request_inject_maps_to_LOOP_6_not_PFX_2() -> None:
+    """An adapter that drops a request-time inject (``requestInject``) lacks a ``user/message`` the model
+    appended: the inject is LOOP-6's (it joins the next request), not a composition that did not run (PFX-2,
+    the mapping of another missing history message); the partial adapter's run mapped it to PFX-2 with no prefix."""
+    late = {"content": [{"type": "text", "text": "late"}], "source": {"kind": "user"}}
+    op = {"op": "send", "prompt": {"content": [{"type": "text", "text": "work"}]},
+          "replies": [{"kind": "text", "text": "a", "requestInject": late}]}
+    inject = {"type": "user/message", "data": late, "surfaceOp": "append"}
+    step = {"type": "step/start", "data": {"turn": 1, "step": 1}}
+    mismatches = ["$.appended: expected 2 items, got 1", "$.appended[0].type: differs"]
+    assert divergence_rule({"appended": [inject, step]}, {"appended": [step]}, mismatches, None, op) == "LOOP-6"
+    other = {"type": "user/message", "data": {"content": [{"type": "text", "text": "x"}], "source": {"kind": "user"}}}
+    assert divergence_rule({"appended": [other, step]}, {"appended": [step]}, mismatches, None, op) == "PFX-2"
+
+
 def test_conform_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conform", "--adapter", SERVE, "--examples", "0"]) == 2
     assert main(["conform", "--adapter", "/nonexistent/adapter"]) == 2

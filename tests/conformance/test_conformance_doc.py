@@ -5,7 +5,8 @@ checked against the vectors themselves.
   the vectors rely on) equals the events of that types in the model's answer to that step of that committed
   vector (``requests``: the count of requests sent);
 - the first-vector path (section 1, step 2) names exactly the vectors that run with each declaration;
-- the example summary of the partial adapter is what it really prints on the committed pack.
+- the example summary of the partial adapter, its per-rule line and its conform run are what it really prints on
+  the committed pack (a ``…`` line of an example stands for any lines, a ``…`` inside a line for any text).
 """
 
 from __future__ import annotations
@@ -61,6 +62,23 @@ def test_every_checked_block_is_what_its_vector_logs() -> None:
         assert documented == expected, block["vector"]
 
 
+def test_the_inputs_a_checked_block_names_are_its_steps() -> None:
+    """The arguments a block's sentence quotes in parentheses before it (`"textChunks": ["cut"]`) are in the
+    operation of that step, as canonical JSON writes them: the reader sees what produced the events."""
+    text = DOC.read_text(encoding="utf-8")
+    vectors = _vectors()
+    quoted = 0
+    for block in CHECKED.finditer(text):
+        before = re.search(r"\(([^()]*)\):\s*$", text[: block.start()])
+        if before is None:
+            continue
+        op = json.dumps(vectors[block["vector"]]["steps"][int(block["step"])]["op"], sort_keys=True, ensure_ascii=False)
+        for fragment in re.findall(r"`([^`]+)`", before.group(1)):
+            assert fragment in op, (block["vector"], fragment)
+            quoted += 1
+    assert quoted >= 7
+
+
 def _running(capabilities: Capabilities) -> list[str]:
     return [i for i, v in _vectors().items() if not capabilities.missing(vector_needs(v))]
 
@@ -90,3 +108,60 @@ def test_the_example_summary_is_the_partial_adapters(capsys: pytest.CaptureFixtu
     summary = next(line for line in printed if re.match(r"\d+/\d+ vectors passed", line))
     unlock = next(line for line in printed if line.startswith("skipped for lack of: "))
     assert documented == [summary, unlock]
+    assert f"`{summary}` (the partial adapter of docs/conformance.md section 1)" in (ROOT / "docs" / "cli.md").read_text(
+        encoding="utf-8")
+    assert _example(text, "partial-adapter-rules") == [next(line for line in printed if line.startswith("per rule"))]
+    failure = _example(text, "partial-adapter-failure")
+    start = printed.index(failure[0])
+    shown = [line.strip() for line in printed[start: start + len(failure)]]
+    assert _shown_as(failure).fullmatch("".join(f"{line}\n" for line in shown)), shown
+
+
+def _example(text: str, marker: str) -> list[str]:
+    """The lines of the code block after ``<!-- marker -->``."""
+    block = text.split(f"<!-- {marker} -->", 1)[1].split("```", 2)[1]
+    return [line.strip() for line in block.splitlines() if line.strip()]
+
+
+def _shown_as(documented: list[str]) -> re.Pattern[str]:
+    """What an example with ``…`` stands for: a ``…`` line any lines, a ``…`` in a line any text."""
+    parts = ["(?:[^\n]*\n)*?" if line == "…" else ".*?".join(re.escape(p) for p in line.split("…")) + "\n"
+             for line in documented]
+    return re.compile("".join(parts))
+
+
+@pytest.mark.skipif(NODE is None, reason="no node runtime on PATH (the partial adapter is JavaScript)")
+def test_the_conform_example_is_the_partial_adapters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Section 4's example run, as documented (its options, its expectations file), prints what the section
+    shows.  Deterministic for a Hypothesis version (``--seed``): after an upgrade, paste the new output."""
+    documented = _example(DOC.read_text(encoding="utf-8"), "partial-adapter-conform")
+    expect = tmp_path / "known.txt"
+    expect.write_text("conform/*  the partial adapter's known bugs\n", encoding="utf-8")
+    adapter = f"{NODE} {ROOT / 'tests' / 'partial_adapter' / 'adapter.mjs'} --undeclared"
+    code = main(["conform", "--adapter", adapter, "--examples", "40", "--seed", "11", "--no-decisions", "--no-progress",
+                 "--expect", str(expect)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert _shown_as(documented).fullmatch(printed), printed
+
+
+def test_the_rules_without_a_vector_are_the_ones_named() -> None:
+    """Section 2.2 names the registered rules no vector names, and counts those that have one."""
+    from sessionspec.conformance.vectors.command import rules_with_vectors
+    from sessionspec.spec.registry import rule_ids
+
+    text = DOC.read_text(encoding="utf-8").split("<!-- rules-without-vectors -->", 1)[1].split(")", 1)[0]
+    named, counts = text.split("(", 1)
+    assert set(re.findall(r"[A-Z]+-\d+", named)) == set(rule_ids()) - set(rules_with_vectors())
+    assert counts == f"{len(rules_with_vectors())} of {len(rule_ids())}"
+
+
+@pytest.mark.slow
+def test_the_two_scores_example_is_the_model_without_rule_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    """Section 2.1.1's example: the model with every rejection's rules removed, on the committed pack."""
+    import sys
+
+    main(["vectors", "run", str(VECTORS_DIR), "--adapter", f"{sys.executable} {ROOT / 'tests' / 'hostile_adapter.py'} model,norule"])
+    printed = capsys.readouterr().out.splitlines()
+    shown = [line for line in printed if line.startswith("verdict agreement: ") or re.match(r"\d+/\d+ vectors passed", line)]
+    assert _example(DOC.read_text(encoding="utf-8"), "norule-summary") == shown

@@ -52,6 +52,16 @@ def test_runs_of_missing_or_extra_items_fold_into_one_line() -> None:
     assert collapse_runs(lines[:2]) == lines[:2]  # fewer than three: as they are
 
 
+def test_the_session_line_names_the_agent_the_seed_log_and_the_steps_before() -> None:
+    from sessionspec.conformance.vectors.runner import session_line
+
+    assert session_line({"agent": {"system": "S"}}, ()) == 'in force: init {"agent": {"system": "S"}}'
+    assert session_line({"agent": {"system": "x" * 1000}, "log": ["{}"]}, ("send", "resume")) == (
+        'in force: init {"agent": {"system": "' + "x" * 20 + "…[1,000 chars]…" + "x" * 20 + '"}} with a seed log of '
+        "1 line (initial.log), then steps 0 send, 1 resume")
+    assert session_line({}, ("send",)) == 'in force: init {"agent": {}}, then step 0 send'
+
+
 def test_long_strings_are_elided_in_the_middle() -> None:
     op = {"op": "send", "replies": [{"toolCalls": [{"result": "a" * 20 + "r" * 1560 + "z" * 20}]}], "short": "kept"}
     shown = elide(op)
@@ -107,16 +117,20 @@ def test_the_per_rule_report_of_vectors_run(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_rule_table_counts_and_shows() -> None:
+    """Each rule is counted in one class of the summary: HDR-2 passed where it ran and was skipped elsewhere
+    (before, such a rule was in no class, so the classes did not add up to the rules)."""
     table = RuleTable()
-    table.add(["PFX-2", "LOOP-6"], "passed")
+    table.add(["PFX-2", "LOOP-6", "HDR-2"], "passed")
     table.add(["LOOP-6"], "failed")
-    table.add(["CMP-6"], "skipped")
+    table.add(["CMP-6", "HDR-2"], "skipped")
     table.add(["WIRE-3"], "expected")
     assert table.lines("traces") == [
-        "per rule (traces): 1 of 4 rules all passed, 1 with a failure, 1 failing only as expected, 1 only skipped (-v: every rule)",
+        "per rule (traces): 1 of 5 rules all passed, 1 passed where they ran (others skipped), 1 with a failure, "
+        "1 failing only as expected, 1 only skipped (-v: every rule)",
         "  rule        passed  failed  skipped  expected",
         "  LOOP-6           1       1        0         0",
         "  WIRE-3           0       0        0         1"]
+    assert table.fared() == {"passed": 1, "passedWhereRun": 1, "failed": 1, "expected": 1, "skipped": 1}
     assert table.as_json()[0] == {"rule": "CMP-6", "passed": 0, "failed": 0, "skipped": 1, "expected": 0}
 
 
@@ -149,7 +163,8 @@ def test_the_mutants_table_shows_the_broken_rule_and_the_reported_one_apart(caps
     assert row["vectorRules"] and row["conformRule"] == "HDR-2"
     code, text = _cli(capsys, "mutants", "--only", "keep-empty-tools", "--examples", "20", "--no-progress")
     header, line = text.splitlines()[:2]
-    assert header.split() == ["mutant", "breaks", "killed", "by", "vector", "it", "reports", "conform", "reports"]
+    assert header.split() == ["mutant", "breaks", "killed", "by", "vector", "vector", "reports", "conform", "reports"]
+    assert header.index("vector reports") == line.index("HDR-2", line.index(row["vector"]))  # the columns line up
     assert line.split()[:4] == ["keep-empty-tools", "HDR-2", row["vector"], "HDR-2"]
 
 

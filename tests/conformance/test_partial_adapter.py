@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -92,6 +93,40 @@ def test_a_shape_refused_at_run_time_leaves_only_that_shape(tmp_path: Path, caps
 
 
 @needs_node
+def test_every_rule_is_in_one_class_of_the_per_rule_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    """The partial adapter passes gt/a-single-turn-no-prefix, which names LOOP-5, LOOP-9, PFX-10 and WIRE-1,
+    and skips other vectors naming them: those rules passed where they ran.  The summary's classes add up to
+    the rules in the table (before, such rules were in no class: 0 + 4 + 0 + 176 of 185)."""
+    _, document = _json(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", PARTIAL)
+    rows = {r["rule"]: r for r in document["rules"]}
+    partly = {rule for rule, r in rows.items() if r["passed"] and r["skipped"] and not (r["failed"] or r["expected"])}
+    assert {"LOOP-5", "LOOP-9", "PFX-10", "WIRE-1"} <= partly
+    _, text, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", PARTIAL)
+    (summary,) = [line for line in text.splitlines() if line.startswith("per rule (vectors): ")]
+    found = re.fullmatch(r"per rule \(vectors\): (\d+) of (\d+) rules all passed, (\d+) passed where they ran "
+                         r"\(others skipped\), (\d+) with a failure, (\d+) failing only as expected, (\d+) only skipped "
+                         r"\(-v: every rule\)", summary)
+    assert found is not None, summary
+    clean, total, where_run, failing, expected, skipped = (int(n) for n in found.groups())
+    assert total == len(rows) and clean + where_run + failing + expected + skipped == total
+    assert where_run == len(partly) and failing == sum(1 for r in rows.values() if r["failed"])
+
+
+@needs_node
+def test_a_failure_shows_the_session_its_step_ran_in(capsys: pytest.CaptureFixture[str]) -> None:
+    """The undeclared adapter takes ``persistence`` as declared but ignores a seed log: loop/decision/0021 then
+    fails at step 0 with every turn number and seq off by the seed.  The failure says the step ran over a seed
+    log of 12 lines, which is the cause, without opening the vector file (JSON: ``initial``)."""
+    ident = "loop/decision/0021"
+    _, out, _ = _cli(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", UNDECLARED, "--id", ident)
+    assert '    in force: init {"agent": {"system": "S", "tools": []}} with a seed log of 12 lines (initial.log)\n' \
+           "    step 0: sent " in out
+    _, document = _json(capsys, "vectors", "run", str(VECTORS_DIR), "--adapter", UNDECLARED, "--id", ident)
+    (result,) = document["results"]
+    assert result["status"] == "fail" and len(result["initial"]["log"]) == 12
+
+
+@needs_node
 def test_init_may_decline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The undeclared adapter answers an init whose agent has a request config ``unsupported: agent option
     requestConfig``: the vector is skipped with those words, and conform leaves the request config out of its
@@ -122,6 +157,30 @@ def test_what_conform_reports_as_executed_is_what_the_adapter_ran(tmp_path: Path
     assert code == 0 and run["status"] in ("pass", "xfail") and run["counts"]["run"] == 25
     assert run["executed"]["operations"] == dict(Counter(oplog.read_text(encoding="utf-8").split()))
     assert set(run["executed"]["shapes"]) <= DECLARED_SHAPES and run["degraded"] is False
+
+
+@needs_node
+def test_the_coverage_report_is_of_what_the_adapter_answered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The undeclared adapter refuses every interrupt (``unsupported: interrupts``): the generator drew them (the
+    run says so, DEGRADED), but no interrupt was answered, so the coverage report visits no window and no
+    abort kind (before issue 45 it counted the model's side: the windows the generator drew)."""
+    code, out, _ = _cli(capsys, "conform", "--adapter", UNDECLARED, "--examples", "40", "--seed", "11", "--no-progress",
+                        "--no-decisions", "--expect", _expectations(tmp_path, "conform/*  not implemented yet\n"))
+    assert code == 0 and "feature interrupts (send answered 'unsupported: interrupts')" in out
+    assert "  interrupt windows: 0/14 (not visited: " in out and "  abort kinds: 0/3 cancel 0, dispose 0, foreign 0" in out
+    started = re.search(r"coverage of what the adapter answered, in the (\d+) traces it started:", out)
+    executed = re.search(r"executed by the adapter: \d+ operations \(.*init (\d+)", out)
+    assert started is not None and executed is not None and started.group(1) == executed.group(1)
+
+
+@needs_node
+def test_a_conform_entry_keyed_on_a_rule_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``conform/LOOP-6`` keyed on the rule a divergence is mapped to (a guess that also hid real LOOP-6
+    divergences): a usage error saying what to write instead."""
+    code, _, err = _cli(capsys, "conform", "--adapter", PARTIAL, "--examples", "5", "--no-progress",
+                        "--expect", _expectations(tmp_path, "conform/LOOP-6  old style\n"))
+    assert code == 2 and "'conform/LOOP-6': conform entries key on how a divergence fails, not on the rule" in err
+    assert "write conform/SIGNATURE, the 'expect with:' line conform prints" in err
 
 
 @needs_node
@@ -188,6 +247,19 @@ def test_conform_below_the_floor_fails(tmp_path: Path, capsys: pytest.CaptureFix
     code, run = _json(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
                       "--fail-on-skip")
     assert code == 1 and run["status"] == "fail" and run["floor"]["problem"].endswith("traces skipped (--fail-on-skip)")
+    # --min-run: a share of the traces started (run and skipped), or a count of those run.
+    started = run["counts"]["run"] + run["counts"]["skipped"]
+    share = 100 * run["counts"]["run"] / started
+    code, low = _json(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
+                      "--min-run", f"{share + 1:.0f}%")
+    assert (code, low["status"], low["floor"]["rule"]) == (1, "fail", f"min-run {share + 1:.0f}%")
+    assert low["floor"]["problem"] == (f"{run['counts']['run']} of {started} traces ran ({share:.1f} %), less than "
+                                       f"--min-run {share + 1:.0f}%")
+    assert _json(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
+                 "--min-run", f"{int(share)}%")[0] == 0
+    code, out, _ = _cli(capsys, "conform", "--adapter", UNDECLARED, "--examples", "20", "--no-progress", "--expect", expect,
+                        "--min-run", "21", "-q")
+    assert code == 1 and out.splitlines()[0] == "FAIL: below the floor: 20 traces ran, fewer than --min-run 21"
 
 
 @needs_node
@@ -228,7 +300,13 @@ def test_the_plugin_keeps_the_words_floors_and_names_items_by_node_id(pytester: 
                                 "--sessionspec-examples", "0", "--sessionspec-expect", str(expect), "-k", select,
                                 "--sessionspec-min-run", "100%")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert "FAILED below the floor: 1 of 2 sessionspec items ran (50.0 %), less than --min-run 100%" in result.stdout.str()
+    assert "FAILED below the floor: 1 of 2 sessionspec items ran (50.0 %), less than --sessionspec-min-run 100%" in \
+        result.stdout.str()
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "addopts=", "--sessionspec-adapter", UNDECLARED,
+                                "--sessionspec-examples", "0", "--sessionspec-expect", str(expect), "-k", select,
+                                "--sessionspec-fail-on-skip")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "FAILED below the floor: 1 sessionspec items skipped (--sessionspec-fail-on-skip)" in result.stdout.str()
     loop_only = sub / "loop.txt"
     loop_only.write_text("loop/turn/request-config  needs request configs\n", encoding="utf-8")
     result = pytester.runpytest("-p", "no:cacheprovider", "-o", "addopts=", "--sessionspec-adapter", UNDECLARED,

@@ -389,3 +389,4 @@ def test_exhaustive_conform_in_json(capsys: pytest.CaptureFixture[str]) -> None:
     document = json.loads(out)
     assert code == 0 and _schema_errors("conform.v3.schema.json", document) == []
     assert (document["mode"], document["depth"], document["traces"], document["status"]) == ("exhaustive", 1, 4, "pass")
+

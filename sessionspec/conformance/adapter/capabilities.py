@@ -78,6 +78,18 @@ class Capabilities:
         """What ``hello`` declared (nothing refused since)."""
         return replace(self, refused_operations=frozenset(), refused_features=frozenset())
 
+    def unknown(self) -> list[str]:
+        """The names ``hello`` declared that no operation or shape has (a misspelling unlocks nothing, so the run
+        says so), each with the nearest known name: ``feature tool-call (did you mean tool-calls?)``."""
+        from difflib import get_close_matches
+
+        out: list[str] = []
+        for kind, declared, known in (("op", self.operations, ("hello", *OPERATIONS)), ("feature", self.features, FEATURES)):
+            for name in sorted(set(declared or ()) - set(known)):
+                near = get_close_matches(name, list(known), n=1)
+                out.append(f"{kind} {name}" + (f" (did you mean {near[0]}?)" if near else ""))
+        return out
+
     def describe(self) -> str:
         ops = "all operations" if self.operations is None else f"operations {', '.join(sorted(self.operations)) or '(none)'}"
         features = "all features" if self.features is None else f"features {', '.join(sorted(self.features)) or '(none)'}"

@@ -209,6 +209,7 @@ def conform_json(adapter: str, scope: Mapping[str, Any], status: str, tally: Tal
                    "crashed": tally.crashed, "run": tally.run},
         "executed": {"operations": dict(sorted(tally.operations.items())), "shapes": dict(sorted(tally.shapes.items()))},
         "declared": tally.declared,
+        **({"unknownDeclared": tally.unknown} if tally.unknown else {}),
         "degraded": bool(tally.dropped),
         "dropped": [{"needs": list(d.needs), "words": d.words, "op": d.op} for d in tally.dropped],
         "stopped": tally.stopped,

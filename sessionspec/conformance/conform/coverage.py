@@ -140,8 +140,9 @@ class Coverage:
                      + ", ".join(f"{k} {self.kinds[k]}" for k in KINDS))
         pairs = sum(1 for w in WINDOWS for k in KINDS if self.pairs[(w, k)])
         lines.append(f"  window x kind pairs: {pairs}/{len(WINDOWS) * len(KINDS)}")
-        lines.append("  turn shapes and contributors: " + ", ".join(f"{f} {n}" for f, n in sorted(self.features.items())))
-        lines.append(f"  rules exercised ({len(self.rules)}): " + ", ".join(sorted(self.rules, key=_rule_key)))
+        lines.append("  turn shapes and contributors: "
+                     + (", ".join(f"{f} {n}" for f, n in sorted(self.features.items())) or "none"))
+        lines.append(f"  rules exercised ({len(self.rules)}): " + (", ".join(sorted(self.rules, key=_rule_key)) or "none"))
         if self.rule_unknown:
             lines.append(f"  rejections agreeing in verdict but naming no rule: {self.rule_unknown}")
         return "\n".join(lines)

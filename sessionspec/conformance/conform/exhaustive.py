@@ -209,6 +209,7 @@ def run_exhaustive(command: str | None, *, depth: int, jobs: int = 1, timeout: f
                      expectations=expectations)
     if capabilities != Capabilities():
         shared.tally.declared = capabilities.describe()
+        shared.tally.unknown = capabilities.unknown()
     threads = [threading.Thread(target=worker, args=(a, work, shared), daemon=True) for a in adapters]
     started = last = time.monotonic()
     for t in threads:

@@ -132,6 +132,7 @@ class Tally:
     skipped: int = 0
     crashed: int = 0
     declared: str | None = None
+    unknown: list[str] = field(default_factory=list)  # names hello declared that no operation or shape has
     dropped: list[Dropped] = field(default_factory=list)
     operations: Counter[str] = field(default_factory=Counter)
     shapes: Counter[str] = field(default_factory=Counter)
@@ -165,6 +166,8 @@ class Tally:
                             if self.shapes else "; no optional shape"))
         if self.declared is not None:
             lines.append(f"restricted to what the adapter declares: {self.declared}")
+        if self.unknown:
+            lines.append(f"UNKNOWN in hello (declares nothing; docs/conformance.md 1.1): {'; '.join(self.unknown)}")
         if self.dropped:
             lines.append("DEGRADED: left out at run time (their traces skipped, not failed): "
                          + "; ".join(d.text() for d in self.dropped))

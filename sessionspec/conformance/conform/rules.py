@@ -128,11 +128,15 @@ def divergence_rule(expected: Response, actual: Response, mismatches: Sequence[s
         if kind == "tool/result" and isinstance(event.get("surfaceOp"), dict):
             return "PRN-4"
         if kind == "user/message":
-            # A prefix message written as history (PFX-9), else a composition
-            # that ran when it should not have, or did not run when it should (PFX-2).
+            # A prefix message written as history (PFX-9); a request-time inject of this send's replies, missing
+            # or misplaced (LOOP-6: it joins the next request); else a composition that ran when it should not
+            # have, or did not run when it should (PFX-2).
             prefix = [m.get("content") for m in _prefix_of(mine + theirs)]
             data = event.get("data")
-            return "PFX-9" if isinstance(data, dict) and data.get("content") in prefix else "PFX-2"
+            content = data.get("content") if isinstance(data, dict) else None
+            if content is not None and content in prefix:
+                return "PFX-9"
+            return "LOOP-6" if content is not None and content in _request_injects(op) else "PFX-2"
         return _EVENT_RULES.get(kind, "LOOP-5")
     if first.startswith("$.requests"):
         if ".messages" in first or re.match(r"\$\.requests(\[\d+\])?: expected ", first):
@@ -148,6 +152,13 @@ def divergence_rule(expected: Response, actual: Response, mismatches: Sequence[s
     if first.startswith("$.summaries"):
         return "CMP-16"
     return "LOOP-5"
+
+
+def _request_injects(op: Mapping[str, Any] | None) -> list[Any]:
+    """The contents a send's replies inject during ``agent/request`` (``requestInject``, LOOP-6)."""
+    replies = op.get("replies") if op is not None and op.get("op") == "send" else None
+    injects = [r.get("requestInject") for r in replies if isinstance(r, Mapping)] if isinstance(replies, list) else []
+    return [i.get("content") for i in injects if isinstance(i, Mapping)]
 
 
 def _has_empty_assistant(response: Response, index: int) -> bool:

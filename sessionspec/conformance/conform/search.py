@@ -161,9 +161,9 @@ class _Search:
                 if not refused:
                     self.tally.rules.add(reached, "failed")
             if isinstance(failed.failure, OperationRefused) and failed.failure.unsupported:
-                self._learn(ops[failed.index], failed.failure.error)
-                if generating:
+                if generating:  # counted before _learn, which may end the search (an init it cannot narrow)
                     self.tally.skipped += 1
+                self._learn(ops[failed.index], failed.failure.error)
                 return "skip"
             return self._crashed(initial, trace, failed, generating)
         if generating:
@@ -339,6 +339,7 @@ def run_conform(command: str | None, *, examples: int = 40, seed: int | None = N
     search = _Search(command=command, target=target, examples=examples, tally=counts, coverage=coverage,
                      expectations=expectations, progress=_Progress(progress, examples, progress_every),
                      timeout=timeout, max_answer=max_answer, scope=target.capabilities)
+    counts.unknown = target.capabilities.unknown()
     if target.capabilities != Capabilities():
         counts.declared = target.capabilities.describe()
         search.progress.say(f"the adapter declares {target.capabilities.describe()}: the traces use only those")

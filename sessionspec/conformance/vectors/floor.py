@@ -21,16 +21,17 @@ class Floor:
     count: int | None = 1  # at least this many ran
     percent: float | None = None  # at least this share of the total ran
     fail_on_skip: bool = False
+    options: str = "--"  # how the options are spelled where they were given (the plugin's: --sessionspec-)
 
     def problem(self, ran: int, total: int, skipped: int, unit: str) -> str | None:
         """Why a run of ``ran`` out of ``total`` (``skipped`` of them skipped) is below the floor, or None."""
         if self.fail_on_skip and skipped:
-            return f"{skipped} {unit} skipped (--fail-on-skip)"
+            return f"{skipped} {unit} skipped ({self.options}fail-on-skip)"
         if self.count is not None and ran < self.count:
-            return f"{ran} {unit} ran, fewer than --min-run {self.count}"
+            return f"{ran} {unit} ran, fewer than {self.options}min-run {self.count}"
         if self.percent is not None and ran * 100 < self.percent * total:
             share = 100.0 * ran / total if total else 0.0
-            return f"{ran} of {total} {unit} ran ({share:.1f} %), less than --min-run {self.percent:g}%"
+            return f"{ran} of {total} {unit} ran ({share:.1f} %), less than {self.options}min-run {self.percent:g}%"
         return None
 
     def describe(self) -> str:

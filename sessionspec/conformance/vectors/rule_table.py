@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 OUTCOMES: Final = ("passed", "failed", "skipped", "expected")
+FARED: Final = ("passed", "passedWhereRun", "failed", "expected", "skipped")  # RuleTable.fared's classes
 
 
 def rule_sentence(rule: str) -> str:
@@ -45,18 +46,26 @@ class RuleTable:
         return [(rule, *(self.counts[rule][o] for o in OUTCOMES))  # type: ignore[misc]
                 for rule in sorted(self.counts, key=rule_order)]
 
+    def fared(self) -> dict[str, int]:
+        """The rules counted by how they fared, each rule in exactly one class (so the classes add up to the
+        rules in the table): ``failed`` (a failure), ``expected`` (failing only as expected), ``passed`` (every
+        one ran and passed), ``passedWhereRun`` (passed where it ran, some skipped), ``skipped`` (only skipped)."""
+        classes = Counter({name: 0 for name in FARED})
+        for _, passed, failed, skipped, expected in self.rows():
+            classes["failed" if failed else "expected" if expected else
+                    ("passedWhereRun" if skipped else "passed") if passed else "skipped"] += 1
+        return dict(classes)
+
     def lines(self, unit: str, *, every: bool = False) -> list[str]:
         """A count of the rules by how they fared, then the table: every rule with ``every``, else the rules
         with a failure or an expected failure.  ``unit`` names what is counted (vectors, traces)."""
         rows = self.rows()
         if not rows:
             return []
-        failing = [r for r in rows if r[2]]
-        expected = [r for r in rows if r[4] and not r[2]]
-        clean = [r for r in rows if not (r[2] or r[3] or r[4])]
-        skipped = [r for r in rows if r[3] and not (r[1] or r[2] or r[4])]
-        lines = [f"per rule ({unit}): {len(clean)} of {len(rows)} rules all passed, {len(failing)} with a failure, "
-                 f"{len(expected)} failing only as expected, {len(skipped)} only skipped"
+        fared = self.fared()
+        lines = [f"per rule ({unit}): {fared['passed']} of {len(rows)} rules all passed, "
+                 f"{fared['passedWhereRun']} passed where they ran (others skipped), {fared['failed']} with a failure, "
+                 f"{fared['expected']} failing only as expected, {fared['skipped']} only skipped"
                  + ("" if every else " (-v: every rule)")]
         shown = rows if every else [r for r in rows if r[2] or r[4]]
         if shown:
@@ -68,4 +77,4 @@ class RuleTable:
         return [{"rule": rule, "passed": p, "failed": f, "skipped": s, "expected": e} for rule, p, f, s, e in self.rows()]
 
 
-__all__ = ["OUTCOMES", "RuleTable", "rule_order", "rule_sentence"]
+__all__ = ["FARED", "OUTCOMES", "RuleTable", "rule_order", "rule_sentence"]

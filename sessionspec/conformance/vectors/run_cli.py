@@ -143,7 +143,8 @@ def run_json(command: str | None, capabilities: Capabilities, results: Sequence[
         "format": RUN_FORMAT,
         "adapter": command,
         "capabilities": {"operations": None if capabilities.operations is None else sorted(capabilities.operations),
-                         "features": None if capabilities.features is None else sorted(capabilities.features)},
+                         "features": None if capabilities.features is None else sorted(capabilities.features),
+                         **({"unknown": capabilities.unknown()} if capabilities.unknown() else {})},
         "selected": len(results),
         "counts": {status: counts.get(status, 0) for status in STATUSES},
         "verdictAgreement": sum(1 for r in results if r.verdicts_agree),
@@ -157,6 +158,7 @@ def run_json(command: str | None, capabilities: Capabilities, results: Sequence[
                      "skipped": list(r.skipped), "skipReason": r.skip_reason, "expected": r.expected,
                      "unpinned": r.unpinned, "breaks": list(r.breaks), "signature": r.signature,
                      "description": r.description,
+                     **({"initial": elide(dict(r.initial))} if r.steps and r.initial is not None else {}),
                      "steps": [{"step": s.step, "sent": elide(dict(s.op)), "diffs": [d.as_json() for d in s.diffs]}
                                for s in r.steps],
                      "diffs": [{"step": s.step, "op": s.op.get("op"), **d.as_json()} for s in r.steps for d in s.diffs]}
@@ -188,6 +190,8 @@ def _print_text(path: Path, command: str | None, capabilities: Capabilities, res
                 ran: Sequence[VectorResult], *, verbose: bool, quiet: bool, expectations: Expectations | None) -> None:
     if capabilities != Capabilities() and not quiet:
         print(f"adapter declares {capabilities.describe()}")
+    if capabilities.unknown():
+        print(f"UNKNOWN in hello (declares nothing; docs/conformance.md 1.1): {'; '.join(capabilities.unknown())}")
     for r in results:
         status = r.status
         if status in ("fail", "error") or (verbose and status == "xfail"):

@@ -59,6 +59,8 @@ class VectorResult:
     unpinned: str | None = None  # listed in --expect, but failing another way: "expected SIG, fails as SIG'"
     breaks: tuple[str, ...] = ()  # the rules the first difference breaks (conform/rules.py), apart from ``rules``
     description: str = ""
+    initial: Mapping[str, Any] | None = None  # the vector's ``initial`` (a failure shows the session it ran in)
+    step_ops: tuple[str, ...] = ()  # the operation of each step, in order
 
     @property
     def signature(self) -> str | None:
@@ -106,6 +108,7 @@ def run_vector(adapter: ProcessAdapter | InProcessAdapter, vector: Mapping[str, 
     steps: list[StepDiff] = []
     breaks: tuple[str, ...] = ()
     description = str(vector.get("description", ""))
+    step_ops = tuple(str(step["op"].get("op")) for step in vector["steps"])
     where, op = "init", {"op": "init", **vector["initial"]}
     try:
         first = adapter.call(op)
@@ -134,11 +137,12 @@ def run_vector(adapter: ProcessAdapter | InProcessAdapter, vector: Mapping[str, 
         steps.append(StepDiff(-1 if where == "init" else int(where.split()[1]), op,
                               (Diff("$", None, refused.error[:160], f"error answer: {refused}"),)))
         return VectorResult(vector_id=vector["id"], rules=rules, failures=tuple(failures), group=group,
-                            steps=tuple(steps), error=refused.error, description=description)
+                            steps=tuple(steps), error=refused.error, description=description, initial=vector["initial"],
+                            step_ops=step_ops)
     except AdapterError as failed:
         raise AdapterError(f"vector {vector['id']}, {where}: {failed}") from None
     return VectorResult(vector_id=vector["id"], rules=rules, failures=tuple(failures), group=group, steps=tuple(steps),
-                        breaks=breaks, description=description)
+                        breaks=breaks, description=description, initial=vector["initial"], step_ops=step_ops)
 
 
 def _breaks(pattern: Any, response: Response, mismatches: Sequence[str], op: Mapping[str, Any],
@@ -212,10 +216,24 @@ def run_on(adapter: ProcessAdapter | InProcessAdapter, files: Sequence[Mapping[s
     return results
 
 
+def session_line(initial: Mapping[str, Any], earlier: Sequence[str]) -> str:
+    """The session a failing step ran in: the ``init`` (the agent, elided; a seed log by its length), then the
+    operations of the steps before it: what the step's expected answer depends on besides the operation."""
+    agent = initial.get("agent")
+    log = initial.get("log")
+    text = "in force: init " + json.dumps(elide({"agent": agent if isinstance(agent, Mapping) else {}}), sort_keys=True,
+                                           ensure_ascii=False)
+    if isinstance(log, list) and log:
+        text += f" with a seed log of {len(log)} line{'s' if len(log) != 1 else ''} (initial.log)"
+    if earlier:
+        text += f", then step{'s' if len(earlier) > 1 else ''} " + ", ".join(f"{i} {op}" for i, op in enumerate(earlier))
+    return text
+
+
 def failure_lines(result: VectorResult, limit: int | None = 8) -> list[str]:
     """The readable report of a failing vector, the same in the CLI and the pytest plugin: its description,
     the rule its first difference breaks with the rule's sentence, the rules it exercises (with ``limit`` None,
-    each with its sentence), then for each failing step the whole
+    each with its sentence), the session the failing step ran in (session_line), then for each failing step the whole
     operation sent (long strings elided in the middle) and its differences (aligned lists, runs of missing
     or extra items folded); at most ``limit`` differences, then ``… N more`` (``None``: all)."""
     lines: list[str] = [result.description] if result.description else []
@@ -227,6 +245,9 @@ def failure_lines(result: VectorResult, limit: int | None = 8) -> list[str]:
         lines.append(f"exercises {', '.join(named)}")
     if result.unpinned:
         lines.append(result.unpinned)
+    first = next((step.step for step in result.steps), -1)
+    if first >= 0 and (result.initial or first > 0):
+        lines.append(session_line(result.initial or {}, result.step_ops[:first]))
     shown = 0
     total = 0
     for step in result.steps:

@@ -52,14 +52,7 @@ if TYPE_CHECKING:
 DEFAULT_EXAMPLES: Final = 200
 DEFAULT_TIMEOUT: Final = 30.0
 
-PACKAGED_VECTORS: Final = Path(__file__).resolve().parent / "_vectors"
-SOURCE_VECTORS: Final = Path(__file__).resolve().parents[1] / "vectors"
 CONFORM_ID: Final = "conform"
-
-
-def default_vectors() -> Path:
-    """The vectors shipped in the wheel, else the source checkout's ``vectors/``."""
-    return PACKAGED_VECTORS if PACKAGED_VECTORS.is_dir() else SOURCE_VECTORS
 
 
 def marker_name(text: str) -> str:
@@ -142,11 +135,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from sessionspec.conformance.vectors.command import load_dir
     from sessionspec.conformance.vectors.format import FormatError
+    from sessionspec.conformance.vectors.shipped import shipped_vectors
 
     if not shlex.split(command):
         raise pytest.UsageError("--sessionspec-adapter: the adapter command is empty")
     given = config.getoption("--sessionspec-vectors")
-    directory = Path(given) if given else default_vectors()
+    directory = Path(given) if given else shipped_vectors()
     if not directory.is_dir():
         raise pytest.UsageError(f"--sessionspec-vectors: no such directory: {directory}")
     try:

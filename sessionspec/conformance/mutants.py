@@ -303,7 +303,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.epilog = exit_codes(EXIT_CODES) + "\n\ndocs/conformance.md section 5"
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors/)")
+    parser.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors, as shipped with sessionspec)")
     parser.add_argument("--examples", type=int, default=200, metavar="N", help="conform examples per mutant (default 200)")
     parser.add_argument("--only", action="append", default=None, metavar="NAME",
                         help="run only this mutant (repeatable; default: every mutant)")
@@ -317,7 +317,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.vectors.command import VECTORS_DIR
+    from sessionspec.conformance.vectors.shipped import shipped_vectors
 
     if args.list:
         for m in MUTANTS:
@@ -330,9 +330,12 @@ def run(args: argparse.Namespace) -> int:
     if args.examples < 1:
         print("sessionspec mutants: --examples must be at least 1", file=sys.stderr)
         return 2
-    directory = Path(args.vectors) if args.vectors else VECTORS_DIR
+    directory = Path(args.vectors) if args.vectors else shipped_vectors()
     if not directory.is_dir():
         print(f"sessionspec mutants: no vector directory {directory}", file=sys.stderr)
+        return 2
+    if not any(path.name != "schema.json" for path in directory.glob("*.json")):  # else every mutant "survives" nothing
+        print(f"sessionspec mutants: no vector files in {directory}", file=sys.stderr)
         return 2
     kills = kill_table(directory, examples=args.examples, names=tuple(args.only) if args.only else None,
                        progress=None if args.no_progress or args.quiet else sys.stderr)

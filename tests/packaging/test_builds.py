@@ -121,6 +121,19 @@ def test_the_wheel_installs_one_import_name(built: Built) -> None:
     assert any(name.startswith("sessionspec/_vectors/") for name in names)
 
 
+def test_the_installed_kit_reads_the_vectors_it_ships(built: Built, tmp_path: Path) -> None:
+    """An install has no ``vectors/`` beside the package: ``mutants`` runs the shipped copy (it stopped with "no
+    vector directory .../site-packages/vectors"), and ``vectors pack``, which builds the release artifact from a
+    checkout, says that it needs one instead of naming a missing vector directory."""
+    sessionspec = str(built.python.parent / "sessionspec")
+    done = run([sessionspec, "mutants", "--only", "prefix-after-history", "--examples", "1", "--format", "json"], cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    (kill,) = json.loads(done.stdout)["mutants"]
+    assert kill["vector"] is not None, kill  # a vector of the shipped copy killed it
+    packed = run([sessionspec, "vectors", "pack", "--out", str(tmp_path / "pack.tar.gz")], cwd=tmp_path)
+    assert packed.returncode == 2 and "packing needs a source checkout" in packed.stderr, packed.stderr
+
+
 @pytest.mark.parametrize(("env", "reason"), [({"SESSIONSPEC_PURE": "1"}, "(SESSIONSPEC_PURE=1)"),
                                              ({"CC": "/nonexistent/cc"}, "(no C compiler (/nonexistent/cc is not on PATH))")])
 def test_a_forced_or_compilerless_build_is_the_pure_wheel_and_says_why(built: Built, tmp_path: Path, env: dict[str, str],

@@ -172,7 +172,7 @@ def add_pack_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     packer.add_argument("--out", default=None, metavar="FILE",
                         help="the archive (default: sessionspec-vectors-<version>.tar.gz in the current directory, or in "
                              "dist/ inside a source checkout, which git ignores; missing directories are created)")
-    packer.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors/)")
+    packer.add_argument("--vectors", default=None, metavar="DIR", help="vector directory (default: the committed vectors, as shipped with sessionspec)")
     packer.add_argument("--format", choices=("text", "json"), default="text",
                         help="text (default): one line; json: the archive, its sha256 and the manifest "
                              "(docs/schemas/vectors-pack.v2.schema.json)")
@@ -180,9 +180,9 @@ def add_pack_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_pack(args: argparse.Namespace) -> int:
-    from sessionspec.conformance.vectors.build import VECTORS_DIR
+    from sessionspec.conformance.vectors.shipped import shipped_vectors
 
-    directory = Path(args.vectors) if args.vectors else VECTORS_DIR
+    directory = Path(args.vectors) if args.vectors else shipped_vectors()
     out = Path(args.out) if args.out else default_out()
     try:
         data = build_pack(directory)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sessionspec.spec.registry import rule, rule_ids, rules, unclaimed_lines
 from sessionspec.spec_render import REGENERATE, SEED_CLAIMS, contracts_of, render
 
@@ -25,6 +27,7 @@ def test_committed_spec_equals_fresh_rendering() -> None:
         )
 
 
+@pytest.mark.slow  # minutes under load: out of the quick loop (issue 42 item 4), in .ci/run
 def test_rendering_is_deterministic() -> None:
     assert render() == render()
 
@@ -99,6 +102,7 @@ def test_contracts_are_rendered_from_docstrings() -> None:
     assert f"- `{contracts[0]}`" in render()
 
 
+@pytest.mark.slow  # minutes under load: out of the quick loop (issue 42 item 4), in .ci/run
 def test_cli_writes_out_file_and_stdout(tmp_path: Path) -> None:
     out = tmp_path / "SPEC.md"
     written = subprocess.run([sys.executable, "-m", "sessionspec.cli", "spec", "--out", str(out)], cwd=ROOT, capture_output=True, text=True)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -17,6 +19,7 @@ def _collected(*options: str) -> set[str]:
     return {line for line in done.stdout.splitlines() if line.startswith("tests/")}
 
 
+@pytest.mark.slow  # minutes under load: out of the quick loop (issue 42 item 4), in .ci/run
 def test_the_quick_loop_leaves_out_the_slow_tests_and_keeps_every_area() -> None:
     everything, quick = _collected(), _collected("-m", "not slow")
     slow = everything - quick

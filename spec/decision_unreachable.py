@@ -238,6 +238,11 @@ UNREACHABLE: Final[dict[str, str]] = {
         'is_safe_int(count) held just before (the or short-circuits otherwise): a safe integer is an int',
     "loop_log.step:take_tool_call: for (key, want) in (('callId', call_id), ('name', name), ('arguments', arguments)) => none":
         _CONSTANT_LOOP,
+    "loop_log.step:take_user_message: event.seq => false":
+        ("evaluated only inside a step after one of its results: its turn/start and step/start came before, and a log's"
+         " seqs start at 0 and rise (FMT-1), so the message's seq is above 0"),
+    "log_file:header_line_refused: for key in ('createdAt', 'delegationDepth') => none":
+        _CONSTANT_LOOP,
     'loop_log.turn:block_prompt: event => false':
         'an Event is a dataclass without __bool__ or __len__: always truthy',
     'seed_log:_end_seed_refusal: seed_length < len(events) => above':

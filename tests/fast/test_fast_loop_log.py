@@ -11,11 +11,9 @@ simulator's logs, the real logs under tests/data, and each single change of a fi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from unittest import mock
 
 import pytest
 
@@ -25,10 +23,10 @@ from sessionspec.fast import loop_log as fast
 from sessionspec.model.jsonval import ABSENT, freeze, thaw
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.loop_log import step as model
-from sessionspec.model.loop_log import turn as turn_model
 from sessionspec.model.loop_log.dialect import new_track
 from sessionspec.model.loop_log.track import StepTrack
 from sessionspec.simulate import simulate
+from tests.loop_definitions import TWINNED, definitions
 
 
 def _state(st: StepTrack) -> tuple[object, ...]:
@@ -70,20 +68,6 @@ def test_the_twin_takes_every_kind_of_chunk_as_the_definition(dialect: Dialect) 
 
 
 DATA = Path(__file__).parents[1] / "data"
-# The twins the loop fold runs, by their name there, and the definition each stands for.
-_TWINNED = {"open_turn": turn_model.open_turn, "open_step": turn_model.open_step, "close_step": turn_model.close_step,
-            "record_message": model.record_message, "take_user_message": model.take_user_message,
-            "take_chunk": model.take_chunk, "take_request": turn_model.take_request, "close_turn": turn_model.close_turn,
-            "take_tool_call": model.take_tool_call, "take_tool_result": model.take_tool_result, "take_config": model.take_config}
-
-
-@contextmanager
-def _definitions() -> Iterator[None]:
-    """The loop fold with the definitions in the twins' place."""
-    with mock.patch.multiple(loop_audit, **_TWINNED):
-        yield
-
-
 def _track_state(audit: loop_audit.LoopAudit) -> tuple[object, ...]:
     s = audit.state
     turn = None if s.turn is None else tuple(getattr(s.turn, name) for name in type(s.turn).__slots__)
@@ -93,17 +77,17 @@ def _track_state(audit: loop_audit.LoopAudit) -> tuple[object, ...]:
 
 def _fold_tied(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> None:
     """Both folds over ``events``, compared after every event and at the end."""
-    assert {name for name in _TWINNED if getattr(loop_audit, name) is not _TWINNED[name]} == set(_TWINNED)
+    assert {name for name in TWINNED if getattr(loop_audit, name) is not TWINNED[name]} == set(TWINNED)
     by_twins = loop_audit.LoopAudit(events, dialect, first_live_seq)
-    with _definitions():
+    with definitions():
         by_model = loop_audit.LoopAudit(events, dialect, first_live_seq)
     for event in events:
         by_twins.step(event, None)
-        with _definitions():
+        with definitions():
             by_model.step(event, None)
         assert _track_state(by_twins) == _track_state(by_model), (dialect, event)
     found = by_twins.finish()
-    with _definitions():
+    with definitions():
         assert found == by_model.finish()
 
 

@@ -151,3 +151,10 @@ def test_FMT_7_an_unknown_inner_event_is_not_an_out_of_band_append() -> None:
     logged = _event("todo/write", {"todos": []}, 1)
     assert turn_writer_kind(OpenTurn(start=start, last=end, inner=1, first_inner=logged), A55_WRITERS, 0, ())[0] == "out-of-band"
     assert isinstance(start.data, JsonObject)
+
+
+def test_FMT_7_a_turn_without_a_dialect_marked_event_has_no_mixed_writer() -> None:
+    """FMT-7 Writers: the writer is "the dialect most of its dialect-marked events show"; a live turn none of whose
+    events is marked (a start and an end both loops write) shows no other dialect to report."""
+    start = make_event("turn/start", seq=0, time=0, data=freeze([1]))
+    assert check_turn_dialects(OpenTurn(start=start, last=start), 0) == []

@@ -3,19 +3,20 @@ test took (issue 43 item 1): LOOP-3's blocked prompt, LOOP-4's prompt prefix, LO
 message per step, LOOP-12's tool calls and deferred context, LOG-16's stepless turn and DIA-15's cancelled stream.
 
 Each test builds the events whose decision is at stake and folds them as ``sessionspec check`` does
-(``audit_loop``: every event live), or hands a definition the turn it judges, and asserts what the rule says.
+(``audit_loop``: every event live, with the model's definitions in the compiled twins' place: the
+check runs the twins, tests/loop_definitions.py), or hands a definition the turn it judges, and asserts what the rule says.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sessionspec.check.loop_audit import audit_loop
 from sessionspec.model.jsonval import freeze
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.loop_log.dialect import new_track
 from sessionspec.model.loop_log.track import StepTrack, TurnTrack
 from sessionspec.model.loop_log.turn import cancelled_visible_stream, check_stepless_end
+from tests.loop_definitions import audit_loop_by_definitions as audit_loop
 
 
 def _log(*specs: tuple[Any, ...]) -> list[Event]:
@@ -188,3 +189,43 @@ def test_DIA_15_a_session_API_step_is_no_cancelled_stream() -> None:
     loop.attempt_visible = True
     cancelled_visible_stream(track, t, loop, step_end)
     assert t.cancelled_visible == 0
+
+
+# ---------------------------------------------------------------- outcomes the check's twins take in its place
+
+
+def test_LOOP_12_a_session_API_step_is_not_held_to_its_message_s_tool_calls() -> None:
+    """FMT-7 Writers: a step with no chunk and no ``sourceEventSeqs`` is the session API's; LOOP-12 binds the loop's
+    tool calls and results to the step's message, not the API's: calls and results beyond its blocks pass, and the
+    same events in the loop's step (its message citing the finish chunk) are refused."""
+    api_message = ("assistant/message", {"turn": 1, "step": 1, "content": []}, "append")
+    api = _log(_TURN, _PROMPT, _HEADER, _STEP, api_message, _tool_call("c1"), _tool_result("c1"),
+               ("step/end", {"turn": 1, "step": 1}))
+    assert _found(api) == []
+    loop = _log(*_OPENED, _message(), _tool_call("c1"), _tool_result("c1"), ("step/end", {"turn": 1, "step": 1}))
+    assert ("LOOP-12", 6) in _found(loop)
+
+
+def test_LOOP_12_context_after_the_second_result_is_in_its_place() -> None:
+    """LOOP-12: context the tools defer follows **all** results: after the results of both calls (the last one's
+    block index 1), a context message is in place; a result after it (of a call the message does not name, which
+    is LOG-13's, so model order has nothing to say) is refused, naming the context's seq."""
+    context = ("user/message", {"content": [], "source": {"kind": "user"}}, "append")
+    batch = (*_OPENED, _message("c1", "c2"), _tool_call("c1"), _tool_call("c2"), _tool_result("c1"), _tool_result("c2"), context)
+    assert _found(_log(*batch)) == []
+    found = audit_loop(_log(*batch, _tool_result("c9")), Dialect.A55)
+    assert [(f.rule, f.seq) for f in found] == [("LOOP-12", 11)] and "deferred context (seq 10)" in found[0].reason
+
+
+def test_LOG_11_a_step_after_a_max_tokens_step_leaves_the_turn_ended_by_max_tokens() -> None:
+    """LOG-11: a ``max-tokens`` finish ends the turn ``{kind:"max-tokens"}``; a turn whose first step finished so
+    keeps it after a later step that did not, so a ``completed`` end is refused."""
+    first = ("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "max-tokens"}}})
+    message = ("assistant/message", {"turn": 1, "step": 1, "content": []}, "append", [4])
+    second = [("step/start", {"turn": 1, "step": 2}),
+              ("assistant/chunk", {"turn": 1, "step": 2, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}),
+              ("assistant/message", {"turn": 1, "step": 2, "content": []}, "append", [8]),
+              ("step/end", {"turn": 1, "step": 2})]
+    steps = (_TURN, _PROMPT, _HEADER, _STEP, first, message, ("step/end", {"turn": 1, "step": 1}), *second)
+    assert _found(_log(*steps, ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}))) == [("LOG-11", 11)]
+    assert _found(_log(*steps, ("turn/end", {"turn": 1, "reason": {"kind": "max-tokens"}}))) == []

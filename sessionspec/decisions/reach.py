@@ -3,8 +3,9 @@
 A call graph of the package from its syntax trees, resolved through each module's imports: a function reaches
 what its body names (called, passed as a value or stored in a table): a function of its module or one it
 imports, a class (its methods, all of them), ``module.name`` through an imported module, and any method of that
-name for ``obj.name`` on anything else; its nested functions and its module's own top-level code (tables,
-decorators, defaults) go with it.  The graph over-approximates (every method called ``take`` is reached where
+name for ``obj.name`` on anything else, of a class some loaded module defines (the modules the operations' import
+statements load, transitively); its nested functions and its module's top-level code (tables, defaults) go with it;
+and what a loaded module's top-level code calls is reached (it runs at import).  The graph over-approximates (every method called ``take`` is reached where
 one ``.take`` is), so a model function it does not reach from an operation is out of that operation's reach: no
 vector can take its decisions, which spec/decision_not_by_vectors.py states per group and
 tests/spec/test_decision_not_by_vectors.py checks.
@@ -33,6 +34,13 @@ Key = str  # "dotted.module:Qualified.name"
 
 
 @dataclass(slots=True)
+class _Function:
+    names: set[str] = field(default_factory=set)
+    attrs: set[tuple[str | None, str]] = field(default_factory=set)  # (base name when a plain name, attribute)
+    nested: list[Key] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class _Module:
     name: str
     imports: dict[str, str] = field(default_factory=dict)  # local name -> "module:name" or "module" (a module)
@@ -40,13 +48,7 @@ class _Module:
     defined: dict[str, list[Key]] = field(default_factory=dict)  # top-level name -> its function(s) / class's methods
     top: set[str] = field(default_factory=set)  # names the top-level code mentions (not inside a def)
     top_attrs: set[tuple[str | None, str]] = field(default_factory=set)
-
-
-@dataclass(slots=True)
-class _Function:
-    names: set[str] = field(default_factory=set)
-    attrs: set[tuple[str | None, str]] = field(default_factory=set)  # (base name when a plain name, attribute)
-    nested: list[Key] = field(default_factory=list)
+    top_calls: _Function = field(default_factory=lambda: _Function())  # what the top-level code calls at import
 
 
 def _files() -> Iterator[tuple[str, Path]]:
@@ -153,8 +155,12 @@ def _graph() -> tuple[dict[str, _Module], dict[Key, _Function], dict[str, frozen
         tree = ast.parse(path.read_text(encoding="utf-8"))
         module = modules[name] = _Module(name)
         _imports(module, tree, path.name == "__init__.py")
-        _mentions([n for n in tree.body if not isinstance(n, _DEFS)] + [d for n in tree.body if isinstance(n, _DEFS) for d in n.decorator_list],
-                  module, stop_at_defs=True)
+        top: list[ast.AST] = [n for n in tree.body if not isinstance(n, _DEFS)]
+        top += [d for n in tree.body if isinstance(n, _DEFS) for d in n.decorator_list]
+        _mentions(top, module, stop_at_defs=True)
+        calls = [n for t in top for n in ast.walk(t) if isinstance(n, ast.Call)]
+        _mentions([c.func for c in calls] + [d for n in tree.body if isinstance(n, _DEFS) for d in n.decorator_list], module.top_calls,
+                  stop_at_defs=True)
         _Reader(module, functions, methods).define(tree, "", False)
     return modules, functions, {k: frozenset(v) for k, v in methods.items()}
 
@@ -213,6 +219,12 @@ def reached(operations: frozenset[str], without: tuple[str, ...] = ()) -> frozen
     loaded = _loaded(modules, {k.split(":", 1)[0] for k in frontier})
     skipped = {k for k in functions if k.split(":", 1)[0].startswith(without) or k.split(":", 1)[0] not in loaded}
     seen |= skipped
+    # A loaded module's top-level code runs when it is imported: what it calls is reached (a table it builds is
+    # reached with the first of the module's functions, which may read it).
+    for name in sorted(loaded):
+        module = modules[name]
+        frontier += [k for k in _callees(modules, methods, module, module.top_calls.names, module.top_calls.attrs) if k not in seen]
+        seen.update(frontier)
     topped: set[str] = set()
     while frontier:
         key = frontier.pop()

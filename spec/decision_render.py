@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from sessionspec.spec.decision_table import NAMED, PinSet, Row, not_yet_pinned, read_pins, rows, rules_of
+from sessionspec.spec.decision_not_by_vectors import GROUPS
+from sessionspec.spec.decision_table import NAMED, PinSet, Row, not_yet_pinned, read_pins, rows, rules_of, short_reasons
+from sessionspec.spec.decision_unreachable import WORK_LEFT_MARK
 
 DOC: Final = Path(__file__).resolve().parents[1] / "docs" / "decisions.md"
 REGENERATE: Final = "python -m sessionspec.spec.decision_render --out docs/decisions.md"
@@ -27,6 +29,11 @@ take or a sort `single`/`several`, a key merge `disjoint`/`overlap`, a rounding 
 vectors that take it with every answer matched (the number of distinct trace shapes, texts blanked, in brackets),
 and by the CrossHair targets whose function holds the decision (a `ci`-tier target counts as a pin; a `full`-tier
 one runs only on demand).  Counts are complete; where a kind has at most {named} pins the first is named (the pins file keeps only those names).
+
+Issue 43 asks three vectors of distinct shapes for each reachable outcome.  Where the adapter protocol cannot reach an
+outcome, its group below says why (spec/decision_not_by_vectors.py; tests/spec/test_decision_not_by_vectors.py checks
+each group's claim), and the outcome's row names the group; the others short of three shapes are work left
+(spec/decision_short_of_vectors.txt lists each short outcome with its reason).
 
 """
 
@@ -51,7 +58,7 @@ def _row(row: Row, first: bool) -> str:
     else:
         status = ""
     vectors = f"{_cell(row.pins.vectors, row.pins.first_vector)} ({row.pins.vector_shapes})" if row.pins.vectors else ""
-    if row.not_by_vectors is not None:
+    if row.not_by_vectors is not None and row.pins.vector_shapes < 3:
         vectors = (vectors + "; " if vectors else "") + f"not by vectors: {row.not_by_vectors}"
     cells = [where, what, rules, f"{row.outcome}" + (f" {status}" if status else ""), _cell(row.pins.tests, row.pins.first_test, True),
              _cell(row.pins.machine, row.pins.first_machine), ", ".join(f"`{t.removeprefix('sessionspec.model.')}`" for t in row.crosshair) if first else "",
@@ -68,11 +75,19 @@ def render(pins: PinSet | None = None) -> str:
     pinned = sum(1 for r in reachable if r.pinned)
     three = sum(1 for r in reachable if r.pins.vector_shapes >= 3)
     exempt = sum(1 for r in reachable if r.not_by_vectors is not None and r.pins.vector_shapes < 3)
+    reasons = short_reasons(pins)
+    left = sum(1 for why in reasons.values() if why is not None and why.startswith(WORK_LEFT_MARK))
     lines = [INTRO.format(regenerate=REGENERATE, named=NAMED),
              "| | count |", "|---|---:|", f"| decisions | {len(decisions)} |", f"| outcomes | {len(table)} |",
              f"| declared unreachable (with the reason) | {unreachable} |", f"| reachable | {len(reachable)} |",
              f"| reachable and pinned | {pinned} |", f"| reachable, pinned by vectors of 3 or more shapes | {three} |",
-             f"| reachable, fewer than 3 vector shapes, the protocol cannot reach them (with the reason) | {exempt} |", ""]
+             f"| reachable, fewer than 3 vector shapes, the protocol cannot reach them (with the reason) | {exempt} |",
+             f"| reachable, fewer than 3 vector shapes, work left | {left} |", "",
+             "| group (the protocol cannot reach) | claim | outcomes short of 3 shapes | why |", "|---|---|---:|---|"]
+    for group in GROUPS:
+        count = sum(1 for r in reachable if r.not_by_vectors == group.name and r.pins.vector_shapes < 3)
+        lines.append(f"| {group.name} | {group.claim.name} | {count} | {group.reason.replace('|', '∣')} |")
+    lines.append("")
     module = None
     for index, row in enumerate(table):
         if row.decision.module != module:

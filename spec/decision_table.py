@@ -24,8 +24,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, final
 
+from sessionspec.spec.decision_not_by_vectors import group_of, work_left
 from sessionspec.spec.decision_points import MODEL_DIR, Decision, derive_decisions, module_files
-from sessionspec.spec.decision_unreachable import NOT_BY_VECTORS, NOT_YET_PINNED, UNREACHABLE
+from sessionspec.spec.decision_unreachable import EXEMPT_MARK, NOT_YET_PINNED, UNREACHABLE, WORK_LEFT_MARK
 
 SPEC_DIR: Final = Path(__file__).resolve().parent
 PINS_FILE: Final = SPEC_DIR / "decision_pins.json"
@@ -229,7 +230,7 @@ class Row:
     pins: OutcomePins
     crosshair: tuple[str, ...]
     unreachable: str | None
-    not_by_vectors: str | None
+    not_by_vectors: str | None  # the group of spec/decision_not_by_vectors.py that says why no vector can take it
 
     @property
     def pinned(self) -> bool:
@@ -245,8 +246,13 @@ def rows(pins: PinSet | None = None) -> list[Row]:
         crosshair = targets.get((decision.module, decision.function.split(".")[-1]), ())
         for outcome, oid in zip(decision.outcomes, decision.outcome_ids()):
             out.append(Row(decision=decision, outcome=outcome, outcome_id=oid, pins=pins.outcomes.get(oid, OutcomePins()),
-                           crosshair=crosshair, unreachable=UNREACHABLE.get(oid), not_by_vectors=NOT_BY_VECTORS.get(oid)))
+                           crosshair=crosshair, unreachable=UNREACHABLE.get(oid), not_by_vectors=_group_name(oid)))
     return out
+
+
+def _group_name(outcome_id: str) -> str | None:
+    group = group_of(outcome_id)
+    return None if group is None else group.name
 
 
 def reachable_outcomes(pins: PinSet | None = None) -> frozenset[str]:
@@ -269,5 +275,33 @@ def short_of_vectors(pins: PinSet | None = None, needed: int = 3) -> list[Row]:
     return [r for r in rows(pins) if r.unreachable is None and r.not_by_vectors is None and r.pins.vector_shapes < needed]
 
 
+def short_reasons(pins: PinSet | None = None, needed: int = 3) -> dict[str, str | None]:
+    """Every reachable outcome fewer than ``needed`` vector shapes take -> why: ``not by vectors: GROUP`` (the
+    protocol cannot reach it, spec/decision_not_by_vectors.py), ``work left: ...`` (some vector enters its function,
+    so the protocol reaches it; or what WORK_LEFT knows of its function), or None (no reason stated)."""
+    table = [r for r in rows(pins) if r.unreachable is None]
+    entered: dict[tuple[str, str], int] = {}
+    for r in table:
+        if r.pins.vectors:
+            key = (r.decision.module, r.decision.function)
+            entered[key] = max(entered.get(key, 0), r.pins.vectors)
+    out: dict[str, str | None] = {}
+    for r in table:
+        if r.pins.vector_shapes >= needed:
+            continue
+        where = f"{r.decision.module}:{r.decision.function}"
+        known = work_left(r.decision.module, r.decision.function)
+        if r.not_by_vectors is not None:
+            out[r.outcome_id] = EXEMPT_MARK + r.not_by_vectors
+        elif (r.decision.module, r.decision.function) in entered:
+            out[r.outcome_id] = (f"{WORK_LEFT_MARK}reachable: vectors enter {where} (up to {entered[(r.decision.module, r.decision.function)]} "
+                                 f"per outcome), {r.pins.vector_shapes} shape(s) take this outcome")
+        elif known is not None:
+            out[r.outcome_id] = f"{WORK_LEFT_MARK}no vector enters {where}: {known}"
+        else:
+            out[r.outcome_id] = None
+    return out
+
+
 __all__ = ["MODEL_DIR", "NAMED", "OutcomePins", "PinSet", "Row", "crosshair_targets", "reachable_outcomes", "read_pins", "rows",
-           "not_yet_pinned", "rules_of", "short_of_vectors", "trace_shape", "unpinned", "write_pins"]
+           "not_yet_pinned", "rules_of", "short_of_vectors", "short_reasons", "trace_shape", "unpinned", "write_pins"]

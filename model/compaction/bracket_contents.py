@@ -28,6 +28,7 @@ from sessionspec.model.compaction.trigger_place import (
 )
 from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq
 from sessionspec.model.log import Dialect, Event
+from sessionspec.model.loop_log.track import show
 from sessionspec.model.record_keys import key_flaw
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides
@@ -48,7 +49,7 @@ def d08_source_flaw(source: Json | Absent) -> str | None:
     flaw = key_flaw(source, D08_SOURCE_KEYS)
     compaction_id = get(source, "compactionId")
     if flaw is None and not (isinstance(compaction_id, str) and compaction_id):
-        return "has an empty compactionId"
+        return f"has the compactionId {show(compaction_id)}, not a non-empty string"
     return flaw
 
 

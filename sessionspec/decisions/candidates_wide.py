@@ -164,15 +164,17 @@ def respelled(rng: random.Random, line: str) -> str:
 
 
 def packed(lines: list[str]) -> list[str]:
-    """The log as the writer stores it: runs of chunks packed into rows (CHK-2), as JSONL lines."""
-    from sessionspec.conformance.vectors.format import to_plain
+    """The log as the writer stores it: runs of chunks packed into rows (CHK-2), as JSONL lines written as the
+    writer writes them (``js_stringify``: a number that is not an integer is a JSON number, never the protocol's
+    ``{"$number": ...}`` spelling, which inside a log line would be an object the model reads as a config value)."""
     from sessionspec.model.codec import pack_chunk_runs
+    from sessionspec.model.jsonval import js_stringify
     from sessionspec.replay import LoadError, load_log_text
 
     loaded = load_log_text("".join(line + "\n" for line in lines))
     if isinstance(loaded, LoadError):
         return lines
-    return [_dumps(to_plain(row)) for row in pack_chunk_runs(loaded.events)]
+    return [js_stringify(row) for row in pack_chunk_runs(loaded.events)]
 
 
 def row_edited(rng: random.Random, lines: list[str]) -> list[str]:

@@ -16,7 +16,8 @@ left out; ``-n 2`` spreads it over two processes), or with ``--parts`` the parts
 (``SESSIONSPEC_DECISION_PINS=DIR pytest -p sessionspec.decisions.record ...``); with neither, the test and
 machine pins of the committed file are kept.  The pins file keeps, per outcome, the counts and the
 first pin of each kind taken by at most three (the table shows those); the vectors' trace shapes are counted in full.
-``--list-short`` writes the outcomes still short of three vector shapes (spec/decision_short_of_vectors.txt).
+``--list-short`` writes the outcomes still short of three vector shapes, each with its reason: the group of
+spec/decision_not_by_vectors.py that says why the protocol cannot reach it, or the work left (spec/decision_short_of_vectors.txt).
 """
 
 from __future__ import annotations
@@ -171,17 +172,25 @@ def record(pytest_args: Sequence[str] | None = None, parts: Path | None = None, 
 
 
 def list_short(out: Path | None = None) -> int:
-    """Write the reachable outcomes fewer than three vector shapes take (spec/decision_short_of_vectors.txt, the
-    list tests/spec/test_decision_table.py lets only shrink), from the committed pins."""
-    from sessionspec.spec.decision_table import short_of_vectors
-    from sessionspec.spec.decision_unreachable import SHORT_FILE
+    """Write every reachable outcome fewer than three vector shapes take, each with its reason after a tab
+    (spec/decision_short_of_vectors.txt; tests/spec/test_decision_table.py lets its work left only shrink and
+    fails on an outcome without a reason), from the committed pins."""
+    from sessionspec.spec.decision_table import short_reasons
+    from sessionspec.spec.decision_unreachable import EXEMPT_MARK, SHORT_FILE
 
-    short = sorted(r.outcome_id for r in short_of_vectors())
-    (out or SHORT_FILE).write_text("# Reachable decision outcomes fewer than three vectors of distinct trace shapes take (issue 43 item 3).\n"
-                                   "# Written by `python -m sessionspec.decisions.record --list-short`; it may only shrink.\n"
-                                   + "".join(o + "\n" for o in short), encoding="utf-8")
-    print(f"decisions: {len(short)} reachable outcomes short of three vector shapes", file=sys.stderr)
-    return 0
+    reasons = short_reasons()
+    unstated = sorted(o for o, why in reasons.items() if why is None)
+    lines = [f"{o}\t{why or 'no reason stated'}\n" for o, why in sorted(reasons.items())]
+    (out or SHORT_FILE).write_text("# Reachable decision outcomes fewer than three vectors of distinct trace shapes take (issue 43 item 3),\n"
+                                   "# each with why after a tab: 'not by vectors: GROUP' (spec/decision_not_by_vectors.py) or 'work left: ...'.\n"
+                                   "# Written by `python -m sessionspec.decisions.record --list-short`; its work left may only shrink.\n"
+                                   + "".join(lines), encoding="utf-8")
+    exempt = sum(1 for why in reasons.values() if why is not None and why.startswith(EXEMPT_MARK))
+    print(f"decisions: {len(reasons)} reachable outcomes short of three vector shapes: {exempt} the protocol cannot reach "
+          f"(with the reason), {len(reasons) - exempt - len(unstated)} work left, {len(unstated)} without a reason", file=sys.stderr)
+    for outcome in unstated:
+        print(f"decisions: no reason stated for {outcome}", file=sys.stderr)
+    return 1 if unstated else 0
 
 
 def main(argv: Sequence[str]) -> int:

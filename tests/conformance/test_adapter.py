@@ -87,6 +87,17 @@ def test_serve_answers_one_line_per_request() -> None:
     assert lines[1] == {"id": 2, "ok": {"log": []}}
 
 
+def test_an_answer_quoting_a_lone_surrogate_is_a_utf8_line() -> None:
+    """A rejection's reason may quote a log line's lone surrogate (check/decision/0526 made serve-model fail with
+    UnicodeEncodeError): the line escapes it, and decodes to the same answer; other text stays as it is."""
+    reason = "bad type 'x\ud800y'"
+    line = answer(lambda op: {"reject": {"rules": ["LOG-3"], "reason": reason}}, '{"id": 1, "op": "check"}')
+    line.encode("utf-8")
+    assert json.loads(line) == {"id": 1, "reject": {"rules": ["LOG-3"], "reason": reason}}
+    plain = answer(lambda op: {"reject": {"rules": ["LOG-3"], "reason": "é"}}, '{"id": 2, "op": "check"}')
+    assert "é" in plain
+
+
 def test_a_protocol_error_is_an_adapter_error_for_the_client(served: ProcessAdapter) -> None:
     with pytest.raises(AdapterError, match="malformed"):
         served.call({"op": "fly"})

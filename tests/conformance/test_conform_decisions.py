@@ -22,6 +22,10 @@ def test_conform_json_counts_the_decisions_the_run_reached(capsys: pytest.Captur
     # the loop runs for every trace: its turn decisions are reached, so the loop cannot miss all of its outcomes
     reachable_turn = sum(1 for o in reachable_outcomes() if o.startswith("loop.turn:"))
     assert decisions["missingByModule"].get("loop.turn", 0) < reachable_turn
+    # a conform trace runs the loop, never the deployment's rules: every outcome of model/deployment.py is missing and
+    # counted among those the protocol cannot reach, and no more are counted than are missing
+    deployment = sum(1 for o in reachable_outcomes() if o.startswith("deployment:"))
+    assert deployment <= decisions["missingOutOfReach"] <= decisions["missing"]
 
 
 def test_conform_text_names_the_share_and_the_modules_left(capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,6 +34,7 @@ def test_conform_text_names_the_share_and_the_modules_left(capsys: pytest.Captur
     line = next(line for line in out.splitlines() if line.startswith("decisions: the model took "))
     assert f"of its {len(reachable_outcomes())} reachable decision outcomes" in line
     assert "not reached, by module: " in out
+    assert "no trace of the adapter protocol can reach (their groups in docs/decisions.md say why)" in out
 
 
 def test_conform_no_decisions_leaves_them_out(capsys: pytest.CaptureFixture[str]) -> None:

@@ -67,3 +67,11 @@ def test_MTR_9_stragglers_and_odd_chunks() -> None:
     assert isinstance(_fed({"type": "block-start", "index": 0, "blockType": "image"}), str)
     assert _fed({"type": "text-delta", "text": "no index"}) == (freeze({"type": "text", "text": "no index"}),)
     assert _fed({"type": "mystery", "index": 0}, {"type": "block-start", "index": 0, "blockType": "text"}) == (freeze({"type": "text", "text": ""}),)
+
+
+def test_MTR_9_a_reasoning_delta_that_opens_its_block_makes_it_reasoning() -> None:
+    """A delta with no block-start before it opens its block with the delta's type (assembler.ts ``push``:
+    ``this.ensure(chunk.index, chunk.type === 'text-delta' ? 'text' : 'reasoning')``): a reasoning-delta first gives a
+    reasoning block, a text-delta first a text block."""
+    assert _fed({"type": "reasoning-delta", "index": 0, "text": "r"}) == (freeze({"type": "reasoning", "text": "r"}),)
+    assert _fed({"type": "text-delta", "index": 0, "text": "t"}) == (freeze({"type": "text", "text": "t"}),)

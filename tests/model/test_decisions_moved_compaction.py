@@ -171,6 +171,20 @@ def test_DIA_2_the_compaction_id_is_a_string() -> None:
     assert check_checkpoint_source(good, Dialect.D08) is None
 
 
+def test_DIA_2_the_finding_names_the_compaction_id_it_read() -> None:
+    """The reason says what the id is: a number is not called empty (the finding named 5 "an empty compactionId")."""
+    def reason(compaction_id: Any) -> str:
+        source = {**CHECKPOINT_SOURCE, "compactionId": compaction_id}
+        (checkpoint,) = _log(("user/message", {"content": [], "source": source}, {"op": "replace", "start": 0, "end": 0}))
+        bad = check_checkpoint_source(checkpoint, Dialect.D08)
+        assert bad is not None and bad.rule == "DIA-2"
+        return bad.reason
+
+    assert reason(5) == "checkpoint source has the compactionId 5, not a non-empty string"
+    assert reason("") == 'checkpoint source has the compactionId "", not a non-empty string'
+    assert "empty compactionId" not in reason(5)
+
+
 # ---------------------------------------------------------------- DIA-7, CMP-7: an attempt's failure
 
 

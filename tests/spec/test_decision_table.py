@@ -14,7 +14,7 @@ import pytest
 from sessionspec.spec.decision_points import derive_decisions
 from sessionspec.spec.decision_render import DOC, REGENERATE, render
 from sessionspec.spec.decision_table import PinSet, read_pins, rows, short_of_vectors, unpinned
-from sessionspec.spec.decision_unreachable import NOT_BY_VECTORS, NOT_YET_PINNED, SHORT_OF_VECTORS, UNREACHABLE
+from sessionspec.spec.decision_unreachable import NOT_YET_PINNED, SHORT_OF_VECTORS, UNREACHABLE
 
 RECORD = "python -m sessionspec.decisions.record --tests -n 2"
 
@@ -42,7 +42,7 @@ def test_the_pins_name_outcomes_of_this_model() -> None:
     assert not stale, f"spec/decision_pins.json names outcomes the model no longer has ({RECORD}): {_listing(stale)}"
 
 
-@pytest.mark.parametrize("declared", [UNREACHABLE, NOT_BY_VECTORS, NOT_YET_PINNED], ids=["unreachable", "not-by-vectors", "not-yet-pinned"])
+@pytest.mark.parametrize("declared", [UNREACHABLE, NOT_YET_PINNED], ids=["unreachable", "not-yet-pinned"])
 def test_declared_outcomes_exist_and_say_why(declared: dict[str, str]) -> None:
     outcomes = {o for d in derive_decisions() for o in d.outcome_ids()}
     unknown = sorted(set(declared) - outcomes)
@@ -56,9 +56,9 @@ def test_no_recorded_run_takes_an_outcome_declared_unreachable() -> None:
 
 
 def test_each_reachable_outcome_has_three_independent_vectors_or_is_listed() -> None:
-    """Issue 43 item 3: three vectors of distinct trace shapes take each reachable outcome.  Those that do not yet are
-    listed (SHORT_OF_VECTORS, the work still to do): the list may only shrink, and an outcome that reaches three is
-    taken off it."""
+    """Issue 43 item 3: three vectors of distinct trace shapes take each reachable outcome the protocol can reach (the
+    others have their group's reason, spec/decision_not_by_vectors.py).  Those that do not yet are listed as work left
+    (SHORT_OF_VECTORS): the list may only shrink, and an outcome that reaches three is taken off it."""
     short = {r.outcome_id for r in short_of_vectors()}
     new = sorted(short - set(SHORT_OF_VECTORS))
     done = sorted(set(SHORT_OF_VECTORS) - short)

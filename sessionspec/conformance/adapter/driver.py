@@ -49,10 +49,21 @@ def answer(handler: Handler, line: str) -> str:
     try:
         result = handler(request)
     except (OperationError, FormatError) as bad:
-        return json.dumps({"id": ident, "error": str(bad)}, sort_keys=True, ensure_ascii=False)
+        return _line({"id": ident, "error": str(bad)})
     if set(result) == {"reject"}:
-        return json.dumps({"id": ident, "reject": result["reject"]}, sort_keys=True, ensure_ascii=False)
-    return json.dumps({"id": ident, "ok": result}, sort_keys=True, ensure_ascii=False)
+        return _line({"id": ident, "reject": result["reject"]})
+    return _line({"id": ident, "ok": result})
+
+
+def _line(message: object) -> str:
+    """An answer line, UTF-8 text as it is; with a lone surrogate (a log line may carry one, and a rejection's reason
+    quotes it) escaped instead, which UTF-8 cannot encode: the line is the same JSON either way."""
+    text = json.dumps(message, sort_keys=True, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, sort_keys=True)
+    return text
 
 
 def serve(handler: Handler, stdin: TextIO, stdout: TextIO, log: TextIO | None = None) -> int:

@@ -28,14 +28,17 @@ def decisions_taken() -> Iterator[dict[str, Any]]:
 
 
 def summarise(reached: frozenset[str]) -> dict[str, Any]:
-    """Reachable and reached outcomes, and the missing ones counted per model module (JSON-ready)."""
+    """Reachable and reached outcomes, the missing ones counted per model module, and how many of those the adapter
+    protocol cannot reach at all (a group of spec/decision_not_by_vectors.py says why), JSON-ready."""
+    from sessionspec.spec.decision_not_by_vectors import group_of
     from sessionspec.spec.decision_table import reachable_outcomes
 
     reachable = reachable_outcomes()
     missing = reachable - reached
     by_module = Counter(outcome.split(":", 1)[0] for outcome in missing)
     return {"reachable": len(reachable), "reached": len(reachable & reached), "missing": len(missing),
-            "missingByModule": dict(sorted(by_module.items(), key=lambda kv: (-kv[1], kv[0])))}
+            "missingByModule": dict(sorted(by_module.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "missingOutOfReach": sum(1 for outcome in missing if group_of(outcome) is not None)}
 
 
 def decision_lines(summary: dict[str, Any]) -> list[str]:
@@ -43,6 +46,9 @@ def decision_lines(summary: dict[str, Any]) -> list[str]:
     share = 100.0 * reached / reachable if reachable else 100.0
     lines = [f"decisions: the model took {reached} of its {reachable} reachable decision outcomes ({share:.1f} %) "
              "answering this run (docs/decisions.md)"]
+    if summary.get("missingOutOfReach"):
+        lines.append(f"  {summary['missingOutOfReach']} of the {summary['missing']} not reached no trace of the adapter protocol can "
+                     "reach (their groups in docs/decisions.md say why)")
     if summary["missing"]:
         shown = list(summary["missingByModule"].items())[:SHOWN_MODULES]
         more = len(summary["missingByModule"]) - len(shown)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, final
 
 from sessionspec.chart import Bar, bar_of, legend_html, svg_chart
@@ -45,6 +47,17 @@ COLUMNS: Final = tuple(name for name, _ in COLUMN_MEANINGS)
 
 EXIT_CODES: Final = ((0, "the comparison is written"), (2, "a usage error (--seeds below 1, a negative --notice-chars), or FILE cannot be written"))
 DOCS: Final = "docs/economics.md"
+DOCS_FILE: Final = Path(__file__).resolve().parents[1] / DOCS  # present in a source checkout, not in a wheel
+
+
+def docs_href(out: str | None, docs: Path = DOCS_FILE) -> str | None:
+    """Where the page's link to docs/economics.md points: relative to the page written with ``--out`` (so it
+    follows the checkout), the file itself for a page on standard output, or None where no docs are installed."""
+    if not docs.is_file():
+        return None
+    if out is None:
+        return docs.as_uri()
+    return Path(os.path.relpath(docs, Path(out).resolve().parent)).as_posix()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         case "json":
             output = json.dumps(economics_json(results, model), indent=1) + "\n"
         case "html":
-            output = economics_html(results, model, args.notice_chars)
+            output = economics_html(results, model, args.notice_chars, docs_href(args.out))
         case _:
             output = economics_text(results, model, markdown=args.format == "markdown", conclude=not args.quiet, designs=args.verbose)
     return write_output(output, args.out, "sessionspec economics")
@@ -187,7 +200,8 @@ def chart_groups(workload: Workload, model: CacheModel, notice_chars: int | None
     return groups
 
 
-def economics_html(results: tuple[DesignResult, ...], model: CacheModel, notice_chars: int | None) -> str:
+def economics_html(results: tuple[DesignResult, ...], model: CacheModel, notice_chars: int | None,
+                   docs: str | None = None) -> str:
     """One self-contained page (no script, no network): what it concludes per workload, a sentence per design,
     what the columns mean and the page's one legend, then per workload the table of every design and the token
     charts for the scenario of seed 1 in a grid, designs whose charts are the same bars, or within 1% (:func:`nearly_the_same`), sharing one."""
@@ -196,7 +210,8 @@ def economics_html(results: tuple[DesignResult, ...], model: CacheModel, notice_
              f"<h1>sessionspec economics: the session-prefix design against its alternatives</h1>"
              f"<p>cache model {html.escape(model.name)} ({html.escape(model.source)}); cost = full-price + "
              f"{model.read_price} &times; cache-read. Tables sum the generated scenarios; charts show seed 1's scenario. "
-             f'How the designs and workloads are built, and what the seed note claims: <a href="{DOCS}" id="docs-link">{DOCS}</a>.</p>',
+             "How the designs and workloads are built, and what the seed note claims: "
+             + (f'<a href="{html.escape(docs)}" id="docs-link">{DOCS}</a>.</p>' if docs else f"{DOCS} in the sessionspec source.</p>"),
              '<h2 id="conclusions">What the numbers say</h2><ul class="conclusions">'
              + "".join(f'<li data-workload="{w.name}">{html.escape(text)}</li>' for w, text in conclusions(results, model)) + "</ul>",
              '<h2 id="designs">The designs</h2><ul class="designs">'

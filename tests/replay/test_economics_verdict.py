@@ -9,12 +9,14 @@ reasoned from the columns given."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from sessionspec.cli import main
 from sessionspec.designs import DESIGN_TITLES, Design, DesignResult, Workload, compare_designs, effective_cost
 from sessionspec.economics import NEUTRAL, PRESETS
+from sessionspec.economics_cmd import DOCS_FILE, docs_href, economics_html
 from sessionspec.economics_verdict import DESIGN_SENTENCES, TIE, conclusion, conclusions, design_sentence
 
 
@@ -108,7 +110,21 @@ def test_a_sentence_for_every_design_in_every_format(capsys: pytest.CaptureFixtu
         assert design_sentence(design).startswith(DESIGN_TITLES[design] + " ")
         assert f'<li data-design="{design.name}">' in page
     assert page.count('<li data-workload="') == len(Workload)
-    assert '<a href="docs/economics.md" id="docs-link">docs/economics.md</a>' in page
+    assert f'<a href="{DOCS_FILE.as_uri()}" id="docs-link">docs/economics.md</a>' in page  # on stdout: the file itself
     assert main(["economics", "--seeds", "1", "--format", "markdown", "-v"]) == 0
     markdown = capsys.readouterr().out
     assert all(f"- {design_sentence(d)}" in markdown for d in Design) and markdown.count("; on staleness ") == len(Workload)
+
+
+def test_the_docs_link_follows_the_page_and_is_no_dead_link_without_docs(tmp_path: Path) -> None:
+    """The page's link to docs/economics.md works where the page is written: relative to ``--out`` in a checkout
+    (opened beside it or elsewhere), and without installed docs (a wheel) it names them instead of linking."""
+    docs = tmp_path / "checkout" / "docs" / "economics.md"
+    docs.parent.mkdir(parents=True)
+    docs.write_text("# economics", encoding="utf-8")
+    assert docs_href(str(tmp_path / "checkout" / "page.html"), docs) == "docs/economics.md"
+    assert docs_href(str(tmp_path / "out" / "deep" / "page.html"), docs) == "../../checkout/docs/economics.md"
+    assert docs_href(None, docs) == docs.as_uri()
+    assert docs_href("page.html", tmp_path / "absent.md") is None
+    page = economics_html((), NEUTRAL, None, None)
+    assert 'id="docs-link"' not in page and "docs/economics.md in the sessionspec source." in page

@@ -96,9 +96,9 @@ GROUPS: Final[tuple[Group, ...]] = (
         "loop.listeners:manual_listener")),
     Group(name="deployment", claim=Claim.DEPLOYMENT, reason=(
         "the rules that need the deployment's facts (model/deployment.py reads them, model/compaction/obligation.py "
-        "decides with them) run only in `sessionspec check --deployment FILE`; the protocol's `check` operation carries "
+        "decides with them at the points model/compaction/trigger_points.py finds) run only in `sessionspec check --deployment FILE`; the protocol's `check` operation carries "
         "no deployment (the protocol would gain one with a `deployment` argument of `check`, which no implementation's "
-        "adapter reads yet)"), functions=("deployment", "compaction.obligation")),
+        "adapter reads yet)"), functions=("deployment", "compaction.obligation", "compaction.trigger_points")),
     Group(name="model-policies-and-summarization-target", claim=Claim.PROTOCOL_FIXES, reason=(
         "the protocol's `compaction` option carries compact-basic's top-level settings only: no `modelPolicies` and no "
         "summarization provider or model (sessionspec/conformance/adapter/decode.py `decode_compaction` keeps CMP-3's "
@@ -130,7 +130,6 @@ WORK_LEFT: Final[dict[str, str]] = {
     "compaction.trigger_place:check_overflow_retry": "reachable through `check` (compaction_rules_audit drives it on an A55 overflow retry); no candidate found yet",
     "event_shape:check_d08_prompt_source": "reachable through `check` of a D08 log (the D08 prompt's source); no candidate found yet",
     "guard:_rule_of": "reachable when a harness guard trips (model/guard.py `guard_trip` names the rule); no candidate found yet",
-    "header_log:check_header_types": "its lambdas read a header's field types; `check` runs the header records' compiled twin (sessionspec/fast/header_log.py); not yet shown unreachable",
     "loop_log.step:take_deltas": "reachable through `check` (sessionspec/check/loop_audit.py folds a chunk run with it); no candidate found yet",
     "loop_log.turn:unrecorded_stream": "A55's step_closed of the loop-log fold, which `check` runs as its compiled twin (sessionspec/fast/loop_log.py); not yet shown unreachable",
     "meter:PricedSurface.fold": "the priced-surface fold; `check` prices through its compiled twin (sessionspec/fast/compaction.py) and the meter through fold_meter_event; not yet shown unreachable",

@@ -265,10 +265,4 @@ UNREACHABLE: Final[dict[str, str]] = {
 }
 
 # Reachable, or not yet shown unreachable, and taken by no run yet: the work left (the test lets this only shrink).
-NOT_YET_PINNED: Final[dict[str, str]] = {
-    # Declared unreachable until the decision search's candidate 11048 (seed 43) took it: a reasoning-delta that opens
-    # its block (no block-start before it).  Taken by tests/model/test_assemble.py::
-    # test_MTR_9_a_reasoning_delta_that_opens_its_block_makes_it_reasoning; off this list at the next --tests record.
-    "assemble:BlockAssembler.feed: kind == 'text-delta' => false":
-        "a reasoning-delta with no block-start before it; the test is written, the pins are recorded by the coordinator",
-}
+NOT_YET_PINNED: Final[dict[str, str]] = {}

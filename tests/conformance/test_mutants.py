@@ -29,6 +29,7 @@ def test_there_are_at_least_twelve_mutants_each_breaking_a_registered_rule() -> 
     assert {m.rule for m in MUTANTS} <= rule_ids()
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_every_mutant_is_killed_by_the_vectors(vectors: list[dict[str, Any]], mutant: Any) -> None:
     results = run_vectors(vectors, adapter_command(mutant.name), stop_at_first=True)

@@ -278,6 +278,7 @@ def test_an_expectations_entry_that_expects_nothing_is_an_error(tmp_path: Path, 
     assert code == 0 and "EXPECTATIONS" not in out
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 @needs_node
 def test_the_plugin_keeps_the_words_floors_and_names_items_by_node_id(pytester: pytest.Pytester,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:

@@ -131,6 +131,7 @@ def test_exitfirst_stops_at_the_first_failing_vector(pytester: pytest.Pytester) 
     assert outcomes.get("failed") == 1 and result.ret == 1
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 def test_xdist_and_junitxml_report_one_case_per_vector(pytester: pytest.Pytester) -> None:
     """Under xdist each worker runs its own adapter; JUnit XML names the group as
     the class and the vector id as the test.  gt/b and gt/g carry non-empty tools

@@ -357,6 +357,7 @@ def test_conform_counts_its_traces_as_the_vectors_run_does() -> None:
                              "'unsupported'); feature reply-empty (send answered 'unsupported: empty replies')"]
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 @needs_node
 def test_a_divergence_and_an_expected_one_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """With 30 traces conform finds a divergence of the partial adapter; listed in ``--expect`` by its key

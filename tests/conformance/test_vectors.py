@@ -46,6 +46,7 @@ def _vectors(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 # --------------------------------------------------------------------------- the files
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 def test_committed_vectors_equal_a_fresh_generation() -> None:
     """Byte-stable regeneration: CI fails when vectors/ is stale (run `sessionspec vectors generate`)."""
     fresh = generate()
@@ -55,6 +56,7 @@ def test_committed_vectors_equal_a_fresh_generation() -> None:
     assert not stale, f"stale vector files: {stale}"
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 def test_generation_is_deterministic() -> None:
     assert generate() == generate()
 
@@ -242,6 +244,7 @@ def test_canonical_numbers_escape_floats() -> None:
 # --------------------------------------------------------------------------- CLI
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 def test_cli_vectors_run_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["vectors", "generate", "--check"]) == 0
     assert main(["vectors", "generate", "--out", str(tmp_path)]) == 0

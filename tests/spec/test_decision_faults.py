@@ -51,6 +51,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow  # seconds each, out of the quick loop (issue 42 item 4), in .ci/run
 @pytest.mark.parametrize(("decision", "check"), CASES, ids=[c.name for _, c in CASES])
 def test_the_machine_finds_the_inverted_decision(decision: str, check: Check) -> None:
     with pytest.raises(AssertionError, match=check.value):

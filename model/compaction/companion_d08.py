@@ -11,6 +11,7 @@ import sessionspec.model.compaction.companion as a55
 from sessionspec.model.compaction.companion import NONE, BracketWatch, Findings, LoggedBracket
 from sessionspec.model.jsonval import ABSENT, get
 from sessionspec.model.log import Event
+from sessionspec.model.loop_log.track import show
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides, implements
 
@@ -52,7 +53,7 @@ def check_owner(watch: BracketWatch, event: Event) -> Findings:
     else:
         found = NONE
     cid = get(event.data, "compactionId")
-    return found + _veto(event, "empty compactionId") if not isinstance(cid, str) or not cid else found
+    return found + _veto(event, f"compactionId {show(cid)}, not a non-empty string") if not isinstance(cid, str) or not cid else found
 
 
 @decides("DIA-19")

@@ -168,3 +168,12 @@ def test_a_d08_prune_without_its_record_is_refused_by_DIA_18() -> None:
     assert rules_of([*log.events, with_data(record, shadowedSeqs=[0]), replacement], Dialect.D08) == {"DIA-18"}
     # A55 writes no record: the same replacement, unrecorded, is A55's.
     assert "DIA-18" not in rules_of([*log.events, at_seq(replacement, n)], Dialect.A55)
+
+
+@pytest.mark.parametrize(("compaction_id", "named"), [(5, "compactionId 5,"), ("", 'compactionId "",'), (None, "compactionId null,")])
+def test_DIA_19_the_finding_names_the_compaction_id_it_read(compaction_id: object, named: str) -> None:
+    """DIA-19: a bracket's ``compactionId`` is a non-empty string; the finding says what the start carried (a number
+    was called "empty compactionId", the wording of DIA-2's checkpoint source before it was mended too)."""
+    events, start, *_ = manual_bracket()
+    found = [r for r in judged([*events, with_data(start, compactionId=compaction_id)], Dialect.D08) if r.rule == "DIA-19"]
+    assert [r.reason for r in found] == [f"{named} not a non-empty string"]

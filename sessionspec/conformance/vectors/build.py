@@ -22,9 +22,10 @@ from sessionspec.conformance.vectors.format import (
     rejection_rules,
     to_plain,
 )
+from sessionspec.conformance.vectors.shipped import SOURCE
 
 ROOT: Final = Path(__file__).resolve().parents[3]
-VECTORS_DIR: Final = ROOT / "vectors"
+VECTORS_DIR: Final = SOURCE  # the checkout's vectors/, which `vectors generate` writes (shipped.py: what commands read)
 GROUNDTRUTH: Final = ROOT / "tests" / "data" / "groundtruth"
 SCHEMA_FILE: Final = "schema.json"
 

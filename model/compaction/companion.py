@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, final
 
 from sessionspec.model.compaction.brackets import is_checkpoint_source
+from sessionspec.model.compaction.lock import turn_owner
 from sessionspec.model.compaction.region import region_positions
 from sessionspec.model.compaction.summary import check_summary_smaller, frame_summary
 from sessionspec.model.header import EpochHeader, header_holds_placeholder
@@ -67,7 +68,8 @@ class BracketWatch:
 
     rules: CompanionRules
     types: tuple[str, str, str]
-    open_turn: Json | Absent = ABSENT
+    # The open turn/start's ``turn`` as logged; None: no open turn (the real invariant's ``openTurn``).
+    open_turn: Json | Absent = None
     bracket: LoggedBracket | None = None
 
 
@@ -83,15 +85,19 @@ def take_turn_start(watch: BracketWatch, event: Event) -> Findings:
 
 def take_turn_end(watch: BracketWatch, event: Event) -> Findings:
     """A ``turn/end`` closes its turn; Q-12: an orphan start never blocks a later turn (the lock scan is turn-local)."""
-    watch.open_turn = ABSENT
+    watch.open_turn = None
     watch.bracket = None
     return NONE
 
 
 @decides("CMP-14")
 def check_owner(watch: BracketWatch, event: Event) -> Findings:
-    """CMP-14: the bracket is owned by the open turn (A55 has no manual compaction)."""
-    if watch.open_turn is ABSENT or get(event.data, "turn") != watch.open_turn:
+    """CMP-14: the bracket names the owner the writer's lock gives it (:func:`model.compaction.lock.turn_owner`);
+    with none (no open turn, a ``null`` or absent ``turn``) the writer opens no bracket."""
+    owner = turn_owner(watch.open_turn)
+    if isinstance(owner, Rejected):
+        return (_veto("CMP-14", event, f"compaction bracket the writer would not open: {owner.reason}"),)
+    if not json_eq(get(event.data, "turn"), owner.turn):
         return (_veto("CMP-14", event, "compaction bracket not owned by the open turn"),)
     return NONE
 

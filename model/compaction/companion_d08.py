@@ -7,9 +7,9 @@ that selects these.
 
 from __future__ import annotations
 
-import sessionspec.model.compaction.companion as a55
 from sessionspec.model.compaction.companion import NONE, BracketWatch, Findings, LoggedBracket
-from sessionspec.model.jsonval import ABSENT, get
+from sessionspec.model.compaction.d08 import turn_owner
+from sessionspec.model.jsonval import ABSENT, get, json_eq
 from sessionspec.model.log import Event
 from sessionspec.model.loop_log.track import show
 from sessionspec.model.rejected import Rejected
@@ -38,18 +38,24 @@ def take_turn_start(watch: BracketWatch, event: Event) -> Findings:
 def take_turn_end(watch: BracketWatch, event: Event) -> Findings:
     """Modified :func:`model.compaction.companion.take_turn_end` (DIA-19): no turn boundary inside a bracket, and
     the bracket stays open (D08 has no Q-12 reset)."""
-    watch.open_turn = ABSENT
+    watch.open_turn = None
     return _veto(event, "turn/end while a compaction bracket is open") if watch.bracket is not None else NONE
 
 
 @decides("DIA-19")
 def check_owner(watch: BracketWatch, event: Event) -> Findings:
-    """Modified :func:`model.compaction.companion.check_owner` (DIA-19, DIA-3): a ``turn: null`` bracket is manual
-    and needs no open turn, a numbered one that open turn; the ``compactionId`` is non-empty."""
-    if get(event.data, "turn") is not None:
-        found = a55.check_owner(watch, event)
-    elif watch.open_turn is not ABSENT:
-        found = _veto(event, "manual compaction (turn null) inside an open turn")
+    """Modified :func:`model.compaction.companion.check_owner` (DIA-19, DIA-3): the bracket names the owner the
+    writer's lock gives it (:func:`model.compaction.d08.turn_owner`: a ``turn: null`` bracket is manual and needs
+    no open turn, a numbered one that open turn, as the real invariant's ``validateOwner``); the ``compactionId``
+    is non-empty."""
+    turn = get(event.data, "turn")
+    owner = turn_owner(watch.open_turn, manual=turn is None)
+    # A numbered bracket's owner is A55's rule (CMP-14), kept; the manual one is D08's own (DIA-19).
+    rule = "DIA-19" if turn is None else "CMP-14"
+    if isinstance(owner, Rejected):
+        found = _veto(event, f"compaction bracket the writer would not open: {owner.reason}", rule)
+    elif not json_eq(turn, owner.turn):
+        found = _veto(event, "compaction bracket not owned by the open turn", rule)
     else:
         found = NONE
     cid = get(event.data, "compactionId")

@@ -123,6 +123,15 @@ def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Reje
     start, end, seed = last.get("compaction/start", -1), last.get("compaction/end", -1), last.get("session/end-seed", -1)
     if start > end and start > seed:
         return Rejected(rule="DIA-5", reason="busy: compaction already in progress")
+    return turn_owner(turn, manual)
+
+
+def turn_owner(turn: Json | Absent, manual: bool) -> Owner | Rejected:
+    """Modified :func:`model.compaction.lock.turn_owner` (DIA-3): a manual bracket (owner ``turn: null``) needs
+    an idle agent, an automatic one the open turn, whose ``turn`` it copies.  ``turn``: the open ``turn/start``'s
+    ``turn`` as logged, ``None`` when no turn is open (the real invariant's ``openTurn``).  The lock
+    (:func:`bracket_owner`) and the companion's judgement of a logged ``compaction/start``
+    (:func:`model.compaction.companion_d08.check_owner`) both ask this one definition."""
     if manual:
         if turn is not None:
             return Rejected(rule="DIA-3", reason="busy: manual compaction needs an idle agent")

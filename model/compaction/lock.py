@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sessionspec.model.compaction.records import CompactionRun, Owner
-from sessionspec.model.jsonval import Absent, get
+from sessionspec.model.jsonval import Absent, Json, get
 from sessionspec.model.log import Event, is_open
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import implements
@@ -36,7 +36,16 @@ def bracket_owner(events: Sequence[Event], manual: bool = False) -> Owner | Reje
         return Rejected(rule="CMP-14", reason="Cannot read properties of null (reading 'turn')")
     if locked:
         return Rejected(rule="CMP-14", reason="compaction already in progress")
-    turn = get(turn_edge.data, "turn") if turn_edge is not None and turn_edge.type == "turn/start" else None
+    return turn_owner(get(turn_edge.data, "turn") if turn_edge is not None and turn_edge.type == "turn/start" else None)
+
+
+def turn_owner(turn: Json | Absent) -> Owner | Rejected:
+    """CMP-14's owner step of :func:`bracket_owner`: no open turn (or a ``null`` turn) rejects, an absent turn
+    fails the append (LOG-4), any other value is the owner, copied as it is (Q-31).
+
+    ``turn``: the open ``turn/start``'s ``turn`` as logged, ``None`` when no turn is open (the representation of
+    the real invariant's ``openTurn``).  The lock (:func:`bracket_owner`) and the companion's judgement of a
+    logged ``compact/start`` (:func:`model.compaction.companion.check_owner`) both ask this one definition."""
     if turn is None:
         return Rejected(rule="CMP-14", reason="compactRegion: no open turn — compaction events must be enclosed in a turn")
     if isinstance(turn, Absent):

@@ -50,7 +50,7 @@ def on_turn_end(watch: BracketWatch, event: Event) -> Findings:
     """:func:`sessionspec.model.compaction.companion.on_turn_end` (A55's ``take_turn_end`` here)."""
     if watch.rules is not _A55:
         return turn_end_by_definition(watch, event)
-    watch.open_turn = ABSENT
+    watch.open_turn = None
     watch.bracket = None
     return NONE
 

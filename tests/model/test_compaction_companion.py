@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionspec.model.jsonval import freeze, get
+from sessionspec.model.compaction import compaction_owner
+from sessionspec.model.jsonval import freeze, get, json_eq
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.prune import prune_session
 from sessionspec.model.prune_check import is_prune_replacement
@@ -177,3 +178,42 @@ def test_DIA_19_the_finding_names_the_compaction_id_it_read(compaction_id: objec
     events, start, *_ = manual_bracket()
     found = [r for r in judged([*events, with_data(start, compactionId=compaction_id)], Dialect.D08) if r.rule == "DIA-19"]
     assert [r.reason for r in found] == [f"{named} not a non-empty string"]
+
+
+_TURNS: list[object] = [None, 1, 2, "x", True, "absent"]
+
+
+def _turn_start(turn: object) -> Event:
+    data = {"trigger": {"kind": "message"}} if turn == "absent" else {"turn": turn, "trigger": {"kind": "message"}}
+    return make_event("turn/start", seq=0, time=0, data=freeze(data))
+
+
+@pytest.mark.parametrize("dialect", [Dialect.A55, Dialect.D08])
+@pytest.mark.parametrize("open_turn", _TURNS)
+@pytest.mark.parametrize("bracket_turn", [None, 1, 2, "x", True])
+def test_CMP_14_DIA_3_the_companion_accepts_a_bracket_owner_iff_the_writer_gives_it(
+        dialect: Dialect, open_turn: object, bracket_turn: object) -> None:
+    """One definition of the owner, both ways: a ``turn/start`` as logged, then a bracket start naming
+    ``bracket_turn``.  The writer's lock (``compaction_owner``; D08: manual when the bracket's turn is ``null``)
+    gives an owner equal to ``bracket_turn`` exactly when the companion raises no owner finding.  Before the two
+    shared ``turn_owner``, A55's companion accepted ``turn/start {turn: null}`` + ``compact/start {turn: null}``
+    (the writer finds no open turn, region.ts ``inspectTurnTail``) and D08's refused the manual bracket after it
+    (the real invariant reads a ``null`` ``openTurn`` as idle: 611615650f compaction/src/invariant.ts 110-135)."""
+    turn_start = _turn_start(open_turn)
+    start_type = "compact/start" if dialect is Dialect.A55 else "compaction/start"
+    data = {"turn": bracket_turn} if dialect is Dialect.A55 else {"turn": bracket_turn, "compactionId": "m"}
+    start = make_event(start_type, seq=1, time=0, data=freeze(data))
+    owner = compaction_owner([turn_start], dialect, manual=bracket_turn is None)
+    writes = not isinstance(owner, Rejected) and json_eq(owner.turn, freeze(bracket_turn))
+    owner_findings = [f for f in judged([turn_start, start], dialect) if f.seq == 1 and f.rule in ("CMP-14", "DIA-19")]
+    assert (owner_findings == []) is writes, (owner, owner_findings)
+
+
+def test_CMP_14_a_null_turn_is_no_owner_in_A55_and_idle_in_D08() -> None:
+    """The two answers that changed when the companion ran the writer's owner (issue 44): A55 refuses, D08 takes a
+    manual bracket."""
+    turn_start = _turn_start(None)
+    a55 = make_event("compact/start", seq=1, time=0, data=freeze({"turn": None}))
+    d08 = make_event("compaction/start", seq=1, time=0, data=freeze({"turn": None, "compactionId": "m"}))
+    assert rules_of([turn_start, a55]) == {"CMP-14"}
+    assert rules_of([turn_start, d08], Dialect.D08) == set()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from sessionspec.model.derive import project
-from sessionspec.model.jsonval import ABSENT, Json, JsonObject, get, is_safe_int, with_values
+from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, is_safe_int, js_number, with_values
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.message_shape import message_shape, result_call_id
 from sessionspec.model.meter import estimate_message
@@ -79,19 +79,71 @@ def check_prune_config(config: PruneConfig) -> PruneConfig | Rejected:
 def content_chars(blocks: Json) -> int:
     """PRN-2: "Sizes MUST be code points (`CP`) summed over `text` blocks only; non-text blocks count 0."
 
-    PRN-2: code points summed over ``text`` blocks only.
+    A text block's points are what ``Array.from(block.text)`` gives (:func:`text_points`, QF-16).
 
     post: __return__ >= 0
     post: isinstance(blocks, tuple) or __return__ == 0
     """
     if not isinstance(blocks, tuple):
         return 0
-    total = 0
+    return sum(len(text_points(get(block, "text"))) for block in blocks if get(block, "type") == "text")
+
+
+def text_points(text: Json | Absent) -> str | tuple[str, ...]:
+    """The code points the harness reads from a text block's ``text``: ``Array.from(text)`` (``codePointLength``,
+    ``pruneContent``).  QF-16: a ``text`` that is not a string is read the JS way: a number, a boolean or an object
+    without ``length`` gives no points (a text block of ``""``), an array its elements (joined as JS strings when
+    the block is rewritten).  ``null``, an absent ``text`` and an array-like object are refused before this is
+    asked (:func:`measure_throws`)."""
+    match text:
+        case str():
+            return text  # a Python string is a sequence of code points already
+        case tuple():
+            return tuple(_js_to_string(item) for item in text)
+        case _:
+            return ()
+
+
+def _joined(points: str | tuple[str, ...]) -> str:
+    # ``points.slice(...).join('')``.
+    return points if isinstance(points, str) else "".join(points)
+
+
+def _js_to_string(value: Json) -> str:
+    # Array.prototype.join's ToString of an element: null and undefined are "".
+    match value:
+        case None:
+            return ""
+        case str():
+            return value
+        case bool() | int() | float():
+            return js_number(value)
+        case tuple():
+            return ",".join(_js_to_string(item) for item in value)
+        case JsonObject():
+            return "[object Object]"
+
+
+def measure_throws(blocks: Json) -> str | None:
+    """The error ``measureContent`` throws on ``blocks`` (QF-16), or None when it measures them: content that is
+    not iterable (not an array, not a string), a ``null`` block (``block.type``), a text block whose ``text`` is
+    ``null`` or absent (``Array.from``), or an array-like object (read by its ``length``: not modelled, refused).
+    A string content is walked character by character: no block is text, so nothing is pruned."""
+    if isinstance(blocks, str):
+        return None
+    if not isinstance(blocks, tuple):
+        return "blocks is not iterable"
     for block in blocks:
+        if block is None:
+            return "Cannot read properties of null (reading 'type')"
+        if get(block, "type") != "text":
+            continue
         text = get(block, "text")
-        if get(block, "type") == "text" and isinstance(text, str):
-            total += len(text)
-    return total
+        if text is None or text is ABSENT:
+            return "Array.from: text of a text block is null or undefined"
+        if isinstance(text, JsonObject) and "length" in text:
+            return "Array.from: text of a text block is an array-like object (not modelled)"
+    return None
 
 
 def _with_text(block: JsonObject, text: str) -> JsonObject:
@@ -112,6 +164,9 @@ def prune_content(blocks: Json, config: PruneConfig) -> tuple[Json, ...] | None 
     post: __return__ is None or isinstance(__return__, Rejected) or content_chars(__return__) <= config.threshold_chars < content_chars(blocks)
     post: __return__ is None or isinstance(__return__, Rejected) or any(PRUNE_MARKER in str(get(b, "text")) for b in __return__)
     """
+    thrown = measure_throws(blocks)
+    if thrown is not None:
+        return Rejected(rule="PRN-2", reason=f"tool-result prune: {thrown}")
     if not isinstance(blocks, tuple):
         return None
     total = content_chars(blocks)
@@ -122,19 +177,19 @@ def prune_content(blocks: Json, config: PruneConfig) -> tuple[Json, ...] | None 
     offset = 0
     marked = False
     for block in blocks:
-        text = get(block, "text")
-        if get(block, "type") != "text" or not isinstance(text, str) or not isinstance(block, JsonObject):
+        if get(block, "type") != "text" or not isinstance(block, JsonObject):
             out.append(block)
             continue
+        text = text_points(get(block, "text"))
         bs, be, n = offset, offset + len(text), len(text)
         offset = be
         keep_head = min(max(config.head_chars - bs, 0), n)
         keep_from = min(max(cut_end - bs, 0), n)
-        new_text = text[:keep_head]
+        new_text = _joined(text[:keep_head])
         if not marked and bs < cut_end and be > config.head_chars:
             new_text += PRUNE_MARKER
             marked = True
-        new_text += text[keep_from:]
+        new_text += _joined(text[keep_from:])
         if new_text:
             out.append(_with_text(block, new_text))
     after = content_chars(tuple(out))
@@ -209,9 +264,13 @@ def prune_records(dialect: Dialect) -> Callable[[Event, int, int], tuple[Event, 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PruneOutcome:
+    """What a prune pass appended; ``error``: the throw that stopped it after them (QF-16: ``pruneSession`` appends
+    each replacement as it goes, so the ones before the throw stay)."""
+
     events: tuple[Event, ...]
     pruned: tuple[PrunedResult, ...]
     chars_removed: int
+    error: Rejected | None = None
 
 
 @implements("PRN-4", "PRN-5")
@@ -259,7 +318,10 @@ def prune_pass(
         if after is None:
             continue
         if isinstance(after, Rejected):
-            return Rejected(rule=after.rule, seq=seq, reason=after.reason, kind=after.kind)
+            error = Rejected(rule=after.rule, seq=seq, reason=after.reason, kind=after.kind)
+            if not out:
+                return error
+            return PruneOutcome(events=tuple(out), pruned=tuple(pruned), chars_removed=removed, error=error)
         out.extend(prune_records(dialect)(original, len(events) + len(out), time))
         next_seq = len(events) + len(out)
         replacement = make_event(
@@ -338,4 +400,6 @@ def prune_session(
 ) -> tuple[Event, ...] | Rejected:
     """``pruneSession``: the events a prune pass appends (PRN-4)."""
     outcome = prune_pass(events, config, dialect=dialect, time=time)
-    return outcome if isinstance(outcome, Rejected) else outcome.events
+    if isinstance(outcome, Rejected):
+        return outcome
+    return outcome.events if outcome.error is None else outcome.error

@@ -167,7 +167,7 @@ def prune_step(run: _Run) -> Rejected | None:
     if isinstance(pruned, Rejected):
         return pruned
     run.extend(pruned.events)
-    return None
+    return pruned.error
 
 
 class _Run:

@@ -24,7 +24,7 @@ from sessionspec.model.prune import (
 )
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import fold_surface
-from tests.support import BUSY_LOG_PRUNE, Log, busy_log, d08_tool_result_log, short
+from tests.support import BUSY_LOG_PRUNE, Log, busy_log, d08_tool_result_log, short, with_data
 
 SMALL = PruneConfig(threshold_chars=60, head_chars=10, tail_chars=5)
 
@@ -212,3 +212,21 @@ def test_PRN_5_a_pass_that_left_a_prunable_result_is_not_idempotent() -> None:
     shifted = PruneOutcome(events=outcome.events[1:], pruned=outcome.pruned[1:], chars_removed=0)
     assert only_surface_results(log.events, shifted, Dialect.A55, fold.state.nodes) is not None
     assert only_surface_results(log.events, shifted, Dialect.A55, ()) is None
+
+
+def test_QF_16_a_throw_after_a_replacement_keeps_the_replacement() -> None:
+    """``pruneSession`` appends each replacement as it goes (compact-tool-result-prune/src/index.ts lines 134-154
+    at a55f148516): a later result whose content ``measureContent`` throws on (here ``null``) stops the pass after
+    the first replacement, which stays; the pass's error is PRN-2.  The same result first: nothing appended, the
+    pass itself is refused."""
+    log = pruned_log()
+    bad = with_data(log.events[5], content=None)
+    events = [*log.events[:5], bad, *log.events[6:]]
+    outcome = prune_pass(events, SMALL)
+    assert not isinstance(outcome, Rejected)
+    assert [e.source_event_seqs for e in outcome.events] == [(4,)]
+    assert outcome.error is not None and outcome.error.rule == "PRN-2" and outcome.error.seq == 5
+    assert prune_session(events, SMALL) == outcome.error
+    first_bad = [*log.events[:4], with_data(log.events[4], content=None), *log.events[5:]]
+    refused = prune_pass(first_bad, SMALL)
+    assert isinstance(refused, Rejected) and refused.rule == "PRN-2" and refused.seq == 4

@@ -43,12 +43,44 @@ def test_PRN_3_a_block_starting_exactly_at_the_cut_keeps_whole_and_a_block_insid
 
 
 def test_PRN_3_non_text_blocks_stay_in_place_and_count_nothing() -> None:
+    """A text block whose text is a number is read by ``Array.from(7)``: no points, so its new text is empty and
+    it is dropped (QF-16, compact-tool-result-prune/src/index.ts lines 85-101 at a55f148516); the image and the
+    loose string (``block.type`` undefined) are not text and stay in place."""
     image = freeze({"type": "image", "data": "x" * 500})
-    odd = freeze({"type": "text", "text": 7})  # a text block whose text is not a string: not text (PRN-2)
+    odd = freeze({"type": "text", "text": 7})
     blocks = (_text("a" * 60), image, odd, "loose", _text("b" * 60))
     assert content_chars(blocks) == 120
     out = prune_content(blocks, PruneConfig(threshold_chars=100, head_chars=20, tail_chars=20))
-    assert _texts(out) == ["a" * 20 + M, image, odd, "loose", "b" * 20]
+    assert _texts(out) == ["a" * 20 + M, image, "loose", "b" * 20]
+
+
+@pytest.mark.parametrize("text", [7, 2.5, True, False, freeze({"k": "v"})])
+def test_QF_16_a_text_that_reads_as_no_points_is_dropped_when_pruned(text: object) -> None:
+    odd = freeze({"type": "text", "text": text})
+    blocks = (odd, _text("c" * 190))
+    assert content_chars(blocks) == 190
+    out = prune_content(blocks, PruneConfig(threshold_chars=100, head_chars=10, tail_chars=10))
+    assert _texts(out) == ["c" * 10 + M + "c" * 10]
+
+
+def test_QF_16_an_array_text_is_read_element_by_element_and_joined_as_js_strings() -> None:
+    """``Array.from(["ab", 1, null, true, [2, 3]])`` has five points; the kept ones are joined by ToString (null is
+    "", an array its comma join)."""
+    odd = freeze({"type": "text", "text": ["ab", 1, None, True, [2, 3]]})
+    assert content_chars((odd,)) == 5
+    out = prune_content((odd, _text("d" * 80)), PruneConfig(threshold_chars=60, head_chars=2, tail_chars=3))
+    assert _texts(out) == ["ab1" + M, "ddd"]
+
+
+@pytest.mark.parametrize(("blocks", "why"), [
+    (None, "not iterable"), (3, "not iterable"), (freeze({"type": "text", "text": "x"}), "not iterable"),
+    ((None,), "reading 'type'"), ((freeze({"type": "text", "text": None}),), "null or undefined"),
+    ((freeze({"type": "text"}),), "null or undefined"), ((freeze({"type": "text", "text": {"length": 2}}),), "array-like"),
+])
+def test_QF_16_content_measureContent_throws_on_is_refused(blocks: object, why: str) -> None:
+    """The harness's prune throws before measuring: the model refuses (PRN-2), whatever the threshold."""
+    out = prune_content(blocks, PruneConfig(threshold_chars=10_000, head_chars=0, tail_chars=0))  # type: ignore[arg-type]
+    assert isinstance(out, Rejected) and out.rule == "PRN-2" and why in out.reason, out
 
 
 @pytest.mark.parametrize(("size", "pruned"), [(100, False), (101, True), (99, False)])
@@ -65,9 +97,13 @@ def test_PRN_3_a_head_of_zero_puts_the_marker_first() -> None:
 
 
 @pytest.mark.parametrize("blocks", [None, "text", 3, freeze({"type": "text", "text": "x"})])
-def test_PRN_2_content_that_is_not_a_list_counts_nothing_and_prunes_nothing(blocks: object) -> None:
+def test_PRN_2_content_that_is_not_a_list_counts_nothing(blocks: object) -> None:
     assert content_chars(blocks) == 0  # type: ignore[arg-type]
-    assert prune_content(blocks, PruneConfig(threshold_chars=1, head_chars=0, tail_chars=0)) is None  # type: ignore[arg-type]
+
+
+def test_PRN_2_a_string_content_is_walked_by_character_and_prunes_nothing() -> None:
+    """``for (const block of "text")`` walks characters, whose ``type`` is undefined: nothing is text."""
+    assert prune_content("t" * 500, PruneConfig(threshold_chars=1, head_chars=0, tail_chars=0)) is None
 
 
 def test_PRN_3_an_unchecked_configuration_over_its_bound_is_a_bug_not_a_longer_result() -> None:

@@ -133,6 +133,7 @@ WORK_LEFT: Final[dict[str, str]] = {
     "loop_log.step:take_deltas": "reachable through `check` (sessionspec/check/loop_audit.py folds a chunk run with it); no candidate found yet",
     "loop_log.turn:unrecorded_stream": "A55's step_closed of the loop-log fold, which `check` runs as its compiled twin (sessionspec/fast/loop_log.py); not yet shown unreachable",
     "meter:PricedSurface.fold": "the priced-surface fold; `check` prices through its compiled twin (sessionspec/fast/compaction.py) and the meter through fold_meter_event; not yet shown unreachable",
+    "prune:_js_to_string": "a kept element of a text block whose text is an array (QF-16): reachable through `compact` with a prune of such a block; no candidate found yet",
     "prune:prune_record_d08": "a D08 prune record (DIA-16): reachable through `compact` with dialect D08 and a prune; no candidate found yet",
     "rejected:Rejected": "called by the tests and the command line (a rejection's text, errors compared by kind); the call graph reaches the class's methods with the class",
     "repair:_a55_result_differs": "the repair judge's; `check` judges logged closers through its compiled twin (sessionspec/fast/repair.py), and the `repair` operation writes closers without judging them",

@@ -15,11 +15,15 @@ from sessionspec.model.log import Event
 from sessionspec.model.loop import (
     LOSSY_HEADER_MESSAGE,
     AgentConfig,
+    ErrorAction,
+    ErrorDecision,
+    Hooks,
     Interrupt,
     InterruptKind,
     Prompt,
     Reply,
     ReplyKind,
+    RequestErrorContext,
     Steering,
     ToolCallSpec,
     TurnOutcome,
@@ -193,6 +197,24 @@ def test_LOOP_14_foreign_abort_with_a_thrown_request_error_ends_with_the_failure
     assert _reasons(out.log) == ['{"kind":"error","step":1,"failure":{"message":"boom","code":"SERVER"}}']
     old = _run(_thrown(retry=False), fault=Planted.THROWN_STREAM_CHECKPOINT)
     assert _reasons(old.log) == ['{"kind":"error","step":1,"message":"turn interrupted"}']
+
+
+@pytest.mark.parametrize("interrupted", [True, False])
+def test_LOOP_14_the_request_error_listeners_see_a_foreign_abort(interrupted: bool) -> None:
+    """LOOP-14 (3): "The listeners see whether the signal is aborted."  A foreign abort does not end the turn on
+    this path (QF-7), so the ``agent/request-error`` waterfall runs with ``aborted`` true; without the abort, false."""
+    seen: list[bool] = []
+
+    def on_error(events: object, ctx: RequestErrorContext) -> ErrorDecision:
+        seen.append(ctx.aborted)
+        return ErrorDecision(action=ErrorAction.FAIL)
+
+    script = _thrown(retry=False)
+    if not interrupted:
+        script = replace(script, interrupt=None)
+    out = run_turn((), new_instance(), AGENT, script, hooks=Hooks(request_error=on_error))
+    assert not isinstance(out, Rejected)
+    assert seen == [interrupted]
 
 
 def test_LOOP_14_foreign_abort_with_retry_ends_turn_interrupted_at_step_2() -> None:

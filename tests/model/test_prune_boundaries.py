@@ -64,10 +64,12 @@ def test_QF_16_a_text_that_reads_as_no_points_is_dropped_when_pruned(text: objec
 
 
 def test_QF_16_an_array_text_is_read_element_by_element_and_joined_as_js_strings() -> None:
-    """``Array.from(["ab", 1, null, true, [2, 3]])`` has five points; the kept ones are joined by ToString (null is
-    "", an array its comma join)."""
-    odd = freeze({"type": "text", "text": ["ab", 1, None, True, [2, 3]]})
-    assert content_chars((odd,)) == 5
+    """``Array.from(["ab", 1, null, true, [2, 3], {}])`` has six points; the kept ones are joined by ToString (null
+    is "", an array its comma join, an object "[object Object]")."""
+    odd = freeze({"type": "text", "text": ["ab", 1, None, True, [2, 3], {"k": 1}]})
+    assert content_chars((odd,)) == 6
+    kept = prune_content((odd, _text("e" * 200)), PruneConfig(threshold_chars=80, head_chars=6, tail_chars=3))
+    assert _texts(kept) == ["ab1true2,3[object Object]", M + "eee"]
     out = prune_content((odd, _text("d" * 80)), PruneConfig(threshold_chars=60, head_chars=2, tail_chars=3))
     assert _texts(out) == ["ab1" + M, "ddd"]
 

@@ -209,5 +209,8 @@ def compact_op(op: Mapping[str, object]) -> Response:
             raise OperationError(f"trigger: expected pressure, manual or region, got {other!r}")
     if isinstance(outcome, Rejected):
         return rejection(outcome)
+    if outcome.error is not None and not outcome.events:
+        # The call threw before appending anything: what the caller sees is the throw, a rejection.
+        return rejection(outcome.error)
     return {"appended": [event_plain(e) for e in outcome.events], "summaries": summarizer.requests,
             "errorRules": [] if outcome.error is None else [outcome.error.rule]}

@@ -122,9 +122,9 @@ def check_range_selectable(summary: Event, nodes: Sequence[int], tokens: Sequenc
     cut = retention_cut(tokens, balanced, retained)
     if cut == keep:
         return None
-    walked = "selects nothing" if cut == 0 else f"keeps from seq {nodes[cut]}"
+    # The walk stops at or after ``keep`` and rounds to a balanced cut no earlier than ``keep`` (balanced): it keeps less.
     return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range ends at seq {nodes[end_idx]}, which no retainTokens selects "
-                                                         f"(retaining the {retained} tokens after it, the retention walk {walked})")
+                                                         f"(retaining the {retained} tokens after it, the retention walk keeps from seq {nodes[cut]})")
 
 
 @decides("CMP-19", "CMP-23", "P-CMP-2")

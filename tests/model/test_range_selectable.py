@@ -62,7 +62,7 @@ def _loop_prefixes(seed: int) -> list[list[Event]]:
 
 @settings(max_examples=6, deadline=None)
 @given(st.integers(0, 10_000))
-def test_the_check_accepts_exactly_the_ranges_some_retain_tokens_selects(seed: int) -> None:
+def test_CMP_12_the_check_accepts_exactly_the_ranges_some_retain_tokens_selects(seed: int) -> None:
     """Every head range of every surface the loop writes: accepted iff the walk selects it for some retainTokens;
     an unbalanced cut is CMP-10's, not judged here.  Both outcomes occur on every log (at least the whole surface,
     which no R selects, is refused)."""
@@ -85,7 +85,7 @@ def test_the_check_accepts_exactly_the_ranges_some_retain_tokens_selects(seed: i
     assert outcomes["accepted"] > 0 and outcomes["refused"] > 0
 
 
-def test_a_range_that_does_not_start_at_the_head_is_refused() -> None:
+def test_CMP_12_a_range_that_does_not_start_at_the_head_is_refused() -> None:
     events = _loop_prefixes(0)[-1]
     nodes, tokens, balanced = _priced(events)
     bad = check_range_selectable(_summary(len(events), nodes[1], nodes[-2]), nodes, tokens, balanced, ABSENT, events)
@@ -115,7 +115,7 @@ def _judged(end: int, balanced: Sequence[bool] = BALANCED, scrubbed: Sequence[in
     return check_range_selectable(_summary(4, 0, end), [0, 1, 2, 3], TOKENS, balanced, header, events)
 
 
-def test_a_cut_a_node_priced_0_makes_unreachable_is_refused_and_its_neighbours_accepted() -> None:
+def test_CMP_12_a_cut_a_node_priced_0_makes_unreachable_is_refused_and_its_neighbours_accepted() -> None:
     events = _surface(4)
     assert {r.end for r in {select_range(list(zip(range(4), TOKENS)), range(4), events, retain) for retain in range(0, 16)}
             if isinstance(r, Range)} == {0, 2}  # the walk itself, every R up to past the total
@@ -128,12 +128,12 @@ def test_a_cut_a_node_priced_0_makes_unreachable_is_refused_and_its_neighbours_a
     assert last is not None and last.reason == "compaction range ends at the last surface node 3 (the retention walk keeps at least one node)"
 
 
-def test_an_unbalanced_cut_is_left_to_CMP_10() -> None:
+def test_CMP_12_an_unbalanced_cut_is_left_to_CMP_10() -> None:
     assert _judged(1, balanced=[True, True, False, True, True]) is None
     assert _judged(3, balanced=[True, True, True, True, False]) is None
 
 
-def test_a_scrubbed_retained_node_or_header_leaves_the_walk_unknown() -> None:
+def test_CMP_12_FMT_6_a_scrubbed_retained_node_or_header_leaves_the_walk_unknown() -> None:
     """FMT-6: the walk reads the prices after the range; a placeholder there (or in the header) makes them unknown.
     A placeholder inside the range changes nothing the walk reads: still judged."""
     assert _judged(1, scrubbed=(3,)) is None
@@ -176,7 +176,7 @@ def _written_brackets(retain: int) -> list[list[Event]]:
 
 
 @pytest.mark.parametrize("retain", [0, 40, 300, 900])
-def test_every_range_the_writer_writes_is_accepted(retain: int) -> None:
+def test_CMP_12_every_range_the_writer_writes_is_accepted(retain: int) -> None:
     for events in _written_brackets(retain):
         summary = next(i for i, e in enumerate(events) if e.type == "compact/summary" and i >= len(events) - 4)
         before = events[: summary - 1]  # the surface the range was selected on: before compact/start
@@ -197,7 +197,7 @@ def _reranged(summary: Event, nodes: Sequence[int], tokens: Sequence[int], start
     return replace(summary, data=freeze(data))
 
 
-def test_the_checker_runs_the_decision_at_a_live_summary() -> None:
+def test_CMP_12_the_checker_runs_the_decision_at_a_live_summary() -> None:
     """The fold that prices the surface (sessionspec/check/compaction_audit.py) asks it at each summary: a consistent
     summary whose range ends at the last node, or starts after the head, is a CMP-12 finding and nothing else (the
     log cut after the summary); in the seed (before the first live seq) it was judged where it was written."""

@@ -147,6 +147,8 @@ class DeploymentFold(AuditFold):
         if prune:
             self.prune(event)
         acted = Action.COMPACTION if kind == self.bracket_start else Action.PRUNE if prune or kind == "compaction/prune" else Action.NOTHING
+        if acted is Action.COMPACTION:
+            self.range_due = None  # the next summary is this bracket's: due only if its pressure point sets it below
         self.overflow_point(event, acted)
         if self.window and acted is not Action.NOTHING:
             self.point(event, acted)

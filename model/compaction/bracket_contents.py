@@ -5,7 +5,9 @@ The checkpoint's source is what the writer writes (:func:`sessionspec.model.comp
 D08: the overlay's, naming the bracket, DIA-2); the range is the retention walk's
 (:func:`sessionspec.model.compaction.retention.select_range`: head-anchored, the retained tail never empty); a
 bracket whose summarization saw the surface change, or which failed, commits no checkpoint (CMP-19, CMP-23).
-:func:`take_event` is the acceptor: one event, the place moved on, each finding of the rules above appended.
+:func:`take_event` is the acceptor: one event, the place moved on, each finding of the rules above appended
+(the range's, which needs the priced surface, is :func:`check_range_selectable`, run at a summary by the fold
+that prices it, ``sessionspec/check/compaction_audit.py``).
 
 ``sessionspec check`` runs it over a log (``sessionspec/check/compaction_rules_audit.py``);
 ``tests/model/test_trigger_place.py`` holds it against the loop that writes the brackets, both ways.
@@ -13,10 +15,13 @@ bracket whose summarization saw the surface change, or which failed, commits no 
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Sequence
 
-from sessionspec.model.compaction.brackets import checkpoint_source, is_checkpoint_source
-from sessionspec.model.compaction.records import NO_IDS
+from sessionspec.model.compaction.brackets import is_checkpoint_source
+from sessionspec.model.compaction.dialect import rules_of
+from sessionspec.model.compaction.records import Ids
+from sessionspec.model.compaction.region import region_positions
+from sessionspec.model.compaction.retention import retention_cut
 from sessionspec.model.compaction.trigger_place import (
     TriggerPlace,
     check_bracket_closed,
@@ -26,63 +31,100 @@ from sessionspec.model.compaction.trigger_place import (
     take_bracket_event,
     take_chunk,
 )
+from sessionspec.model.header import EpochHeader, header_holds_placeholder
 from sessionspec.model.jsonval import ABSENT, Absent, Json, JsonObject, get, json_eq
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.loop_log.track import show
-from sessionspec.model.record_keys import key_flaw
+from sessionspec.model.placeholder import mentions_placeholder
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.rules import decides
 
-# The A55 checkpoint source, as the writer writes it (A55 carries no ids).
-A55_CHECKPOINT_SOURCE: Final = checkpoint_source(NO_IDS)
-# DIA-2's source keys in order, and whether each is required.
-D08_SOURCE_KEYS: Final = (("kind", True), ("plugin", True), ("compactionId", True), ("sourceCommandId", False))
+
+def logged_ids(source: Json | Absent) -> Ids:
+    """The ids a checkpoint source shows (DIA-2's ``compactionId`` and ``sourceCommandId``), as the writer holds
+    them: a value no writer holds (not a string) is read as none, so the source rebuilt from them differs there."""
+    compaction_id, command_id = get(source, "compactionId"), get(source, "sourceCommandId")
+    return Ids(compaction_id=compaction_id if isinstance(compaction_id, str) else "",
+               source_command_id=command_id if isinstance(command_id, str) else None)
 
 
-def a55_source_flaw(source: Json | Absent) -> str | None:
-    """CMP-2: the source is exactly the one :func:`checkpoint_source` writes."""
-    return None if json_eq(source, A55_CHECKPOINT_SOURCE) else "is not exactly {kind:\"plugin\", plugin:\"compact\"}"
-
-
-def d08_source_flaw(source: Json | Absent) -> str | None:
-    """DIA-2: ``{kind, plugin, compactionId, sourceCommandId?}`` in that order, the id a non-empty string."""
-    flaw = key_flaw(source, D08_SOURCE_KEYS)
-    compaction_id = get(source, "compactionId")
-    if flaw is None and not (isinstance(compaction_id, str) and compaction_id):
-        return f"has the compactionId {show(compaction_id)}, not a non-empty string"
-    return flaw
+def source_difference(source: Json | Absent, written: JsonObject) -> str:
+    """What differs between a logged checkpoint ``source`` and the one the writer writes (for the finding's words)."""
+    if not isinstance(source, JsonObject):
+        return "is not an object"
+    if "compactionId" in written:
+        # The writer writes ids (D08): a logged id that is no string is none it holds (logged_ids).
+        odd = next((key for key in ("compactionId", "sourceCommandId") if key in source and not isinstance(source[key], str)), None)
+        if odd is not None:
+            return f"has the {odd} {show(source[odd])}, not a non-empty string"
+    extra = [key for key in source if key not in written]
+    if extra:
+        return f"has the unexpected key {extra[0]!r}"
+    missing = [key for key in written if key not in source]
+    if missing:
+        return f"lacks {missing[0]!r}"
+    if tuple(source) != tuple(written):
+        return f"has its keys out of order ({', '.join(source)}; expected {', '.join(written)})"
+    key = next(k for k in written if not json_eq(source[k], written[k]))
+    return f"has the {key} {show(source[key])}, not {show(written[key])}"
 
 
 @decides("CMP-2", "DIA-2")
 def check_checkpoint_source(checkpoint: Event, dialect: Dialect) -> Rejected | None:
     """A checkpoint's ``source`` (a ``user/message`` replace inside a bracket whose source
-    :func:`is_checkpoint_source`) is the writer's: :func:`a55_source_flaw` (CMP-2), D08 :func:`d08_source_flaw` (DIA-2)."""
+    :func:`is_checkpoint_source`) is exactly the one the writer writes (``checkpoint_message``'s source: CMP-2's
+    ``{kind:"plugin", plugin:"compact"}``; D08's :func:`sessionspec.model.compaction.d08.checkpoint_source`, DIA-2)
+    for the ids the log shows (:func:`logged_ids`), as JSON text (key order included).  The writer's
+    ``compactionId`` is a random UUID: an empty one is no id it writes (DIA-2, "a non-empty string")."""
     source = get(checkpoint.data, "source")
     match dialect:
         case Dialect.A55:
-            flaw, rule = a55_source_flaw(source), "CMP-2"
+            rule = "CMP-2"
         case Dialect.D08:
-            flaw, rule = d08_source_flaw(source), "DIA-2"
-    if flaw is None:
+            rule = "DIA-2"
+    written = get(rules_of(dialect).checkpoint_message((), logged_ids(source)), "source")
+    assert isinstance(written, JsonObject)
+    if not json_eq(source, written):
+        flaw = source_difference(source, written)
+    elif get(written, "compactionId") == "":
+        flaw = 'has the compactionId "", not a non-empty string'
+    else:
         return None
     return Rejected(rule=rule, seq=checkpoint.seq, reason=f"checkpoint source {flaw}")
 
 
 @decides("CMP-12", "P-CMP-4")
-def check_range_anchoring(place: TriggerPlace, summary: Event) -> Rejected | None:
-    """A summary's ``shadowedRange`` is one :func:`select_range` can give: it starts at the surface head ("start =
-    current surface head", CMP-12) and ends before the last node (the retention walk, ``retention_cut``, keeps at
-    least one node, CMP-11).  Its size needs ``retainTokens``, not logged.  A55 compactions are all automatic; a
-    D08 manual one selects through the same walk (DIA-20)."""
+def check_range_selectable(summary: Event, nodes: Sequence[int], tokens: Sequence[int], balanced: Sequence[bool],
+                           header: EpochHeader | Absent, before: Sequence[Event]) -> Rejected | None:
+    """A summary's ``shadowedRange`` is one :func:`~sessionspec.model.compaction.retention.select_range` gives
+    for some ``retainTokens`` (not logged) on the priced surface before it (``nodes``, their ``tokens``, and
+    CMP-10's ``balanced`` cuts).  The retention walk's cut never rises as ``retainTokens`` grows; one above the
+    tokens after the range stops head-ward of its end, one at most them keeps at least as much as they do; so
+    the range's end is selectable iff :func:`retention_cut` at exactly those tokens keeps from the node after
+    it.  Not judged: a range not on the surface or malformed (CMP-15, CMP-25), an unbalanced cut (CMP-10's
+    finding), a scrubbed header or retained node (FMT-6: their prices are unknown)."""
     rng = get(summary.data, "shadowedRange")
     start, end = get(rng, "start"), get(rng, "end")
-    if start is ABSENT or end is ABSENT or place.head is None:
-        return None  # CMP-1/CMP-25 report the shape
-    if start != place.head:
-        return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range starts at seq {start!r}, not at the surface head {place.head} (automatic ranges are head-anchored)")
-    if end == place.last:
-        return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range ends at the last surface node {place.last} (the retention walk keeps at least one node)")
-    return None
+    positions = None if start is ABSENT or end is ABSENT else region_positions(nodes, start, end)
+    if positions is None or isinstance(positions, Rejected):
+        return None
+    start_idx, end_idx = positions
+    keep = end_idx + 1
+    if start_idx != 0:
+        return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range starts at seq {nodes[start_idx]}, not at the surface head {nodes[0]} (automatic ranges are head-anchored)")
+    if not balanced[keep]:
+        return None
+    if keep == len(nodes):
+        return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range ends at the last surface node {nodes[-1]} (the retention walk keeps at least one node)")
+    if header_holds_placeholder(header) or any(mentions_placeholder(before[seq].data) for seq in nodes[keep:]):
+        return None
+    retained = sum(tokens[keep:])
+    cut = retention_cut(tokens, balanced, retained)
+    if cut == keep:
+        return None
+    # The walk stops at or after ``keep`` and rounds to a balanced cut no earlier than ``keep`` (balanced): it keeps less.
+    return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range ends at seq {nodes[end_idx]}, which no retainTokens selects "
+                                                         f"(retaining the {retained} tokens after it, the retention walk keeps from seq {nodes[cut]})")
 
 
 @decides("CMP-19", "CMP-23", "P-CMP-2")
@@ -140,8 +182,6 @@ def take_boundary(place: TriggerPlace, event: Event, live: bool, found: list[Rej
         _add(found, check_overflow_retry(place, event))
     elif kind in place.releasing:
         place.bracket = False
-    elif live and kind == place.summary_type:
-        _add(found, check_range_anchoring(place, event))
     match kind:
         case "step/start":
             place.overflow_committed = None

@@ -5,7 +5,8 @@ A log shows where compaction ran, not the configuration it ran under: with the d
 events: the surface it records, the usage it reports) decides what ``compactIfNeeded(pressure)`` had to
 write first there, and the log is held to it.  The decisions read only what CMP-8 reads: the routed
 target (CMP-5), the policy and spec (CMP-4), the measurement (MTR-10), the prune pass (PRN-4) and the
-range selection (CMP-11); each is that rule's own definition, run here on the log's state.
+range selection (CMP-11); each is that rule's own definition, run here on the log's state.  The range a
+bracket written there records is then the one selected (CMP-12, P-CMP-4: :func:`decide_selected_range`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from enum import Enum
 from typing import final
 
 from sessionspec.model.compaction.policy import compact_spec, routed_target, target_policy
+from sessionspec.model.compaction.records import Range
 from sessionspec.model.compaction.retention import select_range
 from sessionspec.model.compaction.trigger_points import point_rules
 from sessionspec.model.deployment import Deployment
@@ -46,6 +48,9 @@ class Expectation:
     threshold: int
     target: str
     detail: str = ""
+    # COMPACTION: the range the retention walk selects at the policy's retainTokens (CMP-11), and that figure.
+    selected: Range | None = None
+    retain_tokens: int = 0
 
 
 def pressure_expectation(meter: MeterState, header_event: Event | None, surface: Sequence[Event],
@@ -69,8 +74,9 @@ def pressure_expectation(meter: MeterState, header_event: Event | None, surface:
         return None
     total = measure_state(meter).total_tokens
 
-    def expect(action: Action, detail: str = "") -> Expectation:
-        return Expectation(action=action, total=total, threshold=spec.threshold_tokens, target=name, detail=detail)
+    def expect(action: Action, detail: str = "", selected: Range | None = None) -> Expectation:
+        return Expectation(action=action, total=total, threshold=spec.threshold_tokens, target=name, detail=detail,
+                           selected=selected, retain_tokens=spec.retain_tokens)
 
     if not policy.auto or total < spec.threshold_tokens:
         return expect(Action.NOTHING)
@@ -126,28 +132,46 @@ def overflow_expectation(meter: MeterState, header_event: Event | None, surface:
     due = _first_write(meter, surface, deployment, dialect, 0)
     if due is None:
         return None
-    action, detail = due
+    action, detail, _ = due
     return expect(action, f"{budget}; {detail}" if detail else budget)
 
 
 def _first_write(meter: MeterState, surface: Sequence[Event], deployment: Deployment, dialect: Dialect,
-                 retain_tokens: int) -> tuple[Action, str] | None:
+                 retain_tokens: int) -> tuple[Action, str, Range | None] | None:
     """What ``compactIfNeeded`` writes first once it must act, and why: the prune pass when it prunes something
-    (PRN-4, before any summary), else the range CMP-11 selects keeping ``retain_tokens``, else no range; None when
-    the prune pass or the selection refuses the log."""
+    (PRN-4, before any summary), else the range CMP-11 selects keeping ``retain_tokens`` (returned with it), else no
+    range; None when the prune pass or the selection refuses the log."""
     nodes = meter.surface.seqs
     if deployment.prune is not None:
         pruned = prunable_results(surface, nodes, deployment.prune, dialect)
         if pruned is None:
             return None
         if pruned:
-            return Action.PRUNE, f"tool results at seq {', '.join(map(str, pruned))} exceed thresholdChars"
+            return Action.PRUNE, f"tool results at seq {', '.join(map(str, pruned))} exceed thresholdChars", None
     selected = select_range([(node.seq, node.tokens) for node in meter.nodes], nodes, surface, retain_tokens, dialect)
     if isinstance(selected, Rejected):
         return None
     if selected is None:
-        return Action.NO_RANGE, ""
-    return Action.COMPACTION, f"range {selected.start}..{selected.end} is selectable (retainTokens {retain_tokens})"
+        return Action.NO_RANGE, "", None
+    return Action.COMPACTION, f"range {selected.start}..{selected.end} is selectable (retainTokens {retain_tokens})", selected
+
+
+@decides("CMP-12", "P-CMP-4")
+def decide_selected_range(expected: Expectation, summary: Event) -> Rejected | None:
+    """P-CMP-4: "Automatic ranges are head-anchored; the retained suffix is the shortest with tokens ≥
+    retainTokens, rounded head-ward to a balanced cut; never the whole surface".
+
+    With the deployment's ``retainTokens`` the range is no longer one of many: the summary of the bracket a
+    pressure point wrote first (``expected``: :func:`pressure_expectation`, COMPACTION) records exactly the
+    range :func:`~sessionspec.model.compaction.retention.select_range` selected there."""
+    rng = get(summary.data, "shadowedRange")
+    logged = (get(rng, "start"), get(rng, "end"))
+    selected = expected.selected
+    if selected is None or logged == (selected.start, selected.end):
+        return None
+    return Rejected(rule="CMP-12", seq=summary.seq,
+                    reason=f"compaction range {logged[0]}..{logged[1]} is not the one the retention walk selects with the deployment's "
+                           f"retainTokens {expected.retain_tokens} for {expected.target} ({selected.start}..{selected.end})")
 
 
 @decides("CMP-7", "CMP-9")

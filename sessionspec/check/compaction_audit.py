@@ -3,7 +3,8 @@
 The definitions are :mod:`sessionspec.model.compaction.companion`'s (a bracket's lifecycle, its summary against
 the surface, its checkpoint, its end: CMP-25, CMP-14, CMP-15, CMP-10, CMP-20..22, D08's DIA-16 and DIA-19 by the
 overlay :mod:`sessionspec.model.compaction.companion_dialect` selects) and :mod:`sessionspec.model.prune_check`'s
-(a prune replacement: PRN-3, PRN-4, DIA-18); the two that compare JSON values and the three asked at every turn
+(a prune replacement: PRN-3, PRN-4, DIA-18), and a summary's range against the retention walk
+(CMP-12, :func:`sessionspec.model.compaction.bracket_contents.check_range_selectable`); the two that compare JSON values and the three asked at every turn
 and user message run as their twins,
 :mod:`sessionspec.fast.companion` (tied in ``tests/fast/test_fast_companion.py``).  This fold only drives them:
 which events reach which definition, the priced surface before each event
@@ -24,6 +25,7 @@ from sessionspec.fast.compaction import AuditSurface
 from sessionspec.fast.companion import check_checkpoint, check_prune_replacement, is_logged_checkpoint, on_turn_end, on_turn_start
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import header_of
+from sessionspec.model.compaction.bracket_contents import check_range_selectable
 from sessionspec.model.compaction.companion import (
     BracketWatch,
     check_end,
@@ -45,6 +47,8 @@ class CompactionAudit:
     """The compaction audit of one log of ``dialect``: :meth:`run` folds a whole log."""
 
     dialect: Dialect = A55
+    # The first seq after the seed: a summary's range is judged only where it was written (the seed was judged then).
+    first_live_seq: int = 0
     findings: list[Rejected] = field(default_factory=list)
     # The priced surface (MTR-7) with CMP-10's counter steps, each node projected once.
     surface: AuditSurface = field(init=False)
@@ -105,6 +109,13 @@ class CompactionAudit:
             found = check_start(watch, event)
         elif kind == summary:
             found = check_summary(watch, event, self.surface, self.header, log_view(events, index))
+            bracket = watch.bracket
+            if (event.seq >= self.first_live_seq and bracket is not None and bracket.summary is event and bracket.shadowed
+                    and not any(f.rule == "CMP-10" for f in found)):
+                # The range is a well-formed range of a surface that is not corrupt: could a retainTokens select it (CMP-12)?
+                surface = self.surface
+                bad = check_range_selectable(event, surface.seqs, surface.prices, surface.balanced(), self.header, log_view(events, index))
+                found += () if bad is None else (bad,)
         elif kind == end:
             found = check_end(watch, event)
         elif kind == "user/message" and is_logged_checkpoint(event):
@@ -135,7 +146,7 @@ class CompactionFold(AuditFold):
 
     def __init__(self, before: Sequence[Event], dialect: Dialect, first_live_seq: int) -> None:
         super().__init__(before, dialect, first_live_seq)
-        self.audit = CompactionAudit(dialect=dialect)
+        self.audit = CompactionAudit(dialect=dialect, first_live_seq=first_live_seq)
         # The types CompactionAudit.visit and advance read (with the bracket names of the dialect).
         self.read = frozenset({*self.audit.watch.types, *VISITED_TYPES})
         self.index = 0

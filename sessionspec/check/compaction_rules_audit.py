@@ -1,4 +1,4 @@
-"""Where compaction runs, which range it takes, what its bracket holds (CMP-2, CMP-5..7, CMP-12, CMP-19, CMP-22,
+"""Where compaction runs and what its bracket holds (CMP-2, CMP-5..7, CMP-19, CMP-22,
 CMP-23, DIA-2, DIA-6, PRN-6): a driver of :mod:`sessionspec.model.compaction.bracket_contents`.
 
 The fold keeps one :class:`~sessionspec.model.compaction.trigger_place.TriggerPlace` and runs the model's acceptor
@@ -20,7 +20,7 @@ from sessionspec.fast.constants import ABSENT
 
 # The acceptor through its compiled twin (tied to the model by tests/fast/test_fast_trigger_place.py).
 from sessionspec.fast.trigger_place import take_boundary, take_chunk, take_surface
-from sessionspec.model.compaction.bracket_contents import check_bracket_body, check_checkpoint_source, check_range_anchoring
+from sessionspec.model.compaction.bracket_contents import check_bracket_body, check_checkpoint_source
 from sessionspec.model.compaction.trigger_place import (
     TriggerPlace,
     check_bracket_closed,
@@ -33,11 +33,11 @@ from sessionspec.model.rejected import Rejected
 
 # The model's deciding functions the acceptor runs for this fold (the one pass's links name a fold by what it drives).
 DRIVES: Final = (check_bracket_placement, check_prune_placement, check_bracket_closed, check_overflow_retry,
-                 check_checkpoint_source, check_range_anchoring, check_bracket_body)
+                 check_checkpoint_source, check_bracket_body)
 
 
 class CompactionRulesAudit(WalkFold):
-    """Trigger placement, range anchoring and bracket contents of every live bracket, decided by the model."""
+    """Trigger placement and bracket contents of every live bracket, decided by the model."""
 
     # Run only on a surface that folds (the brackets' ranges are surface ranges).
     NEEDS_SURFACE = True

@@ -4,7 +4,8 @@ A driver of :mod:`sessionspec.model.compaction.obligation`: it folds the token m
 own fold, MTR-5..MTR-9, over the log's surface and reported usage), finds the points where ``compactIfNeeded``
 runs (the dialect's :func:`sessionspec.model.compaction.trigger_points.point_rules`: CMP-6's post-step or DIA-6's
 pre-step, CMP-7's overflow point) and what the log shows there (the first compaction event, or none), and asks
-the model whether that is what had to be written; each prune
+the model whether that is what had to be written (and, where that was a bracket, whether its summary records the
+range the retention walk selects at the deployment's retainTokens, CMP-12); each prune
 replacement and each prune pass is held to the configured thresholds (PRN-3, PRN-4), and a D08
 ``request/context`` to the context window the deployment declares for its model (CMP-8).  A point whose turn
 ends interrupted is not judged for a compaction that did not run (CMP-6: none runs once the signal is
@@ -24,11 +25,13 @@ from sessionspec.fast.jsonget import get
 from sessionspec.model.compaction.dialect import rules_of
 from sessionspec.model.compaction.obligation import (
     Action,
+    Expectation,
     decide_logged_window,
     decide_overflow_point,
     decide_pressure_point,
     decide_prune_pass,
     decide_pruned_content,
+    decide_selected_range,
     overflow_expectation,
     pressure_expectation,
     prunable_results,
@@ -93,6 +96,11 @@ class DeploymentFold(AuditFold):
         self.header: Event | None = None
         rules = rules_of(dialect)
         self.bracket_start = rules.event_type("start")
+        self.bracket_summary = rules.event_type("summary")
+        # The expectation of a bracket a pressure point wrote, until that bracket's summary (CMP-12); and whether the
+        # open point has written (its later brackets select their ranges on the surface its earlier writes left).
+        self.range_due: Expectation | None = None
+        self.acting = False
         self.findings: list[Rejected] = []
         # Findings of a compaction that had to run, kept until the turn ends (dropped if it ends aborted).
         self.unran: list[Rejected] = []
@@ -139,17 +147,28 @@ class DeploymentFold(AuditFold):
         if prune:
             self.prune(event)
         acted = Action.COMPACTION if kind == self.bracket_start else Action.PRUNE if prune or kind == "compaction/prune" else Action.NOTHING
+        if acted is Action.COMPACTION:
+            self.range_due = None  # the next summary is this bracket's: due only if its pressure point sets it below
         self.overflow_point(event, acted)
         if self.window and acted is not Action.NOTHING:
             self.point(event, acted)
         elif self.window and kind == self.points.closes:
             self.point(event, Action.NOTHING)
+        elif self.acting and acted is Action.COMPACTION:
+            self.later_bracket()
+        if kind == self.points.closes:
+            self.acting = False
+        if kind == self.bracket_summary and self.range_due is not None:
+            found = decide_selected_range(self.range_due, event)
+            self.range_due = None
+            if found is not None:
+                self.findings.append(found)
         if kind == "request/context":
             found = decide_logged_window(event, self.deployment)
             if found is not None:
                 self.findings.append(found)
         if kind == "turn/end":
-            self.window = False
+            self.window, self.range_due, self.acting = False, None, False
             if get(get(event.data, "reason"), "kind") not in ABORTED_KINDS:
                 self.findings.extend(self.unran)
             self.unran.clear()
@@ -165,13 +184,25 @@ class DeploymentFold(AuditFold):
         if expected is None:
             return
         found = decide_pressure_point(expected, acted, event.seq, self.dialect)
+        self.acting = acted is not Action.NOTHING
+        if acted is Action.COMPACTION and expected.action is Action.COMPACTION:
+            self.range_due = expected
         if found is not None:
             (self.unran if acted is Action.NOTHING else self.findings).append(found)
+
+    def later_bracket(self) -> None:
+        """A bracket after the point's first write (a prune pass, or an earlier bracket of the retry loop): the
+        harness measures again and selects the range on the surface those writes left (``compactIfNeeded``,
+        compact-basic ``index.ts``), so the expectation is taken again here; a range is due only if a bracket is."""
+        expected = None if self.unknown_figure() else pressure_expectation(self.meter, self.header, self.view, self.deployment, self.dialect)
+        self.range_due = expected if expected is not None and expected.action is Action.COMPACTION else None
 
     def overflow_point(self, event: Event, acted: Action) -> None:
         """An overflow point the dialect's :class:`~sessionspec.model.compaction.trigger_points.PointRules` decides
         here (CMP-7), judged unless a figure is unknown."""
         point = self.points.overflow_step(self.overflow, event, acted is not Action.NOTHING)
+        if point is not None:
+            self.acting = False  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
         if point is None or self.unknown_figure():
             return
         expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)

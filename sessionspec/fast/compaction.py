@@ -63,6 +63,12 @@ class AuditSurface:
             return Rejected(rule="CMP-10", seq=self.seqs[first], reason="corrupt surface: more tool results than tool calls")
         return not ((start_idx == 0 or sums[start_idx - 1] == 0) and sums[end_idx] == 0)
 
+    def balanced(self) -> list[bool]:
+        """:func:`model.compaction.retention.balanced_cuts` from the counter steps: ``balanced[0]`` True,
+        ``balanced[k+1]`` iff the running sum after node ``k`` is 0 (asked after :meth:`splits` found the
+        surface not corrupt)."""
+        return [True, *(running == 0 for running in accumulate(self.steps))]
+
 
 def message_price(message: JsonObject) -> int:
     """:func:`model.meter.estimate_message` (MTR-3: "`estimateMessage(m)` MUST equal `price(m.content) +

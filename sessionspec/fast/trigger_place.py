@@ -5,7 +5,7 @@ compiled wheel compiles (issue 44).
 The fold hands the place every step and turn boundary, every surface event and every chunk of a log; compiled, a
 call per such event into the model's interpreted ``take_boundary``/``take_surface``/``take_chunk`` would cost what
 the fold cost before the move (the zero-retention move measured 1 % of the whole check for less).  So the fold runs
-these twins; every finding is still the model's deciding function (``check_bracket_placement``, ``check_range_anchoring``,
+these twins; every finding is still the model's deciding function (``check_bracket_placement``, ``check_checkpoint_source``,
 ...), asked only where the model's acceptor asks it, and ``tests/fast/test_fast_trigger_place.py`` holds the twins
 equal to the model, event for event (the place after each event and the findings), on the logs the loop simulator
 writes with brackets appended where the triggers run and where they do not, in both dialects.
@@ -17,7 +17,7 @@ from typing import Final
 
 from sessionspec.fast.constants import ABSENT
 from sessionspec.fast.jsonget import get
-from sessionspec.model.compaction.bracket_contents import check_bracket_body, check_checkpoint_source, check_range_anchoring
+from sessionspec.model.compaction.bracket_contents import check_bracket_body, check_checkpoint_source
 from sessionspec.model.compaction.brackets import is_checkpoint_source
 from sessionspec.model.compaction.trigger_place import (
     TriggerPlace,
@@ -69,8 +69,6 @@ def take_boundary(place: TriggerPlace, event: Event, live: bool, found: list[Rej
     elif kind in place.releasing:
         bad = None
         place.bracket = False
-    elif live and kind == place.summary_type:
-        bad = check_range_anchoring(place, event)
     else:
         bad = None
     if bad is not None:

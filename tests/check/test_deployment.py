@@ -20,6 +20,7 @@ from sessionspec.check.task import Task, check_task
 from sessionspec.cli import main
 from sessionspec.model.codec import pack_chunk_runs, serialize_event
 from sessionspec.model.compaction import CONTEXT_WINDOW_EXCEEDED, CompactConfig
+from sessionspec.model.compaction.region import compact_region
 from sessionspec.model.deployment import read_deployment
 from sessionspec.model.jsonval import freeze, js_stringify
 from sessionspec.model.log import Event
@@ -126,6 +127,43 @@ def test_PRN_4_a_prune_pass_that_left_a_result_the_configuration_prunes(tmp_path
     assert "PRN-4" in rules
 
 
+def _replanted(end: int) -> tuple[Event, ...]:
+    """The log written under the deployment up to the end of its first compaction's turn, that bracket rewritten by
+    the model's region transaction (CMP-13) for the range ``1..end`` instead of the one the writer selected."""
+    log = _written(compaction_hooks(PLUGIN))
+    start = next(i for i, e in enumerate(log) if e.type == "compact/start")
+    turn_end = next(i for i, e in enumerate(log) if i > start and e.type == "turn/end")
+    region = compact_region(log[:start], 1, end, PLUGIN.summarizer, max_tokens=128, time=log[start].time)
+    assert not isinstance(region, Rejected) and len(region.events) == 4  # start, summary, checkpoint, end: seqs kept
+    return (*log[:start], *region.events, *log[start + 4 : turn_end + 1])
+
+
+def test_CMP_12_a_range_one_node_short_of_or_past_the_deployments_selection(tmp_path: Path) -> None:
+    """At the first post-step the writer compacts, the retention walk with the deployment's retainTokens 87 selects
+    1..74 (surface 1, 18, 58, 35, 39, 55, 59, 74, 78, 94, 97; the cuts before 74 and after it are balanced).  The
+    same bracket over 1..59 or 1..78 is a range some retainTokens selects (valid alone); under the deployment it is
+    not the one selected (P-CMP-4)."""
+    same = _replanted(74)  # the writer's own range: the writer's bracket, event for event (times aside)
+    assert [(e.seq, e.type, e.data) for e in same] == [(e.seq, e.type, e.data) for e in _written(compaction_hooks(PLUGIN))[: len(same)]]
+    for end in (59, 78):
+        path = _file(tmp_path, f"range-{end}.jsonl", _replanted(end))
+        verdict, rules, decided = _rules(path, _deployment(tmp_path))
+        assert verdict is api.Verdict.VALID and decided is api.Verdict.INVALID and rules == ["CMP-12"]
+        (found,) = api.check_file(path, deployment=api.read_deployment_file(_deployment(tmp_path))).findings
+        assert found.reason == f"compaction range 1..{end} is not the one the retention walk selects with the deployment's retainTokens 87 for mock/mock-1 (1..74)"
+
+
+@pytest.mark.parametrize("retain", [40, 150])
+def test_CMP_12_a_writer_keeping_another_retain_tokens_records_other_ranges(tmp_path: Path, retain: int) -> None:
+    """A writer configured with retainTokens 40 (it compacts more) or 150 (less) than the deployment's 87: valid alone,
+    and with the deployment every bracket whose range differs is a CMP-12 finding, the brackets after the first
+    pressure write of a point included (the harness selects again after a prune pass or a compaction)."""
+    writer = _plugin(config=replace(PLUGIN.config, retain_tokens=retain))
+    path = _file(tmp_path, f"retain-{retain}.jsonl", _written(compaction_hooks(writer)))
+    verdict, rules, decided = _rules(path, _deployment(tmp_path))
+    assert verdict is api.Verdict.VALID and decided is api.Verdict.INVALID and rules and set(rules) == {"CMP-12"}
+
+
 def test_auto_off_in_the_deployment_makes_every_pressure_compaction_a_finding(tmp_path: Path) -> None:
     """CMP-6 runs compactIfNeeded only "when auto": a deployment with auto false and a log that compacts."""
     path = _file(tmp_path, "ok.jsonl", _written(compaction_hooks(PLUGIN)))
@@ -202,7 +240,8 @@ def test_the_run_lists_the_rules_it_could_not_decide_and_why(tmp_path: Path, cap
     deployment = _deployment(tmp_path)
     assert main(["check", "-v", path]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
-    assert last.startswith("not decided: CMP-6 (in part), CMP-7 (in part), CMP-8, CMP-9 (in part), PRN-3 (in part), PRN-4 (in part), DIA-6 (in part) "
+    assert last.startswith("not decided: CMP-6 (in part), CMP-7 (in part), CMP-8, CMP-9 (in part), CMP-12 (in part), PRN-3 (in part), PRN-4 (in part), "
+                           "DIA-6 (in part) "
                            "need --deployment FILE")
     assert "rules only the request shows (PFX-11, LOOP-6, WIRE-1" in last
     assert main(["check", "-v", "--deployment", deployment, path]) == 0
@@ -214,7 +253,7 @@ def test_the_run_lists_the_rules_it_could_not_decide_and_why(tmp_path: Path, cap
     assert main(["check", "--format", "json", path]) == 0
     summary = json.loads(capsys.readouterr().out.splitlines()[-1])
     whys = {item["rule"]: item["why"] for item in summary["notDecided"]}
-    assert {rule for rule, why in whys.items() if why == "deployment"} == {"CMP-6", "CMP-7", "CMP-8", "CMP-9", "DIA-6", "PRN-3", "PRN-4"}
+    assert {rule for rule, why in whys.items() if why == "deployment"} == {"CMP-6", "CMP-7", "CMP-8", "CMP-9", "CMP-12", "DIA-6", "PRN-3", "PRN-4"}
     assert whys["WIRE-1"] == "request-only" and "SURF-3" not in whys
     assert main(["check", "--format", "sarif", "--deployment", deployment, path]) == 0
     sarif = json.loads(capsys.readouterr().out)

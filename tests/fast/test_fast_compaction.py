@@ -53,6 +53,8 @@ def _same_surface(events: Sequence[Event], dialect: Dialect) -> Counter[str]:
         assert fast.prices == [node.tokens for node in model.nodes]
         assert fast.steps == [tool_call_delta(events[seq], dialect) for seq in fast.seqs]
         balanced = balanced_cuts(fast.seqs, events, dialect)
+        if not isinstance(balanced, Rejected):
+            assert tuple(fast.balanced()) == balanced  # the cuts CMP-12's range decision reads
         for i in range(len(fast.seqs)):
             for j in range(i, len(fast.seqs)):
                 assert fast.range_tokens(i, j) == model.range_tokens(i, j)

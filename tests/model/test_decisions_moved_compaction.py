@@ -12,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from sessionspec.model.compaction.bracket_contents import check_checkpoint_source, take_event
+from sessionspec.model.compaction.dialect import rules_of
+from sessionspec.model.compaction.records import Ids
 from sessionspec.model.compaction.trigger_place import TriggerPlace, take_bracket_event, take_chunk
-from sessionspec.model.jsonval import ABSENT, freeze, get
+from sessionspec.model.jsonval import ABSENT, freeze, get, thaw
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.rejected import Rejected
 from tests.companion_cases import committed_bracket
@@ -183,6 +187,42 @@ def test_DIA_2_the_finding_names_the_compaction_id_it_read() -> None:
     assert reason(5) == "checkpoint source has the compactionId 5, not a non-empty string"
     assert reason("") == 'checkpoint source has the compactionId "", not a non-empty string'
     assert "empty compactionId" not in reason(5)
+
+
+def _source_reason(source: Any, dialect: Dialect) -> str | None:
+    (checkpoint,) = _log(("user/message", {"content": [], "source": source}, {"op": "replace", "start": 0, "end": 0}))
+    bad = check_checkpoint_source(checkpoint, dialect)
+    if bad is None:
+        return None
+    assert bad.rule == {Dialect.A55: "CMP-2", Dialect.D08: "DIA-2"}[dialect] and bad.seq == 0
+    return bad.reason
+
+
+@pytest.mark.parametrize("ids", [Ids(compaction_id="c1"), Ids(compaction_id="c1", source_command_id="cmd-7"), Ids(compaction_id="c1", source_command_id="")])
+@pytest.mark.parametrize("dialect", [Dialect.A55, Dialect.D08])
+def test_CMP_2_DIA_2_the_source_the_writer_writes_is_accepted(ids: Ids, dialect: Dialect) -> None:
+    """The writer's own source (``checkpoint_message``'s, through the dialect's overlay) for any ids it is handed."""
+    written = get(rules_of(dialect).checkpoint_message((), ids), "source")
+    assert _source_reason(thaw(written), dialect) is None
+
+
+@pytest.mark.parametrize(("dialect", "source", "reason"), [
+    (Dialect.A55, "plugin", "is not an object"),
+    (Dialect.A55, {**CHECKPOINT_SOURCE, "compactionId": "c1"}, "has the unexpected key 'compactionId'"),
+    (Dialect.A55, {"plugin": "compact", "kind": "plugin"}, "has its keys out of order (plugin, kind; expected kind, plugin)"),
+    (Dialect.A55, {"kind": "user", "plugin": "compact"}, 'has the kind "user", not "plugin"'),
+    (Dialect.D08, CHECKPOINT_SOURCE, "lacks 'compactionId'"),
+    (Dialect.D08, {**CHECKPOINT_SOURCE, "compactionId": "c1", "extra": 1}, "has the unexpected key 'extra'"),
+    (Dialect.D08, {"compactionId": "c1", **CHECKPOINT_SOURCE}, "has its keys out of order (compactionId, kind, plugin; expected kind, plugin, compactionId)"),
+    (Dialect.D08, {**CHECKPOINT_SOURCE, "sourceCommandId": "s", "compactionId": "c1"},
+     "has its keys out of order (kind, plugin, sourceCommandId, compactionId; expected kind, plugin, compactionId, sourceCommandId)"),
+    (Dialect.D08, {**CHECKPOINT_SOURCE, "compactionId": "c1", "sourceCommandId": None}, "has the sourceCommandId null, not a non-empty string"),
+    (Dialect.D08, {**CHECKPOINT_SOURCE, "compactionId": None}, "has the compactionId null, not a non-empty string"),
+])
+def test_CMP_2_DIA_2_a_source_the_writer_does_not_write_says_what_differs(dialect: Dialect, source: Any, reason: str) -> None:
+    """CMP-2/DIA-2 compare the logged source with the writer's rebuilt from the ids it shows, as JSON text (key
+    order included), and name the first difference."""
+    assert _source_reason(source, dialect) == f"checkpoint source {reason}"
 
 
 # ---------------------------------------------------------------- DIA-7, CMP-7: an attempt's failure

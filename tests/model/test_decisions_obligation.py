@@ -19,6 +19,7 @@ from sessionspec.model.compaction.obligation import (
     decide_pressure_point,
     decide_prune_pass,
     decide_pruned_content,
+    decide_selected_range,
     overflow_expectation,
     pressure_expectation,
     prunable_results,
@@ -183,3 +184,32 @@ def test_PRN_3_a_replacement_of_content_within_the_threshold_is_no_prune() -> No
     original = next(e for e in log.events if e.type == "tool/result")
     found = decide_pruned_content(original, original, BUSY_LOG_PRUNE, Dialect.A55)
     assert isinstance(found, Rejected) and found.rule == "PRN-3"
+
+
+# ---------------------------------------------------------------- CMP-12 (P-CMP-4): the range at the deployment's retainTokens
+
+
+def test_CMP_12_the_bracket_records_the_range_selected_at_the_deployments_retain_tokens() -> None:
+    """The expectation carries ``select_range`` at the policy's retainTokens; the summary's range must equal it: one
+    node shorter or longer (or another start) is refused, the same range accepted, and an expectation with no range
+    (no bracket due) decides nothing."""
+    log = busy_log()
+    meter, header, total = _measured(log)
+    expected = pressure_expectation(meter, header, log.events, _deployment(total, threshold_ratio=1.0, retain_tokens=1), Dialect.A55)
+    assert expected is not None and expected.action is Action.COMPACTION and expected.selected is not None
+    assert expected.retain_tokens == 1
+    nodes = list(meter.surface.seqs)
+    start, end = expected.selected.start, expected.selected.end
+    assert start == nodes[0]
+
+    def summary(first: int, last: int) -> Event:
+        return make_event("compact/summary", seq=99, time=0, data=freeze({"shadowedRange": {"start": first, "end": last}}))
+
+    assert decide_selected_range(expected, summary(start, end)) is None
+    for first, last in ((start, nodes[nodes.index(end) - 1]), (start, nodes[nodes.index(end) + 1]), (nodes[1], end)):
+        bad = decide_selected_range(expected, summary(first, last))
+        assert bad is not None and (bad.rule, bad.seq) == ("CMP-12", 99)
+        assert bad.reason == (f"compaction range {first}..{last} is not the one the retention walk selects with the deployment's "
+                              f"retainTokens 1 for p/m ({start}..{end})")
+    nothing = Expectation(action=Action.NOTHING, total=total, threshold=total + 1, target="p/m")
+    assert decide_selected_range(nothing, summary(nodes[1], end)) is None

@@ -39,7 +39,10 @@ from tests.support import GROUNDTRUTH, REAL
 GOOD = GROUNDTRUTH / "b-prefix-idioms-tool-roundtrip" / "session.jsonl"
 RULE_ID = re.compile(r"^[A-Z]+-\d+$")
 # A finding line of the text format, or a verdict line, or the summary line.
-OUTPUT_LINE = re.compile(r"^(.+?(:\d+)?: [A-Z]+-\d+( seq \d+)?: .*|.+: (valid|invalid|unknown|unreadable)\b.*|checked \d+ files?: .*)$")
+# A finding, a file's verdict, the run's summary, or a cascade's summary (the knock-on findings of one cause,
+# sessionspec/check/cascades.py: "  caused by SURF-3 at line 12: 9 more: ...").
+OUTPUT_LINE = re.compile(r"^(.+?(:\d+)?: [A-Z]+-\d+( seq \d+)?: .*|.+: (valid|invalid|unknown|unreadable)\b.*|checked \d+ files?: .*"
+                         r"|  caused by [A-Z]+-\d+ .*)$")
 HANG_GUARD_SECONDS = 120  # far above any example; only there to stop a hang
 
 

@@ -118,12 +118,17 @@ class PointRules:
     rule: str
     where: str
     overflow_step: Callable[[OverflowTrack, Event, bool], OverflowPoint | None]
+    # Whether the log marks the overflow point (A55: after a failed step's ``step/end``, where ``overflow_step`` opens
+    # it); D08 recovers inside the failed attempt's step (DIA-7), at no point the log marks.
+    marks_overflow_point: bool
 
 
 A55_POINTS: Final = PointRules(opens=frozenset({"assistant/message"}), closes="step/end", rule="CMP-6",
-                               where="post-step (CMP-6)", overflow_step=a55_overflow_step)
+                               where="post-step (CMP-6)", overflow_step=a55_overflow_step,
+                               marks_overflow_point=True)
 D08_POINTS: Final = PointRules(opens=frozenset({"turn/start", "step/end"}), closes="step/start", rule="DIA-6",
-                               where="pre-step (DIA-6)", overflow_step=d08_overflow_step)
+                               where="pre-step (DIA-6)", overflow_step=d08_overflow_step,
+                               marks_overflow_point=False)
 
 
 def point_rules(dialect: Dialect) -> PointRules:

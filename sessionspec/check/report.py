@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Final, final
 
+from sessionspec.check.declines import FileNotDecided
 from sessionspec.check.loader_levels import LOADER_LEVELS
 from sessionspec.check.paths import escape_text
 from sessionspec.check.pickling import reduce_by_fields
@@ -127,6 +128,8 @@ class FileReport:
     outside: str | None = None
     # Findings of rules the run left out (--select/--ignore, sessionspec/check/selection.py): counted, not shown.
     ignored: int = 0
+    # The rules the check declined to decide in this log, and why (sessionspec/check/declines.py).
+    undecided: tuple[FileNotDecided, ...] = ()
 
     @staticmethod
     def unreadable(path: str, reason: str) -> FileReport:
@@ -169,6 +172,7 @@ class FileReport:
             "loader": self.loader(),
             "writers": [w.to_json() for w in self.writers],
             "ignored": self.ignored,
+            "notDecided": [item.to_json() for item in self.undecided],
         }
 
     def selected(self, keep: Callable[[str], bool]) -> FileReport:

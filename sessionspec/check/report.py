@@ -183,13 +183,15 @@ class FileReport:
         if self.verdict is Verdict.UNREADABLE:
             return self
         shown = tuple(f for f in self.findings if f.kind is not FailureKind.INVALID or keep(f.rule))
+        # The rules not decided are listed only for the rules the run asks about.
+        undecided = tuple(item for item in self.undecided if keep(item.rule))
         if len(shown) == len(self.findings):
-            return self
+            return self if len(undecided) == len(self.undecided) else replace(self, undecided=undecided)
         verdict, reason = decide(shown, self.outside)
         # Why the log is outside the model: the reason, or (a finding decided the verdict) a note.
         notes = tuple(n for n in self.notes if n != self.outside) + \
             ((self.outside,) if self.outside is not None and reason != self.outside else ())
-        return replace(self, findings=shown, verdict=verdict, reason=reason, notes=notes,
+        return replace(self, findings=shown, verdict=verdict, reason=reason, notes=notes, undecided=undecided,
                        ignored=self.ignored + len(self.findings) - len(shown))
 
     def loader(self) -> str | None:

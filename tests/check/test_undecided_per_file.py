@@ -255,3 +255,13 @@ def test_the_list_crosses_processes(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["check", "--format", "json", "--jobs", "2", path, path]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert records[0] == records[1] == report.to_json()
+
+
+def test_a_run_that_leaves_rules_out_lists_only_the_rules_it_asks_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--select``/``--ignore`` (sessionspec/check/selection.py): a rule the run does not ask about is not listed."""
+    path = _file(tmp_path, "compacted.jsonl", dump_turns(compaction_hooks(PLUGIN)))
+    assert {item.rule for item in api.check_file(path).undecided} == {"CMP-6", "CMP-8", "PRN-3", "PRN-4"}
+    assert main(["check", "--format", "json", "--ignore", "PRN", path]) == 0
+    assert {i["rule"] for i in json.loads(capsys.readouterr().out.splitlines()[0])["notDecided"]} == {"CMP-6", "CMP-8"}
+    assert main(["check", "--format", "json", "--select", "PRN-3", path]) == 0
+    assert [i["rule"] for i in json.loads(capsys.readouterr().out.splitlines()[0])["notDecided"]] == ["PRN-3"]

@@ -181,7 +181,7 @@ class DeploymentFold(AuditFold):
         expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)
         if expected is None:
             return self.declines.add("CMP-7", NOT_STATED, "overflow point", point.seq)
-        found = None if expected is None else decide_overflow_point(expected, acted, point.seq)
+        found = decide_overflow_point(expected, acted, point.seq)
         if found is not None:
             self.findings.append(found)
 

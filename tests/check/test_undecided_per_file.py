@@ -265,3 +265,18 @@ def test_a_run_that_leaves_rules_out_lists_only_the_rules_it_asks_about(tmp_path
     assert {i["rule"] for i in json.loads(capsys.readouterr().out.splitlines()[0])["notDecided"]} == {"CMP-6", "CMP-8"}
     assert main(["check", "--format", "json", "--select", "PRN-3", path]) == 0
     assert [i["rule"] for i in json.loads(capsys.readouterr().out.splitlines()[0])["notDecided"]] == ["PRN-3"]
+
+
+def test_an_overflow_point_the_deployment_cannot_judge_is_listed_with_why(tmp_path: Path) -> None:
+    """CMP-7's point after the failed step (tests/check/test_deployment.py judges it under the full deployment):
+    a deployment without the compaction configuration leaves it not decided ('not-stated'); a scrubbed header
+    leaves its figure unknown ('placeholder')."""
+    overflow = Reply(kind=ReplyKind.ERROR_THROWN, error_code=CONTEXT_WINDOW_EXCEEDED, error_message="too long")
+    script = TurnScript(prompt=Prompt(content=text_content("question " + "long " * 40)), replies=(overflow, Reply(text="recovered")))
+    log = dump_turns(Hooks(), (dump_turn(1, 300), dump_turn(2, 300), script))
+    point = next(e.seq for e in log if e.type == "turn/end" and e.data["reason"]["kind"] == "error")  # type: ignore[index]
+    no_compaction = _deployment(tmp_path, {k: v for k, v in DUMP_DEPLOYMENT.items() if k != "compaction"})
+    assert _listed(api.check_file(_file(tmp_path, "failed.jsonl", log), deployment=no_compaction))[("CMP-7", "not-stated")] == (point, 1)
+    scrubbed = api.check_file(_file(tmp_path, "scrubbed.jsonl", _scrubbed(log)), deployment=_deployment(tmp_path))
+    assert scrubbed.findings == () and _listed(scrubbed)[("CMP-7", "placeholder")] == (point, 1)
+    assert ("CMP-7", "placeholder") not in _listed(api.check_file(_file(tmp_path, "failed.jsonl", log), deployment=_deployment(tmp_path)))

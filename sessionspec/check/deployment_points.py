@@ -2,7 +2,7 @@
 
 ``check --deployment FILE`` runs :class:`sessionspec.check.deployment_fold.DeploymentFold`; without the file it does
 not run, and this fold lists, per rule, the places of this log it would have judged: the pressure trigger points
-(the dialect's :func:`sessionspec.model.compaction.trigger_points.point_rules`: a window that opens after one of
+(the dialect's :func:`sessionspec.model.compaction.point_places.point_places`: a window that opens after one of
 its ``opens`` events and is decided by its first compaction event, CMP-8, else at its ``closes`` event, CMP-6 or
 DIA-6), the failed steps after which the dialect marks an overflow point (CMP-7; CMP-9 when compaction ran
 there), each prune replacement (PRN-3, PRN-4) and each ``request/context`` (CMP-8).  Live events only, as the
@@ -20,16 +20,16 @@ from sessionspec.check.declines import NO_DEPLOYMENT, Declines, FileNotDecided
 from sessionspec.check.folds import WalkFold
 from sessionspec.fast.jsonget import get
 from sessionspec.model.compaction.dialect import rules_of
-from sessionspec.model.compaction.trigger_points import point_rules
+from sessionspec.model.compaction.point_places import point_places
 from sessionspec.model.jsonval import JsonObject
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 
 
 def read_types(dialect: Dialect) -> frozenset[str]:
-    """The types the listing reads in ``dialect``: its trigger points' (:func:`point_rules`), the step's message and end
+    """The types the listing reads in ``dialect``: its trigger points' places (:func:`point_places`), the step's message and end
     (a failed step), the compaction events and ``request/context`` (a tool result only to find a prune replacement)."""
-    points = point_rules(dialect)
+    points = point_places(dialect)
     return frozenset({"assistant/message", "step/end", "request/context", "tool/result", "compaction/prune",
                       rules_of(dialect).event_type("start"), *points.opens, points.closes})
 
@@ -48,7 +48,7 @@ class DeploymentPoints(WalkFold):
         super().__init__(before, dialect, first_live_seq)
 
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
-        live, add, points = self.first_live_seq, self.declines.add, point_rules(self.dialect)
+        live, add, points = self.first_live_seq, self.declines.add, point_places(self.dialect)
         opens, closes, rule, overflow = points.opens, points.closes, points.rule, points.marks_overflow_point
         point = points.where.split(" (")[0] + " point"
         bracket_start = rules_of(self.dialect).event_type("start")

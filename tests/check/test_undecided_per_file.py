@@ -280,3 +280,27 @@ def test_an_overflow_point_the_deployment_cannot_judge_is_listed_with_why(tmp_pa
     scrubbed = api.check_file(_file(tmp_path, "scrubbed.jsonl", _scrubbed(log)), deployment=_deployment(tmp_path))
     assert scrubbed.findings == () and _listed(scrubbed)[("CMP-7", "placeholder")] == (point, 1)
     assert ("CMP-7", "placeholder") not in _listed(api.check_file(_file(tmp_path, "failed.jsonl", log), deployment=_deployment(tmp_path)))
+
+
+def test_a_D08_log_lists_its_pre_step_points_and_its_request_context(tmp_path: Path) -> None:
+    """The D08 harness's own log (tests/check/test_deployment.py's DIA-6 test judges it with the deployment): its
+    pre-step points (DIA-6: after turn/start or step/end, decided at the next step/start) and its request/context
+    (CMP-8: the window it records); D08 marks no overflow point (DIA-7), so no CMP-7 even after a failed attempt."""
+    from tests.check.test_deployment import D08_RECOVERY
+
+    log = [json.loads(line) for line in D08_RECOVERY.read_text(encoding="utf-8").splitlines()[1:]]
+    starts, opened = [], False
+    for row in log:
+        if row["type"] == "step/start" and opened:
+            starts.append(row["seq"])
+        if row["type"] in ("turn/start", "step/end"):
+            opened = True
+        elif row["type"] in ("step/start", "turn/end"):
+            opened = False
+    contexts = [row["seq"] for row in log if row["type"] == "request/context"]
+    report = api.check_file(str(D08_RECOVERY))
+    assert report.dialect is api.Dialect.D08 and starts and contexts
+    listed = _listed(report)
+    assert listed[("DIA-6", "deployment")] == (starts[0], len(starts))
+    assert listed[("CMP-8", "deployment")][0] <= contexts[0]
+    assert ("CMP-7", "deployment") not in listed

@@ -27,9 +27,11 @@ from sessionspec.model.log import Event
 from sessionspec.model.loop import Hooks, Prompt, Reply, ReplyKind, TurnScript, compaction_hooks, text_content
 from sessionspec.model.prune import PruneConfig
 from sessionspec.spec.machine_scripts import compaction_plugin
-from tests.support import DUMP_DEPLOYMENT, dump_turn, dump_turns
+from tests.support import DUMP_DEPLOYMENT, REAL, dump_turn, dump_turns
 
 PLUGIN = compaction_plugin(700, prune=True)
+# A log the D08 harness wrote (611615650f), judged with a deployment in tests/check/test_deployment.py.
+D08_RECOVERY = REAL / "611615650f" / "examples" / "headless-agent" / "tests" / "snapshots" / "compaction-recovery" / "session.jsonl"
 DEPLOYMENT_RULES = frozenset({"CMP-6", "CMP-7", "CMP-8", "CMP-9", "DIA-6", "PRN-3", "PRN-4"})
 
 
@@ -286,8 +288,6 @@ def test_a_D08_log_lists_its_pre_step_points_and_its_request_context(tmp_path: P
     """The D08 harness's own log (tests/check/test_deployment.py's DIA-6 test judges it with the deployment): its
     pre-step points (DIA-6: after turn/start or step/end, decided at the next step/start) and its request/context
     (CMP-8: the window it records); D08 marks no overflow point (DIA-7), so no CMP-7 even after a failed attempt."""
-    from tests.check.test_deployment import D08_RECOVERY
-
     log = [json.loads(line) for line in D08_RECOVERY.read_text(encoding="utf-8").splitlines()[1:]]
     starts, opened = [], False
     for row in log:

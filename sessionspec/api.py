@@ -9,6 +9,7 @@ functions, so a report from here is the report the command prints::
     report = api.check_file("session.jsonl")          # or api.check_bytes(data, "s.jsonl.zst")
     report.verdict                                    # api.Verdict.VALID, INVALID, UNKNOWN, UNREADABLE
     report.to_json()                                  # the object `check --format json` prints for the file
+    report.undecided                                  # the rules this file's check could not decide, and why
     api.summarize([report]).to_json()                 # the summary object it prints last
 
 For a fleet, map :func:`check_file` (or :func:`check_url`) over the files on
@@ -33,6 +34,7 @@ from sessionspec.check.checker import (
     summarize,
 )
 from sessionspec.check.command import json_line, report_line, summary_line
+from sessionspec.check.declines import FileNotDecided
 from sessionspec.check.deployment_file import load_deployment
 from sessionspec.check.logfile import MAX_EVENTS
 from sessionspec.model.deployment import Deployment
@@ -44,6 +46,7 @@ __all__ = [
     "Deployment",
     "DeploymentError",
     "Dialect",
+    "FileNotDecided",
     "FileReport",
     "Finding",
     "Summary",

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, final
 
+from sessionspec.model.compaction.point_places import A55_PLACES, D08_PLACES
 from sessionspec.model.compaction.records import CONTEXT_WINDOW_EXCEEDED
 from sessionspec.model.jsonval import ABSENT, get
 from sessionspec.model.log import Dialect, Event
@@ -120,10 +121,11 @@ class PointRules:
     overflow_step: Callable[[OverflowTrack, Event, bool], OverflowPoint | None]
 
 
-A55_POINTS: Final = PointRules(opens=frozenset({"assistant/message"}), closes="step/end", rule="CMP-6",
-                               where="post-step (CMP-6)", overflow_step=a55_overflow_step)
-D08_POINTS: Final = PointRules(opens=frozenset({"turn/start", "step/end"}), closes="step/start", rule="DIA-6",
-                               where="pre-step (DIA-6)", overflow_step=d08_overflow_step)
+# The places are :mod:`sessionspec.model.compaction.point_places`' (one definition, which ``check`` also lists by).
+A55_POINTS: Final = PointRules(opens=A55_PLACES.opens, closes=A55_PLACES.closes, rule=A55_PLACES.rule,
+                               where=A55_PLACES.where, overflow_step=a55_overflow_step)
+D08_POINTS: Final = PointRules(opens=D08_PLACES.opens, closes=D08_PLACES.closes, rule=D08_PLACES.rule,
+                               where=D08_PLACES.where, overflow_step=d08_overflow_step)
 
 
 def point_rules(dialect: Dialect) -> PointRules:

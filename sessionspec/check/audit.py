@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import final
 
+from sessionspec.check.declines import FileNotDecided, in_log_order
 from sessionspec.check.fold_loop import run_folds
 from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.folds import FoldOutcome
@@ -65,6 +66,8 @@ class Audit:
     outside: tuple[str, ...] = ()
     # FMT-7 Writers: the writer of each turn (sessionspec.check.writers_audit).
     writers: Attribution = Attribution(turns=(), api_steps=frozenset())
+    # The rules the folds declined to decide in this log, and why (sessionspec/check/undecided.py).
+    undecided: tuple[FileNotDecided, ...] = ()
 
 
 def _sorted(findings: Sequence[Rejected]) -> tuple[Rejected, ...]:
@@ -95,7 +98,7 @@ def audit_outcome(outcome: FoldOutcome) -> Audit:
         found = [*found, outcome.surface_rejected]
     writers = next(fold.attribution() for fold in outcome.folds if isinstance(fold, TurnWritersAudit))
     return Audit(findings=_sorted(found), notes=tuple(outcome.notes), quirks=_sorted(outcome.quirks), outside=tuple(outcome.outside),
-                 writers=writers)
+                 writers=writers, undecided=in_log_order(outcome.undecided))
 
 
 def audit_log(events: Sequence[Event], dialect: Dialect, first_live_seq: int = 0) -> tuple[Rejected, ...]:

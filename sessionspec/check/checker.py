@@ -145,7 +145,7 @@ def check_read(read: ReadLog, forced: Dialect | None = None, strict_quirks: bool
     refused = header_line_refused(log.header, dialect)
     header_note = () if refused is None else (f"the JSONL file load refuses this header line: {refused} (QF-14; the harness's JSONL writer always writes it)",)
     report = _verdict(read, dialect, source, judged.live, findings, judged.notes + prefix.notes + header_note, unknown=judged.outside)
-    return replace(report, writers=judged.writers, header_refused=refused is not None)
+    return replace(report, writers=judged.writers, header_refused=refused is not None, undecided=judged.undecided)
 
 
 def _file_load_answers(read: ReadLog, dialect: Dialect, findings: list[Finding]) -> list[Finding]:

@@ -80,7 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolated", action="store_true", help="read no configuration file")
     add_verbosity(parser, quiet="text: omit the verdict lines of valid files; no progress bar",
                   verbose="text and github: show every knock-on finding on its own line instead of grouped under its cause; "
-                          "text: after the summary, the rules the run could not decide (no --deployment; request-only)")
+                          "text: under each verdict, the rules this file's check could not decide and why; after the summary, "
+                          "the rules the run could not decide (no --deployment; request-only)")
     parser.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N",
                         help="check files in N worker processes (at most the CPUs available); output order stays the input order")
     parser.add_argument("--max-events", type=positive_int, default=MAX_EVENTS, metavar="N",

@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.declines import PLACEHOLDER, Declines, FileNotDecided
 from sessionspec.check.folds import AuditFold
 from sessionspec.fast.compaction import AuditSurface
 from sessionspec.fast.companion import check_checkpoint, check_prune_replacement, is_logged_checkpoint, on_turn_end, on_turn_start
 from sessionspec.fast.constants import A55, ABSENT
 from sessionspec.fast.derivation import header_of
+from sessionspec.fast.jsonget import get
 from sessionspec.model.compaction.bracket_contents import check_range_selectable
 from sessionspec.model.compaction.companion import (
     BracketWatch,
@@ -55,6 +57,8 @@ class CompactionAudit:
     header: EpochHeader | Absent = ABSENT
     watch: BracketWatch = field(init=False)
     prunes: PruneWatch = field(init=False)
+    # CMP-15's counts the companion could not judge (FMT-6: a scrubbed header or shadowed node has no known price).
+    declines: Declines = field(default_factory=Declines)
 
     def __post_init__(self) -> None:
         self.surface = AuditSurface(self.dialect)
@@ -109,6 +113,7 @@ class CompactionAudit:
             found = check_start(watch, event)
         elif kind == summary:
             found = check_summary(watch, event, self.surface, self.header, log_view(events, index))
+            self.unpriced(event, found)
             bracket = watch.bracket
             if (event.seq >= self.first_live_seq and bracket is not None and bracket.summary is event and bracket.shadowed
                     and not any(f.rule == "CMP-10" for f in found)):
@@ -129,6 +134,19 @@ class CompactionAudit:
             return
         if found:
             self.findings += found
+
+    def unpriced(self, summary: Event, found: Sequence[Rejected]) -> None:
+        """After :func:`check_summary` reached CMP-15's count (the bracket's ``shadowed`` set): a count the priced sum
+        disagrees with and no CMP-15 finding for it is one the definition declined, a scrubbed header or shadowed
+        node (FMT-6) leaving the price unknown.  Asked from its outcome, not again of the placeholders (a walk of
+        every shadowed node per summary, which the definition itself makes only when the sum disagrees)."""
+        bracket = self.watch.bracket
+        if bracket is None or bracket.summary is not summary or not bracket.shadowed:
+            return
+        first = self.surface.seqs.index(bracket.shadowed[0])
+        priced = self.surface.range_tokens(first, first + len(bracket.shadowed) - 1)
+        if priced != get(summary.data, "shadowedTokenCount") and not any(f.rule == "CMP-15" for f in found):
+            self.declines.add("CMP-15", PLACEHOLDER, "shadowedTokenCount", summary.seq)
 
 
 VISITED_TYPES: Final = frozenset({"turn/start", "turn/end", "session/end-seed", "user/message", "compaction/prune", "tool/result", "request/header"})
@@ -167,6 +185,9 @@ class CompactionFold(AuditFold):
                 self.step(event, None)
         else:
             self.index += run.count
+
+    def undecided(self) -> Sequence[FileNotDecided]:
+        return self.audit.declines.items()
 
     def finish(self) -> list[Rejected]:
         return [*self.audit.findings, *([] if self.ended is None else [self.ended])]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import final, overload
 
+from sessionspec.check.declines import INTERRUPTED, NOT_STATED, PLACEHOLDER, Declines, FileNotDecided
 from sessionspec.check.folds import AuditFold
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.fast.jsonget import get
@@ -117,6 +118,7 @@ class DeploymentFold(AuditFold):
         # Where compactIfNeeded runs in this dialect, and the overflow points so far (CMP-7).
         self.points = point_rules(dialect)
         self.overflow = OverflowTrack()
+        self.declines = Declines()  # where a decision is declined (placeholder, interrupted turn, a fact not stated)
 
     def step(self, event: Event, plan: SurfacePlan | None) -> None:
         if self.stopped:
@@ -171,6 +173,8 @@ class DeploymentFold(AuditFold):
             self.window, self.range_due, self.acting = False, None, False
             if get(get(event.data, "reason"), "kind") not in ABORTED_KINDS:
                 self.findings.extend(self.unran)
+            elif self.unran:
+                self.declines.add(self.points.rule, INTERRUPTED, "trigger point", self.unran[0].seq or event.seq)
             self.unran.clear()
         elif kind in self.points.opens:
             self.window = True
@@ -179,10 +183,10 @@ class DeploymentFold(AuditFold):
         """A trigger point decided: what the log shows there (``acted``) against what was due."""
         self.window = False
         if self.unknown_figure():
-            return
+            return self.declines.add(self.points.rule if acted is Action.NOTHING else "CMP-8", PLACEHOLDER, "trigger point", event.seq)
         expected = pressure_expectation(self.meter, self.header, self.view, self.deployment, self.dialect)
         if expected is None:
-            return
+            return self.declines.add(self.points.rule if acted is Action.NOTHING else "CMP-8", NOT_STATED, "trigger point", event.seq)
         found = decide_pressure_point(expected, acted, event.seq, self.dialect)
         self.acting = acted is not Action.NOTHING
         if acted is Action.COMPACTION and expected.action is Action.COMPACTION:
@@ -204,9 +208,11 @@ class DeploymentFold(AuditFold):
         if point is not None:
             self.acting = False  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
         if point is None or self.unknown_figure():
-            return
+            return None if point is None else self.declines.add("CMP-7", PLACEHOLDER, "overflow point", point.seq)
         expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)
-        found = None if expected is None else decide_overflow_point(expected, acted, point.seq)
+        if expected is None:
+            return self.declines.add("CMP-7", NOT_STATED, "overflow point", point.seq)
+        found = decide_overflow_point(expected, acted, point.seq)
         if found is not None:
             self.findings.append(found)
 
@@ -218,7 +224,7 @@ class DeploymentFold(AuditFold):
         """PRN-3 for a prune replacement; the first of a pass fixes the results the pass had to prune (PRN-4)."""
         config = self.deployment.prune
         if config is None:
-            return
+            return self.declines.add("PRN-3", NOT_STATED, "prune replacement", event.seq)
         start = get(event.surface_op, "start")
         if not isinstance(start, int) or not 0 <= start < len(self.view):
             return
@@ -248,6 +254,9 @@ class DeploymentFold(AuditFold):
             return []
         return [f"the deployment's decisions stopped at seq {self.refused.seq}: the token meter refuses the log there "
                 f"({self.refused.rule}: {self.refused.reason}); later points were not judged"]
+
+    def undecided(self) -> Sequence[FileNotDecided]:
+        return self.declines.items()
 
     def finish(self) -> list[Rejected]:
         if self.pass_seq >= 0 and not self.stopped:

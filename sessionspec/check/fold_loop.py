@@ -12,6 +12,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Final, cast, final
 
 from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.deployment_points import LISTINGS
 from sessionspec.check.folds import CHUNK, AuditFold, FoldOutcome, Send, Step, WalkFold
 from sessionspec.check.surface_events import SurfaceEvents
 from sessionspec.fast.constants import ABSENT
@@ -32,16 +33,19 @@ class FoldLoop:
     last.  The surface is folded only when some fold needs it; the ``AS_LOGGED`` folds take
     the event as logged (before the D08 migration)."""
 
-    def __init__(self, dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]], deployment: Deployment | None = None) -> None:
+    def __init__(self, dialect: Dialect, first_live_seq: int, folds: Sequence[type[AuditFold]], deployment: Deployment | None = None,
+                 *, lists_undecided: bool = False) -> None:
         self.dialect = dialect
         self.before = SurfaceEvents()
         self.made = [fold(self.before, dialect, first_live_seq) for fold in folds if dialect in fold.DIALECTS]
-        # The deployment's decisions run only when its facts are given: without them, no fold more, and their
-        # modules are not even imported (no cost).
+        # The deployment's decisions run only when its facts are given: without them, their modules are not even
+        # imported, and (``lists_undecided``: check's own pass) a small fold lists the places they would judge.
         if deployment is not None:
             from sessionspec.check.deployment_fold import DeploymentFold  # noqa: PLC0415
 
             self.made.append(DeploymentFold(self.before, dialect, first_live_seq, deployment))
+        elif lists_undecided:
+            self.made += [listing(self.before, dialect, first_live_seq) for listing in LISTINGS if dialect in listing.DIALECTS]
         # Fold by fold over a batch (each fold's code stays in the instruction cache), but for the folds
         # reading ``before`` at their event.  Each fold still takes the events in order, with the same plans.
         self.deferred = [fold for fold in self.made if not fold.READS_BEFORE]
@@ -168,6 +172,7 @@ class FoldLoop:
             outside=[why for fold in counted for why in fold.outside()],
             surface_rejected=self.rejected,
             folds=self.made,
+            undecided=[item for fold in counted for item in fold.undecided()],
         )
 
 

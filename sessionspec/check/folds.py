@@ -21,10 +21,11 @@ would only give knock-on noise (what the passes did before: they were not run).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Final, final
 
 from sessionspec.check.chunk_run import ChunkRun
+from sessionspec.check.declines import FileNotDecided
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.rejected import Rejected
 from sessionspec.model.surface import SurfacePlan
@@ -92,6 +93,10 @@ class AuditFold:
     def outside(self) -> Sequence[str]:
         return ()
 
+    def undecided(self) -> Sequence[FileNotDecided]:
+        """The rules the fold declined to decide in this log, and why (sessionspec/check/undecided.py)."""
+        return ()
+
 
 @final
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,7 @@ class FoldOutcome:
     outside: list[str]
     surface_rejected: Rejected | None
     folds: list[AuditFold]
+    undecided: list[FileNotDecided] = field(default_factory=list)
 
 
 class WalkFold(AuditFold):

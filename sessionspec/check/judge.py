@@ -11,6 +11,7 @@ from typing import final
 
 from sessionspec.check.audited_prefix import AuditedPrefix
 from sessionspec.check.cascades import knock_ons
+from sessionspec.check.declines import FileNotDecided
 from sessionspec.check.line_table import LineTable
 from sessionspec.check.loader_levels import loader_level
 from sessionspec.check.log_pass import Guess, LogPass
@@ -69,6 +70,7 @@ class Judged:
     notes: tuple[str, ...]
     outside: str | None
     writers: tuple[TurnWriter, ...] = ()
+    undecided: tuple[FileNotDecided, ...] = ()
 
 
 def audit_finding(lines: LineTable, rejected: Rejected, prefix: AuditedPrefix) -> Finding:
@@ -132,8 +134,10 @@ def judge_as(read: ReadLog, prefix: AuditedPrefix, dialect: Dialect, strict_quir
     outside = "; ".join(audit.outside) or None
     notes = notes_of_writers + audit.notes + fork_notes
     if strict_quirks:
-        return Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside, writers=attribution.turns)
-    return Judged(live=live, findings=tuple(findings), notes=notes + quirk_notes(quirks), outside=outside, writers=attribution.turns)
+        return Judged(live=live, findings=tuple(findings + quirks), notes=notes, outside=outside, writers=attribution.turns,
+                      undecided=audit.undecided)
+    return Judged(live=live, findings=tuple(findings), notes=notes + quirk_notes(quirks), outside=outside, writers=attribution.turns,
+                  undecided=audit.undecided)
 
 
 def writer_notes(attribution: Attribution) -> tuple[str, ...]:

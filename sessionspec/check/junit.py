@@ -49,6 +49,14 @@ class JunitDocument:
                 ElementTree.SubElement(case, "skipped", {"message": f"unknown (not decided, exit 4): {reason}"})
             case "unreadable":
                 ElementTree.SubElement(case, "error", {"message": f"unreadable: {reason}", "type": "unreadable"})
+        undecided = record.get("notDecided")
+        if isinstance(undecided, list) and undecided:
+            # The rules this file's check could not decide (sessionspec/check/declines.py), as the case's properties.
+            properties = ElementTree.Element("properties")
+            case.insert(0, properties)
+            for item in undecided:
+                ElementTree.SubElement(properties, "property", {"name": f"not-decided {item['rule']}",
+                                                                "value": f"{item['why']}: {item['count']} {item['what']} from seq {item['seq']}"})
         notes = record.get("notes")
         if isinstance(notes, list) and notes:
             ElementTree.SubElement(case, "system-out").text = escape_text("notes: " + "; ".join(map(str, notes))) + "\n"

@@ -153,7 +153,7 @@ class LogPass:
 
     def start(self, guess: Guess) -> None:
         self.judged_as = guess
-        self.loop = FoldLoop(guess.dialect, guess.live, registered_folds(), self.deployment)
+        self.loop = FoldLoop(guess.dialect, guess.live, registered_folds(), self.deployment, lists_undecided=True)
         held, self.held = self.held, []
         for event in held:
             self.judge(event)

@@ -2,7 +2,8 @@
 
 ``text`` shows each finding that follows from nothing, then its knock-ons as one line under it
 (``  caused by SURF-3 at line 12: 9 more: LOOP-3 (lines 13-40)``, sessionspec/check/cascades.py); ``-v`` shows
-every knock-on on its own line, saying what it follows from.  ``json`` is one record per file (schema 4, every
+every knock-on on its own line, saying what it follows from, and under the verdict the rules this log's check
+could not decide and why (``PATH: not decided: CMP-6: ...``, sessionspec/check/declines.py).  ``json`` is one record per file (schema 4, every
 finding with its ``causedBy``).  ``github`` is one GitHub Actions workflow command per finding
 (``::error file=F,line=N,title=T::message``), which a workflow run shows as an annotation on the file and line;
 the summary line is plain text.  The formats written whole at the end are sessionspec/check/sarif.py and
@@ -16,6 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import Final, Protocol
 
+from sessionspec.check.declines import file_not_decided_text
 from sessionspec.check.paths import escape_text
 from sessionspec.check.report import Cause, FileReport, Finding, Verdict
 from sessionspec.check.summary import Summary
@@ -80,9 +82,11 @@ def text_lines(report: FileReport, *, quiet: bool = False, verbose: bool = False
             lines.append(finding.text(report.path, with_cause=True))
             if finding.caused_by is None and finding.cause() in under:
                 lines.append(f"  {group_text(finding.cause(), under[finding.cause()])} (-v shows each)")
-    if not (quiet and report.verdict is Verdict.VALID):
-        lines.append(report.verdict_text())
-    return "".join(line + "\n" for line in lines)
+    if quiet and report.verdict is Verdict.VALID:
+        return "".join(line + "\n" for line in lines)
+    lines.append(report.verdict_text())
+    # With -v, the rules this log's check could not decide, and why, under its verdict.
+    return "".join(line + "\n" for line in lines) + (file_not_decided_text(report.path, report.undecided) if verbose else "")
 
 
 # --------------------------------------------------------------------------- GitHub workflow commands

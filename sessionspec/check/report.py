@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Final, final
 
+from sessionspec.check.declines import FileNotDecided
 from sessionspec.check.loader_levels import LOADER_LEVELS
 from sessionspec.check.paths import escape_text
 from sessionspec.check.pickling import reduce_by_fields
@@ -127,6 +128,8 @@ class FileReport:
     outside: str | None = None
     # Findings of rules the run left out (--select/--ignore, sessionspec/check/selection.py): counted, not shown.
     ignored: int = 0
+    # The rules the check declined to decide in this log, and why (sessionspec/check/declines.py).
+    undecided: tuple[FileNotDecided, ...] = ()
 
     @staticmethod
     def unreadable(path: str, reason: str) -> FileReport:
@@ -169,6 +172,7 @@ class FileReport:
             "loader": self.loader(),
             "writers": [w.to_json() for w in self.writers],
             "ignored": self.ignored,
+            "notDecided": [item.to_json() for item in self.undecided],
         }
 
     def selected(self, keep: Callable[[str], bool]) -> FileReport:
@@ -179,13 +183,15 @@ class FileReport:
         if self.verdict is Verdict.UNREADABLE:
             return self
         shown = tuple(f for f in self.findings if f.kind is not FailureKind.INVALID or keep(f.rule))
+        # The rules not decided are listed only for the rules the run asks about.
+        undecided = tuple(item for item in self.undecided if keep(item.rule))
         if len(shown) == len(self.findings):
-            return self
+            return self if len(undecided) == len(self.undecided) else replace(self, undecided=undecided)
         verdict, reason = decide(shown, self.outside)
         # Why the log is outside the model: the reason, or (a finding decided the verdict) a note.
         notes = tuple(n for n in self.notes if n != self.outside) + \
             ((self.outside,) if self.outside is not None and reason != self.outside else ())
-        return replace(self, findings=shown, verdict=verdict, reason=reason, notes=notes,
+        return replace(self, findings=shown, verdict=verdict, reason=reason, notes=notes, undecided=undecided,
                        ignored=self.ignored + len(self.findings) - len(shown))
 
     def loader(self) -> str | None:

@@ -9,7 +9,9 @@ current directory, ``%SRCROOT%``, when the file lies under it), a stable ``parti
 path, seq and reason: code scanning matches results across runs by it), and for a knock-on its cause as a
 related location and ``properties.causedBy``.  A file that is unknown or unreadable without a finding is one
 result of the pseudo-rule ``sessionspec/unknown`` or ``sessionspec/unreadable``, so no exit code is left
-without a result saying why.  The run's ``invocations`` carries the exit code; ``properties.summary`` the counts.
+without a result saying why.  The run's ``invocations`` carries the exit code; ``properties.summary`` the counts
+(and the run's ``notDecided``); each file whose check could not decide some rules is one of the run's
+``artifacts``, its ``properties.notDecided`` the file record's list.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ class SarifDocument:
     results: list[dict[str, object]] = field(default_factory=list)
     rules: dict[str, int] = field(default_factory=dict)  # rule ID -> its index in the driver's rules
     levels: dict[str, str] = field(default_factory=dict)
+    # The files whose check could not decide some rules (``notDecided``), as the run's artifacts.
+    artifacts: list[dict[str, object]] = field(default_factory=list)
 
     def _rule(self, rule: str, level: str) -> int:
         if rule not in self.rules:
@@ -97,6 +101,9 @@ class SarifDocument:
         assert isinstance(findings, list)
         for finding in findings:
             self._finding(path, finding)
+        undecided = record.get("notDecided")
+        if isinstance(undecided, list) and undecided:
+            self.artifacts.append({"location": _artifact(path), "properties": {"notDecided": undecided}})
         verdict = record["verdict"]
         if not findings and verdict in ("unknown", "unreadable"):
             rule = f"sessionspec/{verdict}"
@@ -139,6 +146,7 @@ class SarifDocument:
             "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri() + "/"}},
             "invocations": [{"executionSuccessful": True, "exitCode": summary["exit"]}],
             "results": self.results,
+            **({"artifacts": self.artifacts} if self.artifacts else {}),
             "properties": {"summary": {k: v for k, v in summary.items() if k != "kind"}},
         }
         log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

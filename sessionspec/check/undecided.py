@@ -4,7 +4,8 @@ Two reasons depend on nothing but the run: a rule whose decision needs the deplo
 (``spec/decidability.py`` DECIDED_WITH_DEPLOYMENT: the compaction and prune configuration and the context window, which
 a log does not record) when no ``--deployment`` was given, and a rule only the request sent to the model shows
 (``decidability`` request-only: the checker rebuilds requests by it, no log can break it).  They are the same
-for every file of the run, so they are said once, after the summary, not in each file's report.
+for every file of the run, so they are said once, after the summary, not in each file's report.  What one log's
+check could not decide, where and why, is each file's own list (sessionspec/check/declines.py).
 """
 
 from __future__ import annotations
@@ -50,3 +51,4 @@ def not_decided_text(items: tuple[NotDecided, ...]) -> str:
               "context window are not in a log)"] if needs else []) + \
             ([f"{len(request)} rules only the request shows ({', '.join(request[:3])}, ...: sessionspec rules, decidable request-only)"] if request else [])
     return f"not decided: {'; '.join(parts)}"
+

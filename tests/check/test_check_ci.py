@@ -257,7 +257,11 @@ def test_junit_has_a_testcase_per_file(tmp_path: Path, capsys: pytest.CaptureFix
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("4", "1", "1", "1")
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == [str(GOOD), str(path), str(RALPH / "session.1.jsonl"), str(tmp_path / "missing.jsonl")]
-    assert [[child.tag for child in c if child.tag != "system-out"] for c in cases] == [[], ["failure"], ["skipped"], ["error"]]
+    assert [[child.tag for child in c if child.tag not in ("system-out", "properties")] for c in cases] == [[], ["failure"], ["skipped"], ["error"]]
+    # A file whose check could not decide some rules says which as the case's properties (issue 44): the valid
+    # log's assistant messages open A55 post-step points, which only the deployment's facts decide (CMP-6).
+    listed = [(p.get("name"), p.get("value", "").split(":")[0]) for p in cases[0].iter("property")]
+    assert ("not-decided CMP-6", "deployment") in listed and cases[3].find("properties") is None
     failure = cases[1].find("failure")
     assert failure is not None and failure.get("message", "").startswith("invalid: 4 findings, the first SURF-3 at line")
     assert (failure.text or "").count("[follows from SURF-3") == 3

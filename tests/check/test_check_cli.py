@@ -84,7 +84,7 @@ def test_json_format_is_json_lines_with_stable_keys(tmp_path: Path, capsys: pyte
     docs = [json.loads(line) for line in out.splitlines()]
     assert [d["kind"] for d in docs] == ["file", "file", "summary"]
     assert list(docs[0]) == ["kind", "path", "verdict", "dialect", "dialectSource", "events", "firstLiveSeq", "reason", "notes", "findings", "loader",
-                             "writers", "ignored"]
+                             "writers", "ignored", "notDecided"]
     # QF-15: a hole after the last valid turn/end is a torn tail the real file load drops (scanLog), so the
     # loader accepts what the checker calls invalid (FMT-1).
     assert docs[0]["loader"] == "accepts" and docs[1]["loader"] == "accepts"

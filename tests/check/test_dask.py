@@ -133,3 +133,19 @@ def test_the_deployment_reaches_the_workers(tmp_path: Path, check: Callable[...,
     assert sequential.returncode == 1 and '"CMP-6"' in sequential.stdout
     assert distributed.stdout == sequential.stdout and distributed.returncode == 1
     assert '"why": "deployment"' not in sequential.stdout.splitlines()[-1]
+
+
+def test_each_files_list_of_what_it_could_not_decide_reaches_the_output(tmp_path: Path, check: Callable[..., Run]) -> None:
+    """Issue 44: the file record's ``notDecided`` (sessionspec/check/declines.py) travels in the report from the
+    workers: without the deployment, the log's post-step points (CMP-6), as in one process."""
+    from sessionspec.model.codec import serialize_event
+    from sessionspec.model.loop import Hooks
+    from tests.support import dump_turns
+
+    log = tmp_path / "uncompacted.jsonl"
+    log.write_text("".join(serialize_event(e) + "\n" for e in dump_turns(Hooks())), encoding="utf-8")
+    sequential = check("--format", "json", str(log))
+    distributed = check("--format", "json", "--dask", "threads", "--jobs", "2", str(log))
+    assert distributed.stdout == sequential.stdout and distributed.returncode == sequential.returncode == 0
+    listed = json.loads(distributed.stdout.splitlines()[0])["notDecided"]
+    assert [(item["rule"], item["why"]) for item in listed] == [("CMP-6", "deployment")]

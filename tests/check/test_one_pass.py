@@ -19,6 +19,7 @@ from sessionspec.check import audit  # noqa: F401  (imports every fold module)
 from sessionspec.check.compaction_audit import CompactionFold, audit_compactions
 from sessionspec.check.compaction_rules_audit import CompactionRulesAudit
 from sessionspec.check.d08_audit import D08MessageShapeAudit, RetryAttemptAudit
+from sessionspec.check.deployment_points import LISTINGS
 from sessionspec.check.fold_loop import FoldLoop, run_alone, run_folds
 from sessionspec.check.fold_set import registered_folds
 from sessionspec.check.header_audit import HeaderReasonAudit
@@ -137,10 +138,12 @@ def test_every_fold_of_the_checker_runs_and_each_decides_something() -> None:
     defined = {cls for info in pkgutil.iter_modules(sessionspec.check.__path__)
                for _, cls in inspect.getmembers(importlib.import_module(f"sessionspec.check.{info.name}"), inspect.isclass)
                if issubclass(cls, AuditFold) and cls not in (AuditFold, WalkFold) and cls.__module__.startswith("sessionspec.check.")}
-    # The deployment's fold is the one fold outside the list: it runs only when a deployment is given (check --deployment).
+    # The deployment's folds are outside the list: its decisions run only when a deployment is given (check
+    # --deployment); without one, DeploymentPoints lists the places they would judge (it decides nothing).
     from sessionspec.check.deployment_fold import DeploymentFold
+    from sessionspec.check.deployment_points import LISTINGS, DeploymentPoints
 
-    assert defined == {*folds, DeploymentFold}
+    assert defined == {*folds, DeploymentFold, DeploymentPoints, *LISTINGS}
     linked = deciders()  # every model module loaded: a fold that imports only a twin still finds its definition
     deciding = {id(f) for functions in linked.values() for f in functions}
     # A compiled twin (sessionspec/fast) is named as its definition: fast.provenance.check_stream_provenance drives
@@ -167,6 +170,14 @@ def test_a_fold_is_not_called_only_for_events_it_does_not_read(drawn: tuple[tupl
             fold.step(event, None)
         assert list(fold.finish()) == run_alone(fold_class, events, dialect), fold_class
         assert not fold_class.NEEDS_SURFACE  # a fold reading the plans takes every event
+    # The list of places the deployment would judge (sessionspec/check/deployment_points.py) reads a few types too.
+    (listing,) = [fold(SurfaceEvents(), dialect, 0) for fold in LISTINGS if dialect in fold.DIALECTS]
+    for event in events:
+        listing.step(event, None)
+    loop = FoldLoop(dialect, 0, [], lists_undecided=True)
+    for event in events:
+        loop.take(event, event)
+    assert list(listing.undecided()) == loop.outcome().undecided
 
 
 _TYPES = ["user/message", "assistant/message", "tool/result", "steering/message", "assistant/chunk", "step/start", "compact/summary", "x/y"]

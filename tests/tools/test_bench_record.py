@@ -64,6 +64,22 @@ def test_diff_of_equal_recordings_is_empty(tmp_path: Path, capsys: pytest.Captur
     assert capsys.readouterr().out.startswith("0 difference(s)")
 
 
+def test_an_ignored_key_is_the_only_field_taken_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``diff --ignore-key notDecided``: a field the change adds is no difference; any other change still is."""
+    tool = _tool()
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    before.write_text(json.dumps(_recording([FINDING], [])))
+    added = _recording([FINDING], [])
+    added["option_sets"]["default"]["reports"]["corpus:captured/a.jsonl"]["notDecided"] = [{"rule": "CMP-6"}]  # type: ignore[index]
+    after.write_text(json.dumps(added))
+    assert tool.diff(before, after, 5) == 1
+    assert tool.diff(before, after, 5, ["notDecided"]) == 0
+    added["option_sets"]["default"]["reports"]["corpus:captured/a.jsonl"]["notes"] = ["n"]  # type: ignore[index]
+    after.write_text(json.dumps(added))
+    assert tool.diff(before, after, 5, ["notDecided"]) == 1
+    capsys.readouterr()
+
+
 def test_text_lines_belong_to_the_longest_matching_path() -> None:
     tool = _tool()
     paths = ["/c/log.jsonl", "/c/log.jsonl.zst"]

@@ -19,13 +19,14 @@ from sessionspec.spec.status import REQUEST_ONLY_REASONS, STATUS, Audited, NotYe
 DECIDED_WITH_DEPLOYMENT: Final[dict[str, str]] = {
     "CMP-6": "whether compaction had to run at an A55 post-step (the measurement over the threshold, a prune or a range due)",
     "CMP-7": "whether the overflow recovery had to run after a failed step whose logged failure is CONTEXT_WINDOW_EXCEEDED (auto, maxOverflowRetries, a prune or a range due), or ran beyond them (A55)",
-    "CMP-8": "whether compaction ran below its threshold, with no range, or summarized before its prune",
+    "CMP-8": "whether compaction ran below its threshold, with no range, or summarized before its prune; and whether another transaction had to follow each of its writes (P-CMP-12)",
     "CMP-12": "that the range of a bracket a pressure point wrote is the one the retention walk selects at the policy's retainTokens (alone: one some retainTokens selects)",
     "CMP-9": "that an overflow recovery runs the prune pass due before its summary",
     "DIA-6": "whether compaction had to run at a D08 pre-step (the measurement over the threshold, a prune or a range due)",
     "PRN-3": "that a pruned content is pruneContent under the configured thresholdChars, headChars and tailChars",
     "PRN-4": "that a prune pass replaced exactly the results the configured threshold prunes",
     "P-CMP-4": "the shortest retained tail reaching the policy's retainTokens, rounded head-ward to a balanced cut (findings name CMP-12)",
+    "P-CMP-12": "the number of region transactions at a pressure point: CMP-8's loop under the policy's threshold and compactionRetries (findings name CMP-8)",
     "P-CMP-9": "pressure gating: no compaction event at a trigger point below the threshold (findings name CMP-8)",
 }
 

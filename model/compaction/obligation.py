@@ -6,13 +6,15 @@ events: the surface it records, the usage it reports) decides what ``compactIfNe
 write first there, and the log is held to it.  The decisions read only what CMP-8 reads: the routed
 target (CMP-5), the policy and spec (CMP-4), the measurement (MTR-10), the prune pass (PRN-4) and the
 range selection (CMP-11); each is that rule's own definition, run here on the log's state.  The range a
-bracket written there records is then the one selected (CMP-12, P-CMP-4: :func:`decide_selected_range`).
+bracket written there records is then the one selected (CMP-12, P-CMP-4: :func:`decide_selected_range`), and
+after each of the point's writes CMP-8's loop decides whether another transaction follows (P-CMP-12:
+:func:`retry_expectation`, :func:`decide_retry`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import final
 
@@ -21,7 +23,7 @@ from sessionspec.model.compaction.records import Range
 from sessionspec.model.compaction.retention import select_range
 from sessionspec.model.compaction.trigger_points import point_rules
 from sessionspec.model.deployment import Deployment
-from sessionspec.model.jsonval import get, json_eq
+from sessionspec.model.jsonval import ABSENT, get, json_eq
 from sessionspec.model.log import Dialect, Event
 from sessionspec.model.meter import MeterState, measure_state
 from sessionspec.model.prune import PruneConfig, prune_content, prune_pass, tool_result_content
@@ -51,6 +53,8 @@ class Expectation:
     # COMPACTION: the range the retention walk selects at the policy's retainTokens (CMP-11), and that figure.
     selected: Range | None = None
     retain_tokens: int = 0
+    # A pressure point's: the policy's compactionRetries, CMP-8's bound of its transactions (P-CMP-12).
+    retries: int = 0
 
 
 def pressure_expectation(meter: MeterState, header_event: Event | None, surface: Sequence[Event],
@@ -76,7 +80,7 @@ def pressure_expectation(meter: MeterState, header_event: Event | None, surface:
 
     def expect(action: Action, detail: str = "", selected: Range | None = None) -> Expectation:
         return Expectation(action=action, total=total, threshold=spec.threshold_tokens, target=name, detail=detail,
-                           selected=selected, retain_tokens=spec.retain_tokens)
+                           selected=selected, retain_tokens=spec.retain_tokens, retries=policy.compaction_retries)
 
     if not policy.auto or total < spec.threshold_tokens:
         return expect(Action.NOTHING)
@@ -172,6 +176,62 @@ def decide_selected_range(expected: Expectation, summary: Event) -> Rejected | N
     return Rejected(rule="CMP-12", seq=summary.seq,
                     reason=f"compaction range {logged[0]}..{logged[1]} is not the one the retention walk selects with the deployment's "
                            f"retainTokens {expected.retain_tokens} for {expected.target} ({selected.start}..{selected.end})")
+
+
+def retry_expectation(point: Expectation, meter: MeterState, surface: Sequence[Event], dialect: Dialect,
+                      made: int, failed: bool) -> Expectation | None:
+    """CMP-8's loop after a pressure point's last write, on the log's state after it: ``point`` is the point's
+    :func:`pressure_expectation`, ``made`` the region transactions it ran so far (0 after its prune pass),
+    ``failed`` whether the last one closed with an error.  A failed transaction ends the call (CMP-23
+    re-raises); else re-measure: below the threshold the call returns; after ``compactionRetries + 1``
+    transactions the loop is over; else the next attempt selects a range with ``retainTokens`` (CMP-11), and
+    none stops it.  COMPACTION (with the range) when another transaction is due, NOTHING when none may follow;
+    None when the selection refuses the log."""
+    total = measure_state(meter).total_tokens
+
+    def expect(action: Action, detail: str, selected: Range | None = None) -> Expectation:
+        return replace(point, action=action, total=total, detail=detail, selected=selected)
+
+    if failed:
+        return expect(Action.NOTHING, "its last transaction failed, which ends the call (CMP-23)")
+    if total < point.threshold:
+        return expect(Action.NOTHING, "the total measured after its last write is below the threshold")
+    if made > point.retries:
+        return expect(Action.NOTHING, f"compactionRetries {point.retries} + 1 transactions ran")
+    nodes = meter.surface.seqs
+    selected = select_range([(node.seq, node.tokens) for node in meter.nodes], nodes, surface, point.retain_tokens, dialect)
+    if isinstance(selected, Rejected):
+        return None
+    if selected is None:
+        return expect(Action.NOTHING, f"no range is selectable (retainTokens {point.retain_tokens})")
+    return expect(Action.COMPACTION, f"after {made} of compactionRetries {point.retries} + 1 transactions the total is still at "
+                                     f"or over the threshold and range {selected.start}..{selected.end} is selectable", selected)
+
+
+@decides("CMP-8", "P-CMP-12")
+def decide_retry(due: Expectation, acted: Action, seq: int, dialect: Dialect) -> Rejected | None:
+    """P-CMP-12: "At most `compactionRetries + 1` transactions per pressure call; committed ones persist on the
+    final error".
+
+    With the deployment's threshold and ``compactionRetries`` the number is exact: at the event after a
+    pressure point's last write (at ``seq``; ``acted`` is COMPACTION when it starts another bracket) another
+    transaction follows exactly when CMP-8's loop runs one (``due``: :func:`retry_expectation`).  Findings
+    name CMP-8, the rule whose loop it is."""
+    more = acted is Action.COMPACTION
+    if more == (due.action is Action.COMPACTION):
+        return None
+    where = point_rules(dialect).where
+    figures = f"{due.total} estimated tokens, threshold {due.threshold} for {due.target}"
+    if more:
+        return Rejected(rule="CMP-8", seq=seq, reason=f"another compaction ran at this {where} point though {due.detail} ({figures})")
+    return Rejected(rule="CMP-8", seq=seq, reason=f"compaction stopped at this {where} point though another transaction was due "
+                                                  f"({figures}: {due.detail})")
+
+
+def transaction_failed(end: Event) -> bool:
+    """CMP-23: a failed transaction closes its bracket with ``compact/end {turn, error}`` (DIA-1's
+    ``compaction/end`` in D08); a committed one without ``error``."""
+    return get(end.data, "error") is not ABSENT
 
 
 @decides("CMP-7", "CMP-9")

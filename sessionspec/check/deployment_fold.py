@@ -5,7 +5,8 @@ own fold, MTR-5..MTR-9, over the log's surface and reported usage), finds the po
 runs (the dialect's :func:`sessionspec.model.compaction.trigger_points.point_rules`: CMP-6's post-step or DIA-6's
 pre-step, CMP-7's overflow point) and what the log shows there (the first compaction event, or none), and asks
 the model whether that is what had to be written (and, where that was a bracket, whether its summary records the
-range the retention walk selects at the deployment's retainTokens, CMP-12); each prune
+range the retention walk selects at the deployment's retainTokens, CMP-12; and, after each of the point's writes,
+whether another transaction follows as CMP-8's loop says, P-CMP-12); each prune
 replacement and each prune pass is held to the configured thresholds (PRN-3, PRN-4), and a D08
 ``request/context`` to the context window the deployment declares for its model (CMP-8).  A point whose turn
 ends interrupted is not judged for a compaction that did not run (CMP-6: none runs once the signal is
@@ -32,10 +33,13 @@ from sessionspec.model.compaction.obligation import (
     decide_pressure_point,
     decide_prune_pass,
     decide_pruned_content,
+    decide_retry,
     decide_selected_range,
     overflow_expectation,
     pressure_expectation,
     prunable_results,
+    retry_expectation,
+    transaction_failed,
 )
 from sessionspec.model.compaction.trigger_points import ABORTED_KINDS, OverflowTrack, point_rules
 from sessionspec.model.deployment import Deployment
@@ -98,10 +102,16 @@ class DeploymentFold(AuditFold):
         rules = rules_of(dialect)
         self.bracket_start = rules.event_type("start")
         self.bracket_summary = rules.event_type("summary")
+        self.bracket_end = rules.event_type("end")
         # The expectation of a bracket a pressure point wrote, until that bracket's summary (CMP-12); and whether the
         # open point has written (its later brackets select their ranges on the surface its earlier writes left).
         self.range_due: Expectation | None = None
         self.acting = False
+        # The open pressure point's loop (P-CMP-12): its expectation, the transactions it ran, and, when the event
+        # before was its last write's, whether that was a failed transaction (None: no decision pending).
+        self.loop: Expectation | None = None
+        self.made = 0
+        self.after_write: bool | None = None
         self.findings: list[Rejected] = []
         # Findings of a compaction that had to run, kept until the turn ends (dropped if it ends aborted).
         self.unran: list[Rejected] = []
@@ -151,6 +161,8 @@ class DeploymentFold(AuditFold):
         acted = Action.COMPACTION if kind == self.bracket_start else Action.PRUNE if prune or kind == "compaction/prune" else Action.NOTHING
         if acted is Action.COMPACTION:
             self.range_due = None  # the next summary is this bracket's: due only if its pressure point sets it below
+        if self.loop is not None and self.after_write is not None and acted is not Action.PRUNE:
+            self.next_transaction(event.seq, acted)
         self.overflow_point(event, acted)
         if self.window and acted is not Action.NOTHING:
             self.point(event, acted)
@@ -158,8 +170,10 @@ class DeploymentFold(AuditFold):
             self.point(event, Action.NOTHING)
         elif self.acting and acted is Action.COMPACTION:
             self.later_bracket()
+        if self.loop is not None:
+            self.track_loop(event, kind, acted)
         if kind == self.points.closes:
-            self.acting = False
+            self.acting, self.loop = False, None
         if kind == self.bracket_summary and self.range_due is not None:
             found = decide_selected_range(self.range_due, event)
             self.range_due = None
@@ -170,7 +184,7 @@ class DeploymentFold(AuditFold):
             if found is not None:
                 self.findings.append(found)
         if kind == "turn/end":
-            self.window, self.range_due, self.acting = False, None, False
+            self.window, self.range_due, self.acting, self.loop = False, None, False, None
             if get(get(event.data, "reason"), "kind") not in ABORTED_KINDS:
                 self.findings.extend(self.unran)
             elif self.unran:
@@ -191,6 +205,8 @@ class DeploymentFold(AuditFold):
         self.acting = acted is not Action.NOTHING
         if acted is Action.COMPACTION and expected.action is Action.COMPACTION:
             self.range_due = expected
+        if found is None and acted is not Action.NOTHING:
+            self.loop, self.made, self.after_write = expected, 0, None
         if found is not None:
             (self.unran if acted is Action.NOTHING else self.findings).append(found)
 
@@ -201,12 +217,34 @@ class DeploymentFold(AuditFold):
         expected = None if self.unknown_figure() else pressure_expectation(self.meter, self.header, self.view, self.deployment, self.dialect)
         self.range_due = expected if expected is not None and expected.action is Action.COMPACTION else None
 
+    def next_transaction(self, seq: int, acted: Action) -> None:
+        """The event after the open pressure point's last write: another bracket there (``acted``) or none,
+        against CMP-8's loop (P-CMP-12).  The loop stays open only while brackets follow as due."""
+        assert self.loop is not None and self.after_write is not None
+        due = None if self.unknown_figure() else retry_expectation(self.loop, self.meter, self.view, self.dialect, self.made, self.after_write)
+        found = None if due is None else decide_retry(due, acted, seq, self.dialect)
+        if found is not None:
+            (self.unran if acted is Action.NOTHING else self.findings).append(found)
+        if due is None or found is not None or acted is not Action.COMPACTION:
+            self.loop = None
+
+    def track_loop(self, event: Event, kind: str, acted: Action) -> None:
+        """The open pressure point's writes: a bracket's end counts a transaction (and whether it failed), a
+        prune event leaves the loop at its start; a decision is due at the event after either."""
+        if kind == self.bracket_end:
+            self.made += 1
+            self.after_write = transaction_failed(event)
+        elif acted is Action.PRUNE:
+            self.after_write = False
+        else:
+            self.after_write = None
+
     def overflow_point(self, event: Event, acted: Action) -> None:
         """An overflow point the dialect's :class:`~sessionspec.model.compaction.trigger_points.PointRules` decides
         here (CMP-7), judged unless a figure is unknown."""
         point = self.points.overflow_step(self.overflow, event, acted is not Action.NOTHING)
         if point is not None:
-            self.acting = False  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
+            self.acting, self.loop = False, None  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
         if point is None or self.unknown_figure():
             return None if point is None else self.declines.add("CMP-7", PLACEHOLDER, "overflow point", point.seq)
         expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)

@@ -1,6 +1,7 @@
 """Decision outcomes of compaction's obligations under a deployment no other test took (issue 43 item 1):
 CMP-8's pressure decision at its threshold (equal compacts), CMP-7's overflow gate (auto, maxOverflowRetries),
-CMP-9's prune-before-summary, CMP-8's logged window, PRN-4's prune pass and PRN-3's pruned content.
+CMP-9's prune-before-summary, CMP-8's logged window, PRN-4's prune pass and PRN-3's pruned content, CMP-8's
+retry loop (P-CMP-12).
 
 The logs are tests/support's tiny builders, measured by the model's meter (MTR-10); the expected action is
 reasoned from CMP-8 ("if total < thresholdTokens: no compaction"; else prune first, PRN-4, then a range,
@@ -8,6 +9,8 @@ CMP-11) with the threshold chosen from the measured total.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -19,10 +22,13 @@ from sessionspec.model.compaction.obligation import (
     decide_pressure_point,
     decide_prune_pass,
     decide_pruned_content,
+    decide_retry,
     decide_selected_range,
     overflow_expectation,
     pressure_expectation,
     prunable_results,
+    retry_expectation,
+    transaction_failed,
 )
 from sessionspec.model.compaction.policy import CompactConfig
 from sessionspec.model.deployment import Deployment, ModelCapabilities
@@ -213,3 +219,80 @@ def test_CMP_12_the_bracket_records_the_range_selected_at_the_deployments_retain
                               f"retainTokens 1 for p/m ({start}..{end})")
     nothing = Expectation(action=Action.NOTHING, total=total, threshold=total + 1, target="p/m")
     assert decide_selected_range(nothing, summary(nodes[1], end)) is None
+
+
+# ---------------------------------------------------------------- P-CMP-12: CMP-8's loop after each write
+
+
+def _loop_point() -> tuple[Log, MeterState, Expectation]:
+    """The busy log at thresholdRatio 1 with the window its total: a range is due (CMP-8), compactionRetries 1."""
+    log = busy_log()
+    meter, header, total = _measured(log)
+    point = pressure_expectation(meter, header, log.events, _deployment(total, threshold_ratio=1.0, retain_tokens=1, compaction_retries=1),
+                                 Dialect.A55)
+    assert point is not None and point.action is Action.COMPACTION and point.retries == 1
+    return log, meter, point
+
+
+def test_P_CMP_12_another_transaction_is_due_while_over_the_threshold_with_attempts_left() -> None:
+    """"for attempt in 0..compactionRetries: select ...; re-measure; if total < threshold return": with 0 or 1 of
+    compactionRetries 1 + 1 transactions made and the total at the threshold (not below it), the next is due, on the
+    range selected at retainTokens; after 2 none may follow."""
+    log, meter, point = _loop_point()
+    for made in (0, 1):
+        due = retry_expectation(point, meter, log.events, Dialect.A55, made, False)
+        assert due is not None and due.action is Action.COMPACTION and due.selected == point.selected
+        assert (due.total, due.threshold) == (point.total, point.total)
+        assert due.detail.startswith(f"after {made} of compactionRetries 1 + 1 transactions the total is still at or over the threshold")
+    spent = retry_expectation(point, meter, log.events, Dialect.A55, 2, False)
+    assert spent is not None and (spent.action, spent.detail, spent.selected) == (Action.NOTHING, "compactionRetries 1 + 1 transactions ran", None)
+
+
+def test_P_CMP_12_no_transaction_follows_below_the_threshold_or_after_a_failed_one() -> None:
+    """One token under the threshold the call returns; a failed transaction re-raises (CMP-23) even over it."""
+    log, meter, point = _loop_point()
+    below = retry_expectation(replace(point, threshold=point.total + 1), meter, log.events, Dialect.A55, 1, False)
+    assert below is not None and (below.action, below.detail) == (Action.NOTHING, "the total measured after its last write is below the threshold")
+    failed = retry_expectation(point, meter, log.events, Dialect.A55, 0, True)
+    assert failed is not None and (failed.action, failed.detail) == (Action.NOTHING, "its last transaction failed, which ends the call (CMP-23)")
+
+
+def test_P_CMP_12_the_loop_stops_with_no_range_and_decides_nothing_on_a_surface_the_selection_refuses() -> None:
+    """CMP-11: a surface of one user message has no range ("if none → ... stop looping"); a result with no call is a
+    corrupt surface to the balance walk: no decision."""
+    alone = Log()
+    alone.user("hello " * 50)
+    alone.header()
+    meter, _, total = _measured(alone)
+    point = Expectation(action=Action.COMPACTION, total=total, threshold=1, target="p/m", retain_tokens=1, retries=3)
+    none = retry_expectation(point, meter, alone.events, Dialect.A55, 1, False)
+    assert none is not None and (none.action, none.detail) == (Action.NOTHING, "no range is selectable (retainTokens 1)")
+    corrupt = Log()
+    corrupt.user("hello " * 50)
+    corrupt.header()
+    corrupt.add("tool/result", {"turn": 1, "step": 1, "callId": "c", "content": [{"type": "text", "text": "x" * 80}], "isError": False}, op="append")
+    meter, _, _ = _measured(corrupt)
+    assert retry_expectation(point, meter, corrupt.events, Dialect.A55, 1, False) is None
+
+
+@pytest.mark.parametrize("dialect", [Dialect.A55, Dialect.D08])
+def test_P_CMP_12_a_bracket_follows_exactly_when_one_is_due(dialect: Dialect) -> None:
+    due = Expectation(action=Action.COMPACTION, total=900, threshold=800, target="p/m", detail="after 1 of ...")
+    over = Expectation(action=Action.NOTHING, total=700, threshold=800, target="p/m", detail="the total is below")
+    assert decide_retry(due, Action.COMPACTION, 40, dialect) is None
+    assert decide_retry(over, Action.NOTHING, 40, dialect) is None
+    where = "post-step (CMP-6)" if dialect is Dialect.A55 else "pre-step (DIA-6)"
+    missing = decide_retry(due, Action.NOTHING, 40, dialect)
+    assert missing == Rejected(rule="CMP-8", seq=40, reason=f"compaction stopped at this {where} point though another transaction was due "
+                                                            "(900 estimated tokens, threshold 800 for p/m: after 1 of ...)")
+    extra = decide_retry(over, Action.COMPACTION, 41, dialect)
+    assert extra == Rejected(rule="CMP-8", seq=41, reason=f"another compaction ran at this {where} point though the total is below "
+                                                          "(700 estimated tokens, threshold 800 for p/m)")
+
+
+def test_CMP_23_a_bracket_end_with_an_error_is_a_failed_transaction() -> None:
+    def end(data: dict[str, object]) -> Event:
+        return make_event("compact/end", seq=5, time=0, data=freeze(data))  # type: ignore[arg-type]
+
+    assert transaction_failed(end({"turn": 1, "error": "summary is not smaller"}))
+    assert not transaction_failed(end({"turn": 1}))

@@ -211,6 +211,8 @@ def test_CMP_2_DIA_2_the_source_the_writer_writes_is_accepted(ids: Ids, dialect:
     (Dialect.A55, {**CHECKPOINT_SOURCE, "compactionId": "c1"}, "has the unexpected key 'compactionId'"),
     (Dialect.A55, {"plugin": "compact", "kind": "plugin"}, "has its keys out of order (plugin, kind; expected kind, plugin)"),
     (Dialect.A55, {"kind": "user", "plugin": "compact"}, 'has the kind "user", not "plugin"'),
+    (Dialect.A55, {"kind": "plugin", "plugin": "compacted"}, 'has the plugin "compacted", not "compact"'),
+    (Dialect.D08, {"kind": "plugin", "plugin": "other", "compactionId": "c1"}, 'has the plugin "other", not "compact"'),
     (Dialect.D08, CHECKPOINT_SOURCE, "lacks 'compactionId'"),
     (Dialect.D08, {**CHECKPOINT_SOURCE, "compactionId": "c1", "extra": 1}, "has the unexpected key 'extra'"),
     (Dialect.D08, {"compactionId": "c1", **CHECKPOINT_SOURCE}, "has its keys out of order (compactionId, kind, plugin; expected kind, plugin, compactionId)"),

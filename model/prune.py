@@ -1,9 +1,8 @@
 """The tool-result prune (PRN): shorten oversized tool results in place.
 
-Sizes are code points (``CP``, Python ``len``), never UTF-16 units, so a
-surrogate pair is never split (PRN-2).  Each prune is a single-node,
-content-only ``tool/result`` replace citing ``[originalSeq]`` (PRN-4, SURF-7);
-D08 logs a ``compaction/prune`` record before each replacement (DIA-18).
+Sizes are code points (``CP``, Python ``len``), never UTF-16 units, so a surrogate pair is never split (PRN-2).
+Each prune is a single-node, content-only ``tool/result`` replace citing ``[originalSeq]`` (PRN-4, SURF-7); D08
+logs a ``compaction/prune`` record before each replacement (DIA-18).
 """
 
 from __future__ import annotations
@@ -90,11 +89,9 @@ def content_chars(blocks: Json) -> int:
 
 
 def text_points(text: Json | Absent) -> str | tuple[str, ...]:
-    """The code points the harness reads from a text block's ``text``: ``Array.from(text)`` (``codePointLength``,
-    ``pruneContent``).  QF-16: a ``text`` that is not a string is read the JS way: a number, a boolean or an object
-    without ``length`` gives no points (a text block of ``""``), an array its elements (joined as JS strings when
-    the block is rewritten).  ``null``, an absent ``text`` and an array-like object are refused before this is
-    asked (:func:`measure_throws`)."""
+    """The code points the harness reads from a text block's ``text``, ``Array.from(text)`` (QF-16): a number, a
+    boolean or an object without ``length`` gives none, an array its elements (joined as JS strings when the block
+    is rewritten); ``null``, an absent ``text`` and an array-like object are refused first (:func:`measure_throws`)."""
     match text:
         case str():
             return text  # a Python string is a sequence of code points already
@@ -125,10 +122,9 @@ def _js_to_string(value: Json) -> str:
 
 
 def measure_throws(blocks: Json) -> str | None:
-    """The error ``measureContent`` throws on ``blocks`` (QF-16), or None when it measures them: content that is
-    not iterable (not an array, not a string), a ``null`` block (``block.type``), a text block whose ``text`` is
-    ``null`` or absent (``Array.from``), or an array-like object (read by its ``length``: not modelled, refused).
-    A string content is walked character by character: no block is text, so nothing is pruned."""
+    """The error ``measureContent`` throws on ``blocks`` (QF-16), or None: content not iterable (a string is walked
+    by character: nothing in it is text), a ``null`` block, a text block whose ``text`` is ``null`` or absent
+    (``Array.from``), or an array-like object (read by its ``length``: not modelled, refused)."""
     if isinstance(blocks, str):
         return None
     if not isinstance(blocks, tuple):
@@ -264,8 +260,7 @@ def prune_records(dialect: Dialect) -> Callable[[Event, int, int], tuple[Event, 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PruneOutcome:
-    """What a prune pass appended; ``error``: the throw that stopped it after them (QF-16: ``pruneSession`` appends
-    each replacement as it goes, so the ones before the throw stay)."""
+    """What a prune pass appended; ``error``: the throw that stopped it after them (QF-16: they stay)."""
 
     events: tuple[Event, ...]
     pruned: tuple[PrunedResult, ...]

@@ -1,26 +1,19 @@
 """``sessionspec generate``: a valid synthetic A55 session log of about N events.
 
-The events come from the model's own loop simulator (``sessionspec.simulate``,
-with compaction mounted: text and tool rounds, request-error retries and
-overflow recoveries, system/tool changes, cancels, steering, pressure
-compactions and prunes, a session prefix from two contributors, a resume every
-four turns).  They are written as the real writer writes them: chunk runs
-packed into rows (:func:`model.codec.pack_chunk_runs`, CHK-3/4), everything
-else one event per line in the harness key order (FMT-3).
+The events come from the model's own loop simulator (``sessionspec.simulate``, with compaction mounted: text and
+tool rounds, request-error retries and overflow recoveries, system/tool changes, cancels, steering, pressure
+compactions and prunes, a session prefix from two contributors, a resume every four turns).  They are written as
+the real writer writes them: chunk runs packed into rows (:func:`model.codec.pack_chunk_runs`, CHK-3/4),
+everything else one event per line in the harness key order (FMT-3).
 
-Large logs are built from *blocks*: each compaction of the simulator
-re-measures the whole log (quadratic in the log), so it is run for at most
-:data:`BLOCK_TURNS` turns at a time and the blocks are appended one after the
-other as new loop instances, i.e. as resumes (PFX-1, HDR-7): every seq,
-provenance seq, replace endpoint, compaction seq, turn number and tool-call id
-of a later block is renumbered to follow the earlier ones, the block's first
-``initial`` header becomes ``resume``, and its first compaction is extended
-over what earlier blocks left on the surface (see :class:`_BlockStitch`).  A
-log of at most one block is the simulator's output unchanged.  Deterministic
-in ``--seed``; ``sessionspec check`` judges the output valid
-(tests/tools/test_generate.py).
+Large logs are built from *blocks*: each compaction of the simulator re-measures the whole log (quadratic in the
+log), so it is run for at most :data:`BLOCK_TURNS` turns at a time and the blocks are appended one after the other
+as new loop instances, i.e. as resumes (PFX-1, HDR-7): every seq, provenance seq, replace endpoint, compaction
+seq, turn number and tool-call id of a later block is renumbered to follow the earlier ones, the block's first
+``initial`` header becomes ``resume``, and its first compaction is extended over what earlier blocks left on the
+surface (see :class:`_BlockStitch`).  A log of at most one block is the simulator's output unchanged.
+Deterministic in ``--seed``; ``sessionspec check`` judges the output valid (tests/tools/test_generate.py).
 """
-
 from __future__ import annotations
 
 import argparse

@@ -39,3 +39,7 @@ class Rejected:
     def __str__(self) -> str:
         at = f" seq {self.seq}" if self.seq is not None else ""
         return f"{self.rule}{at}: {self.reason}"
+
+    def __post_init__(self) -> None:
+        # A report's finding says why (its one line for humans): a rejection without a reason is a bug where it is made.
+        assert isinstance(self.reason, str) and self.reason, f"{self.rule}: a rejection without a reason"

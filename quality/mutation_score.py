@@ -116,25 +116,33 @@ class Verdicts:
         self.tested = self.killed + len(self.not_killed)
 
 
-def summarize_sample(codes: dict[str, int | None], chosen: list[str], equivalent: dict[str, str]) -> dict[str, object]:
-    """The verdicts of a drawn sample and the score's Wilson interval, raw and without the equivalent survivors."""
+def summarize_sample(codes: dict[str, int | None], chosen: list[str], equivalent: dict[str, str],
+                     wording: frozenset[str] = frozenset()) -> dict[str, object]:
+    """The verdicts of a drawn sample and the score's Wilson interval: raw, without the survivors judged equivalent,
+    and of the decisions (without those and the survivors that change only a reason's text, ``wording``)."""
     v = Verdicts(codes, chosen)
     judged = [n for n in v.not_killed if n in equivalent]
+    worded = [n for n in v.not_killed if n in wording and n not in equivalent]
     low, high = wilson(v.killed, v.tested)
     low_eq, high_eq = wilson(v.killed, v.tested - len(judged))
+    decisions = v.tested - len(judged) - len(worded)
+    low_d, high_d = wilson(v.killed, decisions)
     return {"sample": len(chosen), "tested": v.tested, "untested": v.untested, "skipped": v.skipped, "killed": v.killed,
             "survived": len(v.not_killed), "other": len(v.names["other"]), "score": v.killed / v.tested if v.tested else None,
             "wilson95": [low, high], "equivalent": len(judged),
             "scoreWithoutEquivalent": v.killed / (v.tested - len(judged)) if v.tested - len(judged) else None,
             "wilson95WithoutEquivalent": [low_eq, high_eq],
-            "survivors": [{"name": n, "equivalent": equivalent.get(n)} for n in v.not_killed]}
+            "wordingOnly": len(worded), "scoreOfDecisions": v.killed / decisions if decisions else None,
+            "wilson95OfDecisions": [low_d, high_d],
+            "survivors": [{"name": n, "equivalent": equivalent.get(n), "wordingOnly": n in worded} for n in v.not_killed]}
 
 
-def summarize_total(workdir: Path, modules: list[str], size: int, seed: int, equivalent: dict[str, str]) -> dict[str, object]:
+def summarize_total(workdir: Path, modules: list[str], size: int, seed: int, equivalent: dict[str, str],
+                    wording: frozenset[str] = frozenset()) -> dict[str, object]:
     """The verdicts of the whole-model sample and the score's Wilson interval."""
     codes = all_mutants(workdir, modules)
     return {"population": len(codes), "modules": len(modules), "seed": seed,
-            **summarize_sample(codes, total_sample(list(codes), size, seed), equivalent)}
+            **summarize_sample(codes, total_sample(list(codes), size, seed), equivalent, wording)}
 
 
 def pct(v: object) -> str:
@@ -142,17 +150,21 @@ def pct(v: object) -> str:
 
 
 def sample_lines(t: dict[str, object]) -> list[str]:
-    interval, interval_eq = t["wilson95"], t["wilson95WithoutEquivalent"]
-    assert isinstance(interval, list) and isinstance(interval_eq, list)
+    interval, interval_eq, interval_d = t["wilson95"], t["wilson95WithoutEquivalent"], t["wilson95OfDecisions"]
+    assert isinstance(interval, list) and isinstance(interval_eq, list) and isinstance(interval_d, list)
     low, high = interval
     low_eq, high_eq = interval_eq
+    low_d, high_d = interval_d
     lines = [f"tested {t['tested']}, killed {t['killed']} (timeouts count as killed), survived {t['survived']}"
              f" (other verdicts {t['other']}, counted as survived), not yet tested {t['untested']}, skipped {t['skipped']}",
              f"score {pct(t['score'])}, Wilson 95% interval [{pct(low)}, {pct(high)}]",
              f"without the {t['equivalent']} survivor(s) judged equivalent: {pct(t['scoreWithoutEquivalent'])}, "
-             f"Wilson 95% interval [{pct(low_eq)}, {pct(high_eq)}]"]
+             f"Wilson 95% interval [{pct(low_eq)}, {pct(high_eq)}]",
+             f"of the decisions (also without the {t['wordingOnly']} survivor(s) that change only a reason's text): "
+             f"{pct(t['scoreOfDecisions'])}, Wilson 95% interval [{pct(low_d)}, {pct(high_d)}]"]
     for s in t["survivors"]:  # type: ignore[attr-defined]
-        lines.append(f"  survived: {s['name']}" + (f"  (equivalent: {s['equivalent']})" if s["equivalent"] else ""))
+        why = f"  (equivalent: {s['equivalent']})" if s["equivalent"] else "  (wording only)" if s["wordingOnly"] else ""
+        lines.append(f"  survived: {s['name']}{why}")
     return lines
 
 

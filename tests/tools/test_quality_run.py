@@ -87,6 +87,83 @@ def test_summarize_total_counts_verdicts_and_equivalents(tmp_path: Path) -> None
         "sessionspec.model.a.x_f__mutmut_2": "same result", "sessionspec.model.b.x_g__mutmut_2": None, "sessionspec.model.b.x_g__mutmut_3": None}
     text = Q.total_text(t)
     assert "Wilson 95% interval" in text and "not yet tested 1" in text and "(equivalent: same result)" in text
+    # A survivor that changes only a reason's text leaves the score of the decisions, not the raw one.
+    w = Q.summarize_total(workdir, ["a", "b"], 100, 0, {"sessionspec.model.a.x_f__mutmut_2": "same result"},
+                          frozenset({"sessionspec.model.b.x_g__mutmut_2"}))
+    assert w["score"] == t["score"] and w["scoreWithoutEquivalent"] == t["scoreWithoutEquivalent"]
+    assert w["wordingOnly"] == 1 and w["scoreOfDecisions"] == pytest.approx(3 / 4) and w["wilson95OfDecisions"] == list(Q.wilson(3, 4))
+    assert "(wording only)" in Q.total_text(w) and "of the decisions (also without the 1 survivor(s)" in Q.total_text(w)
+
+
+# A mutated module as mutmut 3 writes it: the original as x_<f>__mutmut_orig beside each mutant x_<f>__mutmut_<n>.
+_MUTATED = """
+def x__veto__mutmut_orig(rule, event, why):
+    return Rejected(rule=rule, seq=event.seq, reason=why)
+
+def x__veto__mutmut_1(rule, event, why):
+    return Rejected(rule=rule, seq=event.seq, reason=None)
+
+def x__loud__mutmut_orig(event, why):
+    if why:
+        return Rejected(rule="A-1", seq=event.seq, reason=why)
+    return None
+
+def x_check__mutmut_orig(event, n):
+    if n > 2:
+        return _veto("CMP-10", event, f"range splits {n} pairs")
+    return Rejected(rule="CMP-9", seq=event.seq, reason="too short")
+
+def x_check__mutmut_1(event, n):
+    if n > 2:
+        return _veto("CMP-10", event, f"RANGE SPLITS {n + 1} PAIRS")
+    return Rejected(rule="CMP-9", seq=event.seq, reason="too short")
+
+def x_check__mutmut_2(event, n):
+    if n > 2:
+        return _veto("CMP-10", event, f"range splits {n} pairs")
+    return Rejected(rule="CMP-9", seq=event.seq, reason="XXtoo shortXX")
+
+def x_check__mutmut_3(event, n):
+    if n > 2:
+        return _veto("XXCMP-10XX", event, f"range splits {n} pairs")
+    return Rejected(rule="CMP-9", seq=event.seq, reason="too short")
+
+def x_check__mutmut_4(event, n):
+    if n > 2:
+        return _veto("CMP-10", event, None)
+    return Rejected(rule="CMP-9", seq=event.seq, reason="too short")
+
+def x_check__mutmut_5(event, n):
+    if n >= 2:
+        return _veto("CMP-10", event, f"range splits {n} pairs")
+    return Rejected(rule="CMP-9", seq=event.seq, reason="too short")
+
+def x_shout__mutmut_orig(event):
+    return _loud(event, "says")
+
+def x_shout__mutmut_1(event):
+    return _loud(event, "SAYS")
+
+def x_keys__mutmut_orig(shadowed):
+    return {"shadowedRange": {"start": shadowed}}
+
+def x_keys__mutmut_1(shadowed):
+    return {"SHADOWEDRANGE": {"start": shadowed}}
+"""
+
+
+def test_a_survivor_that_changes_only_a_reason_text_is_set_apart(tmp_path: Path) -> None:
+    """Reason text is the value of reason= and a helper's argument its body uses only there; nothing else is."""
+    module = tmp_path / "mutants" / "sessionspec" / "model" / "compaction" / "m.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(_MUTATED, encoding="utf-8")
+    names = [f"sessionspec.model.compaction.m.x_check__mutmut_{i}" for i in range(1, 6)]
+    names += [f"sessionspec.model.compaction.m.x_{f}__mutmut_1" for f in ("_veto", "shout", "keys")]
+    assert Q.wording_only_mutants(tmp_path, names) == {
+        "sessionspec.model.compaction.m.x_check__mutmut_1",  # the helper's reason argument, an f-string's number included
+        "sessionspec.model.compaction.m.x_check__mutmut_2",  # a reason= literal
+    }  # not: a rule ID, a None reason (the Rejected contract), a comparison, a helper that also branches on its text,
+    # the helper's own mutant, a written key
 
 
 def test_the_rows_per_module_count_the_verdicts_as_the_sample_does(tmp_path: Path) -> None:

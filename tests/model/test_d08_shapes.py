@@ -126,3 +126,33 @@ def test_a_message_for_a_failed_attempt_or_citing_one_is_refused(seed: int) -> N
     interrupted = list(last)
     interrupted[index] = _changed(log[index], ("interrupted",), True)
     assert judged(interrupted) == []
+
+
+def test_DIA_10_each_missing_part_of_a_message_is_named_once() -> None:
+    """DIA-10's shapes, part by part: the report names exactly the parts a message lacks (the flaw list is the
+    finding's reason: with several parts missing, a reader learns every one, in the rule's order)."""
+    from sessionspec.model.d08_shapes import assistant_message_flaws, tool_result_flaws, user_message_flaws
+
+    user = {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}, "role": "user", "id": "u1"}
+    assert user_message_flaws(freeze(user)) == []
+    assert user_message_flaws(freeze({})) == ["no content list", "no source", 'role is not "user"', "no id"]
+    for key, broken, flaw in [("content", "hi", "no content list"), ("source", "user", "no source"),
+                              ("role", "assistant", 'role is not "user"'), ("id", "", "no id")]:
+        assert user_message_flaws(freeze({**user, key: broken})) == [flaw]
+
+    model = {"kind": "model", "provider": "p", "model": "m"}
+    assistant = {"turn": 1, "step": 1, "message": {"id": "a1", "role": "assistant", "content": [], "source": model}}
+    assert assistant_message_flaws(freeze(assistant)) == []
+    assert assistant_message_flaws(freeze({"turn": 1})) == ["no message object"]
+    assert assistant_message_flaws(freeze({"message": {}})) == [
+        "no message.id", 'message.role is not "assistant"', "no message.content list", "no message.source"]
+    for source in ({**model, "kind": "tool"}, {**model, "provider": ""}, {**model, "model": 3}):
+        assert assistant_message_flaws(freeze({"message": {**assistant["message"], "source": source}})) == [  # type: ignore[dict-item]
+            'message.source is not {kind:"model", provider, model}']
+
+    call = {"kind": "tool", "callId": "c1"}
+    result = {"message": {"id": "r1", "role": "user", "content": [{"type": "tool-result"}], "source": call}}
+    assert tool_result_flaws(freeze(result)) == []
+    assert tool_result_flaws(freeze({"message": {"role": "assistant", "content": [], "source": {"kind": "tool"}}})) == [
+        "no message.id", 'message.role is not "user"', "message.content is not [tool-result block]",
+        'message.source is not {kind:"tool", callId}']

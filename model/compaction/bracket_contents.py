@@ -116,11 +116,10 @@ def check_range_selectable(summary: Event, nodes: Sequence[int], tokens: Sequenc
         return None
     if keep == len(nodes):
         return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range ends at the last surface node {nodes[-1]} (the retention walk keeps at least one node)")
-    if header_holds_placeholder(header) or any(mentions_placeholder(before[seq].data) for seq in nodes[keep:]):
-        return None
     retained = sum(tokens[keep:])
     cut = retention_cut(tokens, balanced, retained)
-    if cut == keep:
+    # Prices are known only without placeholders; the walk is asked first, as it is cheaper than the scan.
+    if cut == keep or header_holds_placeholder(header) or any(mentions_placeholder(before[seq].data) for seq in nodes[keep:]):
         return None
     # The walk stops at or after ``keep`` and rounds to a balanced cut no earlier than ``keep`` (balanced): it keeps less.
     return Rejected(rule="CMP-12", seq=summary.seq, reason=f"compaction range ends at seq {nodes[end_idx]}, which no retainTokens selects "

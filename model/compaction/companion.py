@@ -21,6 +21,7 @@ from typing import Final, Protocol, final
 
 from sessionspec.model.compaction.brackets import is_checkpoint_source
 from sessionspec.model.compaction.lock import turn_owner
+from sessionspec.model.compaction.records import Owner
 from sessionspec.model.compaction.region import region_positions
 from sessionspec.model.compaction.summary import check_summary_smaller, frame_summary
 from sessionspec.model.header import EpochHeader, header_holds_placeholder
@@ -94,11 +95,15 @@ def take_turn_end(watch: BracketWatch, event: Event) -> Findings:
 def check_owner(watch: BracketWatch, event: Event) -> Findings:
     """CMP-14: the bracket names the owner the writer's lock gives it (:func:`model.compaction.lock.turn_owner`);
     with none (no open turn, a ``null`` or absent ``turn``) the writer opens no bracket."""
-    owner = turn_owner(watch.open_turn)
+    return owner_findings(event, turn_owner(watch.open_turn), "CMP-14")
+
+
+def owner_findings(event: Event, owner: Owner | Rejected, rule: str) -> Findings:
+    """The bracket's ``turn`` against the ``owner`` the writer's lock gives (either dialect's), named ``rule``."""
     if isinstance(owner, Rejected):
-        return (_veto("CMP-14", event, f"compaction bracket the writer would not open: {owner.reason}"),)
+        return (_veto(rule, event, f"compaction bracket the writer would not open: {owner.reason}"),)
     if not json_eq(get(event.data, "turn"), owner.turn):
-        return (_veto("CMP-14", event, "compaction bracket not owned by the open turn"),)
+        return (_veto(rule, event, "compaction bracket not owned by the open turn"),)
     return NONE
 
 

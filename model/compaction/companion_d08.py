@@ -7,9 +7,9 @@ that selects these.
 
 from __future__ import annotations
 
-from sessionspec.model.compaction.companion import NONE, BracketWatch, Findings, LoggedBracket
+from sessionspec.model.compaction.companion import NONE, BracketWatch, Findings, LoggedBracket, owner_findings
 from sessionspec.model.compaction.d08 import turn_owner
-from sessionspec.model.jsonval import ABSENT, get, json_eq
+from sessionspec.model.jsonval import ABSENT, get
 from sessionspec.model.log import Event
 from sessionspec.model.loop_log.track import show
 from sessionspec.model.rejected import Rejected
@@ -48,16 +48,9 @@ def check_owner(watch: BracketWatch, event: Event) -> Findings:
     writer's lock gives it (:func:`model.compaction.d08.turn_owner`: a ``turn: null`` bracket is manual and needs
     no open turn, a numbered one that open turn, as the real invariant's ``validateOwner``); the ``compactionId``
     is non-empty."""
-    turn = get(event.data, "turn")
-    owner = turn_owner(watch.open_turn, manual=turn is None)
+    manual = get(event.data, "turn") is None
     # A numbered bracket's owner is A55's rule (CMP-14), kept; the manual one is D08's own (DIA-19).
-    rule = "DIA-19" if turn is None else "CMP-14"
-    if isinstance(owner, Rejected):
-        found = _veto(event, f"compaction bracket the writer would not open: {owner.reason}", rule)
-    elif not json_eq(turn, owner.turn):
-        found = _veto(event, "compaction bracket not owned by the open turn", rule)
-    else:
-        found = NONE
+    found = owner_findings(event, turn_owner(watch.open_turn, manual=manual), "DIA-19" if manual else "CMP-14")
     cid = get(event.data, "compactionId")
     return found + _veto(event, f"compactionId {show(cid)}, not a non-empty string") if not isinstance(cid, str) or not cid else found
 

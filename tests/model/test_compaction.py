@@ -297,6 +297,26 @@ def test_CMP_22_checkpoint_provenance_and_replace() -> None:
     assert audit_compactions([*log.events, *outcome.events], Dialect.A55) == ()
 
 
+def test_CMP_22_the_result_names_the_seqs_of_the_bracket_it_appended() -> None:
+    """CMP-22, the real region (a55f148516 compact-basic/src/region.ts:160-168): the result's ``startSeq``,
+    ``summarySeq`` and ``endSeq`` are the seqs of the appended ``compact/start``, ``compact/summary`` and
+    ``compact/end``, in that order at the end of the log, the checkpoint between summary and end; its range,
+    seqs and price are the ones the summary records."""
+    log = busy_log()
+    surface, outcome = compacted_head(log, 2)
+    result = outcome.result
+    assert result is not None and outcome.error is None
+    start, summary, checkpoint, end = outcome.events
+    assert [e.type for e in outcome.events] == ["compact/start", "compact/summary", "user/message", "compact/end"]
+    first = len(log.events)
+    assert (result.start_seq, result.summary_seq, result.checkpoint_seq, result.end_seq) == (
+        first, first + 1, first + 2, first + 3)
+    assert (start.seq, summary.seq, checkpoint.seq, end.seq) == (first, first + 1, first + 2, first + 3)
+    assert (result.shadowed_range.start, result.shadowed_range.end) == (surface.nodes[0], surface.nodes[2])
+    assert result.shadowed_seqs == surface.nodes[:3] == get(summary.data, "shadowedSeqs")
+    assert result.shadowed_token_count == get(summary.data, "shadowedTokenCount")
+
+
 def test_CMP_23_failure_writes_error_end_and_keeps_surface() -> None:
     log = busy_log()
     surface, outcome = compacted_head(log, 2, summarizer_of("x" * 100000))  # type: ignore[arg-type]

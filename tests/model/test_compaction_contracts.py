@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sessionspec.model.compaction import CompactionRun, Trigger, compact_if_needed, compact_region
+from sessionspec.model.compaction import (
+    CompactionRun,
+    Range,
+    RegionOutcome,
+    RegionResult,
+    Trigger,
+    compact_if_needed,
+    compact_region,
+)
 from sessionspec.model.compaction.contracts import (
     appended_in_order,
     checkpoint_is_one_range,
@@ -18,7 +26,7 @@ from sessionspec.model.compaction.contracts import (
     replace_ops,
     run_holds,
 )
-from sessionspec.model.jsonval import freeze, get
+from sessionspec.model.jsonval import JsonObject, freeze, get, with_values
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.rejected import Rejected
 from tests.support import BUSY_LOG_PRUNE, Log, busy_log, short
@@ -73,3 +81,48 @@ def test_a_run_that_reports_fewer_compactions_than_it_wrote_checkpoints_breaks_i
     events, run = _overflow_run()
     failed = replace(run, results=())
     assert run_holds(events, failed, Dialect.A55) == "the run reports 0 compactions and wrote 1 checkpoints"
+
+
+def _real_region() -> tuple[list[Event], RegionOutcome, RegionResult]:
+    log = busy_log()
+    outcome = compact_region(log.events, 1, 6, short)
+    assert not isinstance(outcome, Rejected) and outcome.result is not None
+    assert region_holds(log.events, 1, 6, outcome, Dialect.A55) is None
+    return log.events, outcome, outcome.result
+
+
+def test_CMP_22_a_region_whose_summary_names_another_range_breaks_its_contract() -> None:
+    """CMP-22: the summary record names the range the checkpoint replaces; a summary that names another one is a
+    violation even when the result and the checkpoint's citations agree with each other."""
+    events, outcome, _ = _real_region()
+    forged = tuple(replace(e, data=with_values(e.data, shadowedRange=freeze({"start": 1, "end": 5})))
+                   if e.type == "compact/summary" and isinstance(e.data, JsonObject) else e for e in outcome.events)
+    assert region_holds(events, 1, 6, replace(outcome, events=forged), Dialect.A55) == \
+        "the summary names the range (1, 5), the checkpoint replaces (1, 6)"
+
+
+def test_CMP_15_a_region_whose_result_prices_other_nodes_than_it_replaced_breaks_its_contract() -> None:
+    """CMP-15/CMP-22: ``shadowedSeqs`` are the nodes the checkpoint cites after ``[start, summary]``; a result
+    naming fewer is a violation although the checkpoint itself is one range."""
+    events, outcome, result = _real_region()
+    fewer = replace(outcome, result=replace(result, shadowed_seqs=result.shadowed_seqs[:-1]))
+    assert region_holds(events, 1, 6, fewer, Dialect.A55) == "CMP-15: the priced nodes are not the replaced nodes"
+
+
+def test_CMP_22_CMP_23_region_contract_clauses_each_name_their_rule() -> None:
+    """A failed transaction (no result) holds when it replaced nothing (CMP-23) and breaks when it did; a result
+    whose checkpoint is not the replace, or whose shadowedRange is not the replaced range, breaks CMP-22; an
+    append out of seq order is named first."""
+    events, outcome, result = _real_region()
+    (checkpoint,) = replace_ops(outcome.events)
+    assert region_holds(events, 1, 6, replace(outcome, result=None), Dialect.A55) == \
+        "CMP-23: a failed compaction replaced part of the surface"
+    without_replace = tuple(e for e in outcome.events if e.seq != checkpoint.seq)
+    assert region_holds(events, 1, 6, replace(outcome, result=None, events=without_replace[:1]), Dialect.A55) is None
+    assert region_holds(events, 1, 6, replace(outcome, result=replace(result, checkpoint_seq=checkpoint.seq + 1)),
+                        Dialect.A55) == "CMP-22: a compaction must replace once, with its checkpoint"
+    assert region_holds(events, 1, 6, replace(outcome, result=replace(result, shadowed_range=Range(start=1, end=5))),
+                        Dialect.A55) == "CMP-22: the result's shadowedRange is not the replaced range"
+    shifted = (replace(outcome.events[0], seq=outcome.events[0].seq + 1), *outcome.events[1:])
+    assert region_holds(events, 1, 6, replace(outcome, events=shifted), Dialect.A55) == \
+        f"the appended event 0 has seq {len(events) + 1}, not {len(events)}"

@@ -132,6 +132,23 @@ def test_CMP_9_with_no_range_and_nothing_to_prune_the_detail_is_the_budget() -> 
     assert found is not None and (found.action, found.detail) == (Action.NO_RANGE, "overflow 1 with maxOverflowRetries 1")
 
 
+def test_CMP_9_a_due_recovery_prunes_first_then_selects_with_retain_0_and_says_its_budget() -> None:
+    """CMP-9: a due recovery runs the prune pass first (PRN-4: busy_log's four 400-character results exceed
+    thresholdChars 100), else selects with retainTokens 0: CMP-11 keeps the last node (seq 21, a result), which
+    would split its step's call (seq 19) from it, so the cut moves head-ward and the range is 1..16.  The
+    expectation names the routed target ``p/m`` (CMP-5), the measured total, no threshold (an overflow is not a
+    pressure decision), and the budget: this overflow's number (the earlier ones plus one) against
+    maxOverflowRetries."""
+    log = busy_log()
+    meter, header, total = _measured(log)
+    pruning = overflow_expectation(meter, header, log.events, _deployment(10_000, prune=BUSY_LOG_PRUNE), Dialect.A55, 0)
+    assert pruning == Expectation(action=Action.PRUNE, total=total, threshold=0, target="p/m",
+                                  detail="overflow 1 with maxOverflowRetries 1; tool results at seq 6, 11, 16, 21 exceed thresholdChars")
+    compacting = overflow_expectation(meter, header, log.events, _deployment(10_000, max_overflow_retries=3), Dialect.A55, 1)
+    assert compacting == Expectation(action=Action.COMPACTION, total=total, threshold=0, target="p/m",
+                                     detail="overflow 2 with maxOverflowRetries 3; range 1..16 is selectable (retainTokens 0)")
+
+
 def test_CMP_7_a_pass_the_prune_refuses_decides_nothing() -> None:
     """A prune configuration PRN-1 refuses (a marker longer than its threshold): the pass fails its post-condition."""
     log = busy_log()

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from sessionspec.model.jsonval import freeze, get
 from sessionspec.model.log import Dialect, Event, make_event
+from sessionspec.model.nesting import D08_TURN_BOUND_TYPES, Nesting, d08_inside_open_turn
 from tests.support import (
     NESTING_CHANGES,
     crash_cuts,
@@ -76,3 +77,56 @@ def test_DIA_3_a_manual_bracket_runs_between_turns_in_d08_alone() -> None:
     assert {f.rule for f in nesting_judged([*log, replace(prompt, seq=log[-1].seq + 1)], Dialect.D08)} == {"LOG-13"}
     record = make_event("approval/policy", seq=log[-1].seq + 1, time=log[-1].time, data=freeze({}))
     assert nesting_judged([*log, record], Dialect.D08) == []
+
+
+# ---------------------------------------------------------------- DIA-3/DIA-5: the manual bracket, event by event
+
+
+def _d08_take(nesting: Nesting, kind: str, **data: object) -> str | None:
+    return d08_inside_open_turn(nesting, make_event(kind, seq=0, time=0, data=freeze(data)))
+
+
+def test_DIA_3_a_closed_manual_bracket_leaves_the_state_it_found() -> None:
+    """DIA-3: a manual bracket (owner ``null``) opened between turns lets D08's turn-bound types in (its checkpoint
+    ``user/message``); its ``compaction/end`` closes it and leaves the companion's state exactly as before it opened:
+    the next turn-bound event between turns is again outside an open turn."""
+    nesting = Nesting(last_turn=2, next_step=3, last_seq=40)
+    before = replace(nesting, pending={})
+    assert _d08_take(nesting, "compaction/start", turn=None) is None and nesting.manual_bracket is True
+    assert _d08_take(nesting, "user/message") is None
+    assert _d08_take(nesting, "compaction/end", turn=None) is None
+    assert nesting == before
+    assert _d08_take(nesting, "user/message") == "user/message outside an open turn"
+
+
+def test_DIA_5_the_end_of_the_seed_closes_a_manual_bracket_of_the_seed() -> None:
+    """DIA-5: ``session/end-seed`` (the constructor's) ends a bracket the seed left open; without one it changes
+    nothing."""
+    nesting = Nesting()
+    assert _d08_take(nesting, "session/end-seed") is None and nesting == Nesting()
+    _d08_take(nesting, "compaction/start", turn=None)
+    assert _d08_take(nesting, "session/end-seed") is None and nesting == Nesting()
+    assert _d08_take(nesting, "request/header") == "request/header outside an open turn"
+
+
+def test_DIA_3_an_owner_null_start_inside_an_open_turn_opens_no_manual_bracket() -> None:
+    """DIA-3: only between turns does owner ``null`` open a manual bracket (inside a turn it is DIA-19's veto): once
+    the turn has closed, turn-bound events are outside an open turn again; an end with no manual bracket open is
+    no event of a turn (it changes nothing)."""
+    nesting = Nesting(turn=1, last_turn=1)
+    assert _d08_take(nesting, "compaction/start", turn=None) is None and nesting.manual_bracket is False
+    assert _d08_take(nesting, "todo/write") is None  # inside the open turn
+    nesting.turn = None
+    assert _d08_take(nesting, "compaction/end", turn=None) is None and nesting == Nesting(last_turn=1)
+    assert _d08_take(nesting, "todo/write") == "todo/write outside an open turn"
+
+
+def test_DIA_3_d08s_core_types_alone_need_an_open_turn() -> None:
+    """D08's turn-bound types are refused between turns and taken inside one; its plugins' session-level records and
+    the bracket's own events are taken anywhere (the bracket types do not answer to the turn requirement)."""
+    for kind in sorted(D08_TURN_BOUND_TYPES):
+        assert _d08_take(Nesting(), kind) == f"{kind} outside an open turn"
+        assert _d08_take(Nesting(turn=1, last_turn=1), kind) is None
+    for kind in ("approval/policy", "agent/inbox/spliced", "compaction/summary", "compaction/end"):
+        nesting = Nesting()
+        assert _d08_take(nesting, kind, turn=1) is None and nesting == Nesting()

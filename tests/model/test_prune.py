@@ -124,6 +124,27 @@ def test_DIA_18_d08_prune_record_precedes_replacement() -> None:
     assert fold_surface([*log.events, *out], Dialect.D08) is not None
 
 
+def test_DIA_18_the_d08_prune_record_has_the_harness_shape() -> None:
+    """DIA-18, the real pruner (611615650f compaction-tool-result-pruner/src/index.ts:162-166) appends
+    ``compaction/prune {shadowedRange: {start: seq, end: seq}, shadowedSeqs: [seq], shadowedTokenCount}``: exactly
+    these keys in this order (key order is observable, JSONEQ), the range a one-node span of the replaced seq, at
+    the next seq, right before the replacement; an A55 prune writes no record (PRN-4)."""
+    log = d08_tool_result_log()
+    out = prune_session(log.events, SMALL, dialect=Dialect.D08)
+    assert not isinstance(out, Rejected)
+    record, replacement = out
+    original = get(log.events[2].data, "message")
+    assert isinstance(original, JsonObject)
+    assert (record.type, record.seq, replacement.seq) == ("compaction/prune", len(log.events), len(log.events) + 1)
+    assert record.data == freeze({"shadowedRange": {"start": 2, "end": 2}, "shadowedSeqs": [2],
+                                  "shadowedTokenCount": estimate_message(original)})
+    assert isinstance(record.data, JsonObject)
+    assert list(record.data) == ["shadowedRange", "shadowedSeqs", "shadowedTokenCount"]
+    assert list(get(record.data, "shadowedRange")) == ["start", "end"]  # type: ignore[arg-type]
+    a55 = prune_session(pruned_log().events, SMALL, dialect=Dialect.A55)
+    assert not isinstance(a55, Rejected) and a55 and all(e.type == "tool/result" for e in a55)
+
+
 # ---------------------------------------------------------------- PRN-1/2 refusals and counts, the prune contracts
 
 

@@ -23,7 +23,7 @@ from sessionspec.generate import generate_events
 from sessionspec.model.compaction.records import Trigger
 from sessionspec.model.compaction.run import compact_if_needed
 from sessionspec.model.compaction.zero_retention import BracketPlace, check_zero_retention_summary, take_bracket_event
-from sessionspec.model.jsonval import freeze, get, thaw
+from sessionspec.model.jsonval import ABSENT, freeze, get, thaw
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.migrate import migrate_legacy
 from sessionspec.model.rejected import Rejected
@@ -126,3 +126,74 @@ def test_a_summary_where_the_walk_selects_no_range_is_refused() -> None:
     summary = make_event("compact/summary", seq=cut, time=0, data=freeze({"shadowedRange": {"start": surface.nodes[0], "end": surface.nodes[0]}}))
     found = check_zero_retention_summary(summary, "CMP-9", surface.nodes, log[:cut], Dialect.A55)
     assert found is not None and found.rule == "CMP-9" and "no range" in found.reason
+
+
+# ---------------------------------------------------------------- the place a bracket lies, event by event
+
+_START = {Dialect.A55: "compact/start", Dialect.D08: "compaction/start"}
+_SUMMARY = {Dialect.A55: "compact/summary", Dialect.D08: "compaction/summary"}
+
+
+def _rule_after(dialect: Dialect, *moves: tuple[str, dict[str, object]], owner: object = 1) -> str | None:
+    """The rule the summary of a bracket opened after ``moves`` answers to, as :func:`take_bracket_event` folds
+    them (each ``(type, data)``; an ``assistant/message`` is appended, ``surfaceOp: "append"`` (SURF-3), unless its
+    data says ``"replace"`` under ``"op"``: then it replaces seq 0)."""
+    place = BracketPlace(dialect)
+    events = [*moves, (_START[dialect], {"turn": owner}), (_SUMMARY[dialect], {"turn": owner})]
+    rules = []
+    for seq, (kind, data) in enumerate(events):
+        op = data.pop("op", "append") if kind == "assistant/message" else None
+        surface_op = ABSENT if op is None else "append" if op == "append" else freeze({"op": op, "start": 0, "end": 0})
+        event = make_event(kind, seq=seq, time=0, data=freeze(data), surface_op=surface_op)
+        rules.append(take_bracket_event(place, event))
+    assert rules[:-1] == [None] * (len(events) - 1)  # only the summary answers, and once
+    return rules[-1]
+
+
+def _finish(kind: str) -> tuple[str, dict[str, object]]:
+    return "assistant/chunk", {"chunk": {"type": "finish", "reason": {"kind": kind}}}
+
+
+STEP = ("step/start", {})
+
+
+def test_CMP_9_an_A55_bracket_between_steps_is_the_overflow_recovery_and_one_inside_a_step_is_not() -> None:
+    """CMP-9 (A55): the recovery runs between steps; a step/end, or the turn's end or a new turn's start (which
+    close any step), puts the bracket between steps; a step/start puts it inside one (a pressure bracket)."""
+    assert _rule_after(Dialect.A55) == "CMP-9"
+    assert _rule_after(Dialect.A55, STEP) is None
+    for closing in ("step/end", "turn/end", "turn/start"):
+        assert _rule_after(Dialect.A55, STEP, (closing, {"turn": 1})) == "CMP-9", closing
+    assert _rule_after(Dialect.A55, STEP, ("step/end", {}), STEP) is None
+
+
+def test_DIA_7_a_d08_bracket_after_a_failed_attempt_inside_the_step_is_the_overflow_recovery() -> None:
+    """DIA-7 (D08): inside the step, after an attempt whose ``finish`` carried an error and before any appended
+    message: CMP-9.  A finish that is no error, an appended message, a new step, or the turn's or step's end
+    (which close the step) leave a pressure bracket; a message that is not appended is not the step's message."""
+    failed = (STEP, _finish("error"))
+    assert _rule_after(Dialect.D08, *failed) == "CMP-9"
+    assert _rule_after(Dialect.D08, STEP, _finish("stop")) is None
+    assert _rule_after(Dialect.D08, STEP, _finish("error"), _finish("stop")) is None
+    assert _rule_after(Dialect.D08, STEP, _finish("stop"), _finish("error")) == "CMP-9"
+    assert _rule_after(Dialect.D08, *failed, ("assistant/message", {})) is None
+    assert _rule_after(Dialect.D08, *failed, ("assistant/message", {"op": "replace"})) == "CMP-9"
+    assert _rule_after(Dialect.D08, ("assistant/chunk", {"chunk": {"type": "text"}}), *failed) == "CMP-9"
+    for closing in ("step/end", "turn/end", "turn/start"):
+        assert _rule_after(Dialect.D08, *failed, (closing, {"turn": 1})) is None, closing
+    assert _rule_after(Dialect.D08, *failed, STEP) is None
+    assert _rule_after(Dialect.D08, *failed, ("user/message", {})) == "CMP-9"  # not a moving type
+
+
+def test_DIA_20_a_d08_bracket_with_owner_null_is_a_manual_compaction_wherever_it_lies() -> None:
+    assert _rule_after(Dialect.D08, owner=None) == "DIA-20"
+    assert _rule_after(Dialect.D08, STEP, _finish("error"), owner=None) == "DIA-20"
+    assert _rule_after(Dialect.D08) is None  # an owned bracket outside a step: pressure
+
+
+def test_a_summary_answers_for_its_own_bracket_only() -> None:
+    """The rule is the open bracket's: a second summary with no new start answers nothing."""
+    place = BracketPlace(Dialect.A55)
+    kinds = ["compact/start", "compact/summary", "compact/summary"]
+    assert [take_bracket_event(place, make_event(k, seq=i, time=0, data=freeze({"turn": 1})))
+            for i, k in enumerate(kinds)] == [None, "CMP-9", None]

@@ -83,6 +83,40 @@ def test_LOOP_11_a_session_API_step_may_hold_two_messages() -> None:
     assert _found(_log(*_OPENED, _message(), _message(), ("step/end", {"turn": 1, "step": 1}))) == [("LOOP-11", 6)]
 
 
+def _usage_chunk(tokens: int) -> tuple[Any, ...]:
+    return ("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "usage", "usage": {"inputTokens": tokens, "outputTokens": 1}}})
+
+
+def _message_with(usage: Any, cites: list[int]) -> tuple[Any, ...]:
+    data: dict[str, Any] = {"turn": 1, "step": 1, "content": []}
+    if usage is not None:
+        data["usage"] = {"inputTokens": usage, "outputTokens": 1}
+    return ("assistant/message", data, "append", cites)
+
+
+def test_LOOP_11_the_messages_usage_is_the_steps_last_usage_chunk_or_none_on_both_sides() -> None:
+    """LOOP-11: the message carries "``usage`` the last usage chunk": with two usage chunks streamed, the last one's
+    usage passes and the first one's, or none, is refused; with no usage chunk the message carries none."""
+    streamed = (_TURN, _PROMPT, _HEADER, _STEP, _usage_chunk(1), _usage_chunk(2), _FINISH)  # seqs 0..6
+    assert _found(_log(*streamed, _message_with(2, [4, 5, 6]))) == []
+    assert _found(_log(*streamed, _message_with(1, [4, 5, 6]))) == [("LOOP-11", 7)]
+    assert _found(_log(*streamed, _message_with(None, [4, 5, 6]))) == [("LOOP-11", 7)]
+    assert _found(_log(*_OPENED, _message_with(None, [4]))) == []
+    found = audit_loop(_log(*_OPENED, _message_with(1, [4])), Dialect.A55)
+    assert [(f.rule, f.seq, f.reason) for f in found] == [("LOOP-11", 5, "usage differs from the step's last usage chunk")]
+
+
+def test_LOOP_11_the_loops_message_cites_its_chunks_and_the_api_s_is_not_judged() -> None:
+    """LOOP-11: the loop "always records its chunk seqs" (``sourceEventSeqs``); a step with no chunk and a message
+    without them is the session API's (FMT-7 Writers), whose usage is its own."""
+    uncited = ("assistant/message", {"turn": 1, "step": 1, "content": []}, "append")
+    found = audit_loop(_log(*_OPENED, uncited), Dialect.A55)
+    assert [(f.rule, f.seq, f.reason) for f in found] == [
+        ("LOOP-11", 5, "assistant/message without sourceEventSeqs (the loop always records its chunk seqs)")]
+    api = ("assistant/message", {"turn": 1, "step": 1, "content": [], "usage": {"inputTokens": 9, "outputTokens": 9}}, "append")
+    assert _found(_log(_TURN, _PROMPT, _HEADER, _STEP, api, ("step/end", {"turn": 1, "step": 1}))) == []
+
+
 def test_LOOP_12_context_deferred_after_the_results_is_named_by_its_first_message() -> None:
     """LOOP-12: "context that tools defer is appended after **all** results of the batch": a result after deferred
     context is refused, naming where the context began (its first message, not a later one)."""

@@ -75,6 +75,35 @@ def test_LOG_14_a_step_end_closer_differing_from_the_computed_one_is_refused() -
     assert [(r.rule, r.seq) for r in found] == [("LOG-14", 5)] and "crash-repair step/end differs" in found[0].reason
 
 
+def test_LOG_14_closers_of_other_types_are_one_finding_at_the_interrupted_turn_end() -> None:
+    """LOG-14: the closers are "the same types in the same order" as the log before them gives; when they are not,
+    the run as a whole is refused once, at its last event (the ``turn/end {interrupted}`` that ends it), however
+    long the run."""
+    events = _open_turn_with_started_call().events
+    result, step_end, turn_end = repair_closers(events)
+    swapped = [replace(step_end, seq=4), replace(result, seq=5), turn_end]
+    found = check_closers(_scan(events), events[-1].time, swapped, A55_SHAPES)
+    assert [(r.rule, r.seq) for r in found] == [("LOG-14", 6)]
+    assert found[0].reason == ("crash-repair closers are step/end, tool/result, turn/end; "
+                               "the log before them gives tool/result, step/end, turn/end")
+    alone = [replace(turn_end, seq=4)]  # the result and the step's end are missing
+    found = check_closers(_scan(events), events[-1].time, alone, A55_SHAPES)
+    assert [(r.rule, r.seq) for r in found] == [("LOG-14", 4)]
+    assert found[0].reason == "crash-repair closers are turn/end; the log before them gives tool/result, step/end, turn/end"
+
+
+def test_LOG_14_each_closer_at_another_time_than_the_last_event_is_refused() -> None:
+    """LOG-14: the closers are written at the time of the last event before them; each one that is not is a finding
+    at its own seq (and one at that time is none)."""
+    events = _open_turn_with_started_call().events
+    result, step_end, turn_end = repair_closers(events)
+    last = events[-1].time
+    late = [result, replace(step_end, time=last + 1), turn_end]
+    found = check_closers(_scan(events), last, late, A55_SHAPES)
+    assert [(r.rule, r.seq, r.reason) for r in found] == [
+        ("LOG-14", 5, f"crash-repair closer time {last + 1} is not the last event's time {last}")]
+
+
 def test_LOG_14_D08_a_synthetic_result_cites_its_started_call() -> None:
     """D08's repair result (a message, DIA-10) is compared by its code and its provenance: [callSeq] when started."""
     events = _open_turn_with_started_call().events

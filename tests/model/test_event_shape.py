@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from sessionspec.generate import generate_events
 from sessionspec.model.compaction import Ids, SummaryCall, Trigger, compact_if_needed
 from sessionspec.model.compaction.records import SummarizerOutput
-from sessionspec.model.event_shape import check_core_shape, check_type_shape
+from sessionspec.model.event_shape import check_core_shape, check_prompt_shape, check_type_shape
 from sessionspec.model.jsonval import JsonObject, freeze, get, thaw
 from sessionspec.model.log import Dialect, Event, make_event
 from sessionspec.model.loop import compaction_hooks
@@ -241,3 +241,31 @@ def test_the_key_flaw_comes_before_the_type_flaws() -> None:
     reasons = [f.reason for f in check_core_shape(event, Dialect.D08)]
     assert reasons[1:] == ["step/start turn is not an integer"]
     assert reasons[0].startswith("step/start data has its keys out of order")
+
+
+_PROMPT = {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}
+_ENVELOPE = {"displayContent": [], "prefixContexts": [{"source": {"kind": "skill"}}]}
+
+
+@pytest.mark.parametrize(("kind", "data", "flaws"), [
+    ("steering/message", {"turn": 1, **_PROMPT}, []),
+    ("user/message", {**_PROMPT, "envelope": _ENVELOPE, "meta": {}}, []),
+    # LOG-12 "`steering/message` without its `turn`": the turn leads its data, and a data that is no object has none
+    ("steering/message", {**_PROMPT, "turn": 1}, ["data does not start with its turn"]),
+    ("steering/message", [1], ["data does not start with its turn"]),
+    # "{content, source, envelope?, meta?}": the keys, then content a list, source a MessageSource
+    ("user/message", {"source": {"kind": "user"}, "content": []}, ["data has its keys out of order (source, content; expected content, source)"]),
+    ("user/message", {"content": "hi", "source": {}}, ["content is not a list", "source is not an object with a kind"]),
+    ("steering/message", {"turn": 1, "content": [], "source": {"kind": 1}}, ["source is not an object with a kind"]),
+    # "`envelope = {displayContent, prefixContexts: [{source, meta?}]}`"
+    ("user/message", {**_PROMPT, "envelope": {"displayContent": []}}, ["envelope is not {displayContent, prefixContexts: [{source, meta?}]}"]),
+    ("user/message", {**_PROMPT, "envelope": {**_ENVELOPE, "prefixContexts": [{"meta": {}}]}},
+     ["envelope is not {displayContent, prefixContexts: [{source, meta?}]}"]),
+    ("user/message", {**_PROMPT, "envelope": {**_ENVELOPE, "prefixContexts": {}}}, ["envelope is not {displayContent, prefixContexts: [{source, meta?}]}"]),
+])
+def test_LOG_12_each_prompt_flaw_is_told_at_the_events_seq(kind: str, data: object, flaws: list[str]) -> None:
+    """LOG-12's prompt data, flaw by flaw: every finding names LOG-12 and the seq of the event it is about (the line
+    the checker reports), whether it is the steering turn or the prompt's own fields."""
+    event = make_event(kind, seq=7, time=0, data=freeze(data))
+    found = check_prompt_shape(event)
+    assert [(f.rule, f.seq, f.reason) for f in found] == [("LOG-12", 7, f"{kind} {why}") for why in flaws]

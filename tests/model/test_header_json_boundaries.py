@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionspec.model.header import EpochHeader, config_eq, header_eq, header_holds_placeholder
+from sessionspec.model.header import EpochHeader, config_eq, hdr4_clauses, header_eq, header_holds_placeholder
 from sessionspec.model.jsonval import ABSENT, Json, JsonObject, deep_eq, freeze, js_stringify, without
 
 
@@ -117,4 +117,59 @@ def test_HDR_4_clauses_and_header_eq_agree_on_odd_values(sa: object, ta: object,
     a = EpochHeader(config=_CONFIG, system=sa, tools=ta)  # type: ignore[arg-type]
     b = EpochHeader(config=_CONFIG, system=sb, tools=tb)  # type: ignore[arg-type]
     assert all(hdr4_clauses(a, b)) is equal
+    assert header_eq(a, b) is equal
+
+
+TOOL_A = freeze({"name": "a", "parameters": {}})
+TOOL_B = freeze({"name": "b", "parameters": {}})
+PREFIX = freeze([{"role": "user", "content": "p"}])
+
+
+def _header(config: Json = _CONFIG, **fields: Json) -> EpochHeader:
+    """A header of ``_CONFIG`` (or ``config``) with the given system, tools and message_prefix (absent otherwise)."""
+    return EpochHeader(config=config, **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("system_a", "system_b", "held"), [
+    ("s", "s", True),
+    (ABSENT, ABSENT, True),  # "absent only to absent"
+    ("s", ABSENT, False),
+    (ABSENT, "s", False),
+    ("s", "t", False),
+])
+def test_HDR_4_the_system_clause_is_strict_equality_and_absent_equals_only_absent(system_a: Json, system_b: Json, held: bool) -> None:
+    """HDR-4's second clause, "``system`` strictly equal, absent only to absent": one header with a system and one
+    without differ by that clause alone (config, prefix and tools equal)."""
+    clauses = hdr4_clauses(_header(system=system_a, tools=(TOOL_A,)), _header(system=system_b, tools=(TOOL_A,)))
+    assert clauses == (True, held, True, True, True)
+    assert header_eq(_header(system=system_a), _header(system=system_b)) is held
+
+
+@pytest.mark.parametrize(("a", "b", "clauses"), [
+    # the prefix and the tools: absent = [] (HDR-4 "JSONEQ(prefix or [])", "the tool lists (absent = [])")
+    (_header(message_prefix=()), _header(), (True, True, True, True, True)),
+    (_header(tools=()), _header(), (True, True, True, True, True)),
+    (_header(message_prefix=PREFIX), _header(), (True, True, False, True, True)),
+    (_header(tools=(TOOL_A, TOOL_B)), _header(tools=(TOOL_A,)), (True, True, True, False, True)),  # equal length
+    (_header(tools=(TOOL_B, TOOL_A)), _header(tools=(TOOL_A, TOOL_B)), (True, True, True, False, True)),  # in order
+    (_header(config=freeze({"provider": "p", "model": "n"})), _header(), (False, True, True, True, True)),
+])
+def test_HDR_4_each_clause_is_decided_on_its_own_field(a: EpochHeader, b: EpochHeader, clauses: tuple[bool, ...]) -> None:
+    """HDR-4 clause by clause, (configEq, system, prefix, tools, D08's adapterDefaults): each differing field fails
+    its own clause only."""
+    assert hdr4_clauses(a, b) == clauses and hdr4_clauses(b, a) == clauses
+
+
+@pytest.mark.parametrize(("a", "b", "equal"), [
+    (_header(system="{{system}}"), _header(system="{{system}}"), True),
+    (_header(system="{{system}}"), _header(system="s"), False),
+    (_header(system="s"), _header(system="{{system}}"), False),
+    (_header(tools="{{tools}}"), _header(tools=(TOOL_A,)), False),
+    (_header(message_prefix=("{{messagePrefix}}",)), _header(message_prefix=PREFIX), False),  # LEG-8: entry by entry
+])
+def test_HDR_4_a_placeholder_in_either_header_leaves_the_one_clause_of_whole_header_identity(
+        a: EpochHeader, b: EpochHeader, equal: bool) -> None:
+    """Q-15 / FMT-6: "A header holding a placeholder: JSON identity of the whole header": a placeholder in one header
+    (either one) or in both replaces HDR-4's field clauses by that single clause."""
+    assert hdr4_clauses(a, b) == (equal,) and hdr4_clauses(b, a) == (equal,)
     assert header_eq(a, b) is equal

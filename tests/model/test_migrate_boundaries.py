@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from sessionspec.model.codec import parse_event_line, serialize_event
 from sessionspec.model.jsonval import freeze, js_stringify
 from sessionspec.model.log import Event, make_event
 from sessionspec.model.migrate import migrate_event, migrate_turn_end_reason
+from sessionspec.model.rejected import Rejected
 
 
 def _event(type_name: str, data: Any, seq: int = 3, **envelope: Any) -> Event:
@@ -81,3 +83,24 @@ def test_DIA_13_events_that_are_not_objects_or_already_d08_pass_unchanged() -> N
     for event in (_event("user/message", "text"), _event("turn/end", {"turn": 1}), _event("turn/start", {"turn": 1}),
                   _event("user/message", {"role": "user", "content": []}), _event("user/message", {"source": {"kind": "user"}})):
         assert _migrated(event) is event
+
+
+_RESULT = '"data":{"turn":1,"step":1,"callId":"c","content":[{"type":"text","text":"r"}],"isError":true}'
+
+
+@pytest.mark.parametrize(("meta", "order"), [
+    ('"surfaceOp":"append","sourceEventSeqs":[2]', '"surfaceOp":"append","sourceEventSeqs":[2]'),  # a repair closer (FMT-3)
+    ('"sourceEventSeqs":[2],"surfaceOp":"append"', '"sourceEventSeqs":[2],"surfaceOp":"append"'),  # any other writer
+])
+def test_DIA_13_a_migrated_result_keeps_its_envelope_and_its_key_order(meta: str, order: str) -> None:
+    """DIA-13 reshapes a legacy record's data only: the migrated tool/result keeps seq, time, provenance, op and the
+    envelope key order it was written in (FMT-3: a crash-repair closer writes ``surfaceOp`` before
+    ``sourceEventSeqs``, LOG-14), so writing the migrated event back puts them where the line had them."""
+    line = f'{{"type":"tool/result","seq":3,"time":9,{_RESULT},{meta}}}'
+    events = parse_event_line(line)
+    assert not isinstance(events, Rejected)
+    (event,) = events
+    out = _migrated(event)
+    assert out is not event and '"message":{"id":"legacy-message:s:3","role":"user"' in js_stringify(out.data)
+    assert (out.seq, out.time, out.source_event_seqs, out.surface_op) == (3, 9, freeze([2]), "append")
+    assert serialize_event(out) == f'{{"type":"tool/result","seq":3,"time":9,"data":{js_stringify(out.data)},{order}}}'

@@ -8,7 +8,7 @@ from sessionspec.fast.derivation import IncrementalDerivation
 from sessionspec.model.codec import parse_event_line
 from sessionspec.model.jsonval import JsonObject, obj
 from sessionspec.model.log import Dialect, Event, make_event
-from sessionspec.model.rejected import Rejected
+from sessionspec.model.rejected import FailureKind, Rejected
 from sessionspec.model.seed import check_not_header_delta, validate_load, validate_seed
 from sessionspec.spec.log_strategies import well_formed_logs
 from tests.support import GROUNDTRUTH, timed_event
@@ -188,3 +188,23 @@ def test_LEG_1_header_delta_rejection_names_its_event() -> None:
     # LEG-1 gives the words: ("uses unsupported legacy request/header-delta format").
     assert found.reason == "uses unsupported legacy request/header-delta format"
     assert check_not_header_delta(timed_event("request/header", 7, {"header": {}})) is None
+
+
+def test_SURF_9_the_wrapped_failure_keeps_its_rule_and_seq_and_names_the_entrys_index() -> None:
+    """LOG-8 step 7: "surface validation (SURF-9), a failure being wrapped as "invalid seed event at index i: ..."":
+    the wrap adds the index to the reason and keeps the surface rule, its seq and its kind (an invalid input)."""
+    events = [make_event("plugin/event", seq=0, time=0, data=None),
+              make_event("user/message", seq=1, time=0, data=obj((("content", ()),)), surface_op="replace")]
+    result = validate_seed(events)
+    assert result is not None and (result.rule, result.seq, result.kind) == ("SURF-3", 1, FailureKind.INVALID)
+    assert result.reason == "invalid seed event at index 1: user/message carries an invalid surfaceOp"
+
+
+def test_LOG_8_the_header_delta_is_checked_before_the_llm_shape_and_the_seq() -> None:
+    """LOG-8 step 2 "with a `request/header-delta` type checked first (LEG-1)": a header delta at the wrong seq, with
+    a data no LLM shape accepts, is refused by LEG-1; and a contiguous seed past a LEG-1-free first entry is checked on."""
+    delta = make_event("request/header-delta", seq=4, time=0, data=obj((("header", obj((("config", obj()),))),)))
+    result = validate_seed([delta])
+    assert result is not None and (result.rule, result.seq) == ("LEG-1", 4)
+    later = validate_seed([make_event("plugin/event", seq=0, time=0, data=None), make_event("request/header-delta", seq=1, time=0, data=None)])
+    assert later is not None and (later.rule, later.seq) == ("LEG-1", 1)

@@ -60,10 +60,12 @@ class OverflowTrack:
 @dataclass(frozen=True, slots=True)
 class OverflowPoint:
     """An overflow point to judge, decided at ``seq``, after ``prior_overflows`` earlier ``CONTEXT_WINDOW_EXCEEDED``
-    failures of its ``priorFailures``."""
+    failures of its ``priorFailures`` (D08: recoveries that retried); not ``stated`` when what decides it is stated
+    neither by the log nor by the deployment (it is then listed as not decided, not judged)."""
 
     seq: int
     prior_overflows: int
+    stated: bool = True
 
 
 def _failure_code(turn_end: Event) -> str | None:
@@ -133,13 +135,14 @@ def d08_overflow_step(track: OverflowTrack, event: Event, acts: bool) -> Overflo
 
 def _d08_decided(track: OverflowTrack, event: Event, acts: bool) -> OverflowPoint | None:
     """The open point is decided at its first compaction event (``acts``), else where the log shows the listeners
-    returned with none (:data:`D08_OVERFLOW_CLOSES`); not judged after ``llm/retry`` or in a turn aborted."""
+    returned with none (:data:`D08_OVERFLOW_CLOSES`); not judged in a turn aborted, nor after ``llm/retry`` (not
+    ``stated``: whether compaction's listener ran first is the provider's retry policy and the listeners' order)."""
     if not acts and event.type not in D08_OVERFLOW_CLOSES:
         return None
     track.open, track.recovering = False, acts
-    if event.type == "llm/retry" or _aborted(event):
+    if _aborted(event):
         return None
-    return OverflowPoint(event.seq, track.retried)
+    return OverflowPoint(event.seq, track.retried, stated=event.type != "llm/retry")
 
 
 def _d08_count_retry(track: OverflowTrack, event: Event) -> None:

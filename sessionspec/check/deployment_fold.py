@@ -241,12 +241,15 @@ class DeploymentFold(AuditFold):
 
     def overflow_point(self, event: Event, acted: Action) -> None:
         """An overflow point the dialect's :class:`~sessionspec.model.compaction.trigger_points.PointRules` decides
-        here (CMP-7; D08: DIA-7), judged unless a figure is unknown."""
+        here (CMP-7; D08: DIA-7), judged unless what decides it is not stated or a figure is unknown."""
         point = self.points.overflow_step(self.overflow, event, acted is not Action.NOTHING)
-        if point is not None:
-            self.acting, self.loop = False, None  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
-        if point is None or self.unknown_figure():
-            return None if point is None else self.declines.add(self.points.overflow_rule, PLACEHOLDER, "overflow point", point.seq)
+        if point is None:
+            return None
+        self.acting, self.loop = False, None  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
+        if not point.stated:
+            return self.declines.add(self.points.overflow_rule, NOT_STATED, "overflow point", point.seq)
+        if self.unknown_figure():
+            return self.declines.add(self.points.overflow_rule, PLACEHOLDER, "overflow point", point.seq)
         expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)
         if expected is None:
             return self.declines.add(self.points.overflow_rule, NOT_STATED, "overflow point", point.seq)

@@ -179,3 +179,19 @@ def test_DIA_7_without_the_deployment_the_failed_attempt_is_listed_as_not_decide
     assert not any(item.rule == "CMP-7" for item in api.check_file(str(REAL)).undecided)
     decided = api.check_file(str(REAL), deployment=_deployment(tmp_path)).undecided
     assert not any(item.rule in ("DIA-7", "CMP-9") for item in decided)
+
+
+def test_DIA_7_a_point_another_listener_retried_first_is_listed_not_judged(tmp_path: Path) -> None:
+    """llm-retry retried the overflow (``llm/retry``, then the retry) with no compaction before it: in its normal mode it
+    retries a listed code without calling the next listener (llm-retry src/index.ts at 611615650f), so whether
+    compaction's listener ran is the provider's retry policy and the listeners' order, which neither file states.
+    The same log without the ``llm/retry`` is a recovery that had to run and did not."""
+    log = list(EVENTS[:FAILED_FINISH + 1])
+    failure = get(get(get(EVENTS[FAILED_FINISH].data, "chunk"), "reason"), "failure")
+    retry = make_event("llm/retry", seq=len(log), time=log[-1].time, data=freeze({
+        "retryId": "r1", "turn": 1, "step": 2, "provider": "deepseek-official", "mode": "normal", "policyKey": "k",
+        "retry": 1, "maxRetries": 3, "delayMs": 10, "failure": failure}))
+    path = _file(tmp_path, "llm-retry.jsonl", _retried([*log, retry]))
+    assert _flip(path, _deployment(tmp_path)) == []
+    listed = {(item.rule, item.why, item.what, item.seq) for item in api.check_file(path, deployment=_deployment(tmp_path)).undecided}
+    assert ("DIA-7", "not-stated", "overflow point", FAILED_FINISH + 1) in listed

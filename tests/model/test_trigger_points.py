@@ -222,22 +222,25 @@ def test_DIA_7_a_recovery_that_replaced_nothing_did_not_retry() -> None:
     assert steps.take("tool/result", replace=True) is None and steps.track.retried == 0
 
 
+JUDGED, NOT_STATED = OverflowPoint(seq=2, prior_overflows=1), OverflowPoint(seq=2, prior_overflows=1, stated=False)
+
+
 @pytest.mark.parametrize(("kind", "data", "point"), [
-    ("assistant/chunk", {"chunk": {"type": "block-start"}}, True),  # the retry streamed: another listener retried
-    ("request/header", {}, True),
-    ("step/start", {}, True),
-    ("turn/end", {"reason": {"kind": "error"}}, True),  # the failure was thrown
-    ("turn/end", {"reason": {"kind": "completed"}}, True),
-    ("turn/end", {"reason": {"kind": "aborted"}}, False),  # "the signal is not aborted"
-    ("turn/end", {"reason": {"kind": "disposed"}}, False),
-    ("llm/retry", {}, False),  # another listener's retry: its place in the waterfall is not stated
+    ("assistant/chunk", {"chunk": {"type": "block-start"}}, JUDGED),  # the retry streamed: another listener retried
+    ("request/header", {}, JUDGED),
+    ("step/start", {}, JUDGED),
+    ("turn/end", {"reason": {"kind": "error"}}, JUDGED),  # the failure was thrown
+    ("turn/end", {"reason": {"kind": "completed"}}, JUDGED),
+    ("turn/end", {"reason": {"kind": "aborted"}}, None),  # "the signal is not aborted"
+    ("turn/end", {"reason": {"kind": "disposed"}}, None),
+    ("llm/retry", {}, NOT_STATED),  # another listener's retry: its place in the waterfall is not stated
 ])
-def test_DIA_7_a_point_where_nothing_ran_is_decided_where_the_listeners_returned(kind: str, data: object, point: bool) -> None:
+def test_DIA_7_a_point_where_nothing_ran_is_decided_where_the_listeners_returned(kind: str, data: object, point: OverflowPoint | None) -> None:
     steps = D08Steps()
     steps.track.retried = 1
     steps.finish()
     assert steps.take("step/end") is None and steps.track.open  # a thrown failure: step/end, then the turn's end
-    assert steps.take(kind, data) == (OverflowPoint(seq=2, prior_overflows=1) if point else None)
+    assert steps.take(kind, data) == point
     assert not steps.track.open and not steps.track.recovering
 
 

@@ -195,3 +195,38 @@ def test_DIA_7_a_point_another_listener_retried_first_is_listed_not_judged(tmp_p
     assert _flip(path, _deployment(tmp_path)) == []
     listed = {(item.rule, item.why, item.what, item.seq) for item in api.check_file(path, deployment=_deployment(tmp_path)).undecided}
     assert ("DIA-7", "not-stated", "overflow point", FAILED_FINISH + 1) in listed
+
+
+# Each recovery summarizes the previous checkpoint more shortly, so each is smaller (CMP-21) and retries.
+SUMMARIES = ("The request established a durable compaction premise.", "Premise.", "P")
+
+
+def _overflows(count: int, writer: int) -> tuple[list[Event], list[int]]:
+    """A writer with maxOverflowRetries ``writer``: ``count`` overflows in step 2, each recovered (and retried) while
+    fewer than ``writer`` recoveries retried, else thrown; and the seqs where its recoveries start."""
+    log, starts = list(EVENTS[:FAILED_FINISH + 1]), list[int]()
+    for i in range(count):
+        if i:
+            log.append(replace(EVENTS[FAILED_FINISH], seq=len(log)))
+        if i >= writer:
+            return _thrown(log), starts
+        starts.append(len(log))
+        log += _recovery(log, i, writer, SUMMARIES[i])
+    return _retried(log), starts
+
+
+@pytest.mark.parametrize(("count", "writer"), [(1, 0), (2, 1), (3, 2), (1, 1), (2, 2), (3, 3)])
+def test_DIA_7_a_writer_s_budget_against_the_deployment_s_both_ways(tmp_path: Path, count: int, writer: int) -> None:
+    """The writer's log is valid under its own maxOverflowRetries; under another, the recoveries it wrote with i >= the
+    deployment's earlier recoveries that retried ran beyond it, and the overflow it threw (its budget spent) had to
+    be recovered when the deployment's is larger (each checkpoint so far is a range: CMP-9 with retainTokens 0)."""
+    log, starts = _overflows(count, writer)
+    path = _file(tmp_path, f"{count}-{writer}.jsonl", log)
+    for allowed in range(4):
+        beyond = [("DIA-7", seq, f"overflow recovery ran though {i} earlier recovery(ies) that retried reach maxOverflowRetries {allowed}")
+                  for i, seq in enumerate(starts) if i >= allowed]
+        unrecovered = writer < count and writer < allowed
+        found = _flip(path, _deployment(tmp_path, maxOverflowRetries=allowed))
+        assert [f for f in found if "ran though" in f[2]] == beyond
+        assert [(rule, seq) for rule, seq, reason in found if "had to run" in reason] == ([("DIA-7", log[-1].seq)] if unrecovered else [])
+        assert (found == []) is (allowed == writer or (writer == count and allowed > writer))

@@ -23,6 +23,7 @@ DECIDED_WITH_DEPLOYMENT: Final[dict[str, str]] = {
     "CMP-12": "that the range of a bracket a pressure point wrote is the one the retention walk selects at the policy's retainTokens (alone: one some retainTokens selects)",
     "CMP-9": "that an overflow recovery runs the prune pass due before its summary",
     "DIA-6": "whether compaction had to run at a D08 pre-step (the measurement over the threshold, a prune or a range due)",
+    "DIA-7": "whether the D08 overflow recovery had to run inside the step after a failed attempt's CONTEXT_WINDOW_EXCEEDED finish (auto, the recoveries that retried below maxOverflowRetries, a prune or a range due), or ran beyond them",
     "PRN-3": "that a pruned content is pruneContent under the configured thresholdChars, headChars and tailChars",
     "PRN-4": "that a prune pass replaced exactly the results the configured threshold prunes",
     "P-CMP-4": "the shortest retained tail reaching the policy's retainTokens, rounded head-ward to a balanced cut (findings name CMP-12)",

@@ -118,8 +118,9 @@ def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialec
 def overflow_expectation(meter: MeterState, header_event: Event | None, surface: Sequence[Event], deployment: Deployment,
                          dialect: Dialect, prior_overflows: int) -> Expectation | None:
     """CMP-7's gate and CMP-9's steps up to the first write, after a failed step whose logged failure is
-    ``CONTEXT_WINDOW_EXCEEDED`` (``prior_overflows``: the earlier ones in its ``priorFailures``, LOOP-14).  None
-    when the deployment does not state the configuration or the log gives no routed target (CMP-5)."""
+    ``CONTEXT_WINDOW_EXCEEDED`` (``prior_overflows``: the earlier ones in its ``priorFailures``, LOOP-14; D08,
+    DIA-7: the earlier recoveries that retried, :func:`sessionspec.model.compaction.trigger_points.d08_overflow_step`).
+    None when the deployment does not state the configuration or the log gives no routed target (CMP-5)."""
     config = deployment.compaction
     target = None if header_event is None else routed_target((header_event,), dialect)
     if config is None or target is None:
@@ -131,7 +132,8 @@ def overflow_expectation(meter: MeterState, header_event: Event | None, surface:
         return Expectation(action=action, total=measure_state(meter).total_tokens, threshold=0, target=name, detail=detail)
 
     if not config.auto or prior_overflows >= config.max_overflow_retries:
-        why = "auto is off" if not config.auto else f"{prior_overflows} earlier overflow(s) reach maxOverflowRetries {config.max_overflow_retries}"
+        counted = point_rules(dialect).counted
+        why = "auto is off" if not config.auto else f"{prior_overflows} {counted} reach maxOverflowRetries {config.max_overflow_retries}"
         return expect(Action.NOTHING, why)
     due = _first_write(meter, surface, deployment, dialect, 0)
     if due is None:
@@ -234,20 +236,23 @@ def transaction_failed(end: Event) -> bool:
     return get(end.data, "error") is not ABSENT
 
 
-@decides("CMP-7", "CMP-9")
-def decide_overflow_point(expected: Expectation, acted: Action, seq: int) -> Rejected | None:
-    """Whether what the log shows after a failed step whose failure is ``CONTEXT_WINDOW_EXCEEDED``
-    (``acted``: its first compaction event, at ``seq``; NOTHING when none) is what the overflow recovery had
-    to write (``expected``, :func:`overflow_expectation`).  A recovery the range selection declines (NO_RANGE)
-    writes nothing, and the range a bracket takes is CMP-9's, decided from the log alone."""
+@decides("CMP-7", "CMP-9", "DIA-7")
+def decide_overflow_point(expected: Expectation, acted: Action, seq: int, dialect: Dialect) -> Rejected | None:
+    """Whether what the log shows after a failed step whose failure is ``CONTEXT_WINDOW_EXCEEDED`` (D08: a failed
+    attempt, DIA-7) (``acted``: its first compaction event, at ``seq``; NOTHING when none) is what the overflow
+    recovery had to write (``expected``, :func:`overflow_expectation`).  A recovery the range selection declines
+    (NO_RANGE) writes nothing, and the range a bracket takes is CMP-9's, decided from the log alone.  The point's
+    rule and name are the dialect's (:func:`sessionspec.model.compaction.trigger_points.point_rules`)."""
+    points = point_rules(dialect)
+    rule, after = points.overflow_rule, points.overflow_what
     match expected.action, acted:
         case (Action.PRUNE | Action.COMPACTION, Action.NOTHING):
-            return Rejected(rule="CMP-7", seq=seq, reason=f"overflow recovery had to run after this failed step and wrote nothing "
-                                                          f"({expected.detail}; {expected.total} estimated tokens for {expected.target})")
+            return Rejected(rule=rule, seq=seq, reason=f"overflow recovery had to run after this {after} and wrote nothing "
+                                                       f"({expected.detail}; {expected.total} estimated tokens for {expected.target})")
         case (Action.NOTHING, Action.PRUNE | Action.COMPACTION):
-            return Rejected(rule="CMP-7", seq=seq, reason=f"overflow recovery ran though {expected.detail}")
+            return Rejected(rule=rule, seq=seq, reason=f"overflow recovery ran though {expected.detail}")
         case (Action.PRUNE, Action.COMPACTION):
-            return Rejected(rule="CMP-9", seq=seq, reason=f"a summary ran before the prune pass due after this failed step ({expected.detail})")
+            return Rejected(rule="CMP-9", seq=seq, reason=f"a summary ran before the prune pass due after this {after} ({expected.detail})")
         case _:
             return None
 

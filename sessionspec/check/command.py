@@ -96,7 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deployment", metavar="FILE",
                         help="a deployment file (JSON, docs/schemas/deployment.v1.schema.json): the compaction and prune configuration "
                              "and the models' context windows, which a log does not record; with it, whether compaction had to run at a "
-                             "post-step (CMP-6; D08 pre-step, DIA-6) or after a context overflow (CMP-7), ran below its threshold (CMP-8), and whether "
+                             "post-step (CMP-6; D08 pre-step, DIA-6) or after a context overflow (CMP-7; D08 inside the failed step, DIA-7), ran below its "
+                             "threshold (CMP-8), and whether "
                              "prunes kept the configured head and tail (PRN-3, PRN-4) are decided too (default: none; those rules are listed "
                              "as not decided)")
     parser.add_argument("--no-progress", action="store_true",

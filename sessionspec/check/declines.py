@@ -28,7 +28,8 @@ INTERRUPTED: Final = "interrupted"
 WHY_TEXT: Final = {
     NO_DEPLOYMENT: "needs the deployment's facts (check --deployment FILE)",
     NOT_STATED: "the deployment does not state what the decision needs (the compaction or prune configuration, "
-                "the target's context window), or the log routes no target",
+                "the target's context window, the order of D08's request-error listeners before an llm/retry), or the log "
+                "routes no target",
     PLACEHOLDER: "a scrubbed header or node (FMT-6 placeholder): its price is unknown and no finding may depend on it",
     INTERRUPTED: "its turn ended interrupted: no compaction runs once the signal is aborted, and where the abort "
                  "landed is not logged (CMP-6)",

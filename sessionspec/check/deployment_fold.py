@@ -3,7 +3,7 @@
 A driver of :mod:`sessionspec.model.compaction.obligation`: it folds the token meter over the log (the model's
 own fold, MTR-5..MTR-9, over the log's surface and reported usage), finds the points where ``compactIfNeeded``
 runs (the dialect's :func:`sessionspec.model.compaction.trigger_points.point_rules`: CMP-6's post-step or DIA-6's
-pre-step, CMP-7's overflow point) and what the log shows there (the first compaction event, or none), and asks
+pre-step, CMP-7's overflow point or DIA-7's inside the failed step) and what the log shows there (the first compaction event, or none), and asks
 the model whether that is what had to be written (and, where that was a bracket, whether its summary records the
 range the retention walk selects at the deployment's retainTokens, CMP-12; and, after each of the point's writes,
 whether another transaction follows as CMP-8's loop says, P-CMP-12); each prune
@@ -241,16 +241,19 @@ class DeploymentFold(AuditFold):
 
     def overflow_point(self, event: Event, acted: Action) -> None:
         """An overflow point the dialect's :class:`~sessionspec.model.compaction.trigger_points.PointRules` decides
-        here (CMP-7), judged unless a figure is unknown."""
+        here (CMP-7; D08: DIA-7), judged unless what decides it is not stated or a figure is unknown."""
         point = self.points.overflow_step(self.overflow, event, acted is not Action.NOTHING)
-        if point is not None:
-            self.acting, self.loop = False, None  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
-        if point is None or self.unknown_figure():
-            return None if point is None else self.declines.add("CMP-7", PLACEHOLDER, "overflow point", point.seq)
+        if point is None:
+            return None
+        self.acting, self.loop = False, None  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
+        if not point.stated:
+            return self.declines.add(self.points.overflow_rule, NOT_STATED, "overflow point", point.seq)
+        if self.unknown_figure():
+            return self.declines.add(self.points.overflow_rule, PLACEHOLDER, "overflow point", point.seq)
         expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)
         if expected is None:
-            return self.declines.add("CMP-7", NOT_STATED, "overflow point", point.seq)
-        found = decide_overflow_point(expected, acted, point.seq)
+            return self.declines.add(self.points.overflow_rule, NOT_STATED, "overflow point", point.seq)
+        found = decide_overflow_point(expected, acted, point.seq, self.dialect)
         if found is not None:
             self.findings.append(found)
 

@@ -4,9 +4,10 @@
 not run, and this fold lists, per rule, the places of this log it would have judged: the pressure trigger points
 (the dialect's :func:`sessionspec.model.compaction.point_places.point_places`: a window that opens after one of
 its ``opens`` events and is decided by its first compaction event, CMP-8, else at its ``closes`` event, CMP-6 or
-DIA-6), the failed steps after which the dialect marks an overflow point (CMP-7; CMP-9 when compaction ran
-there), each prune replacement (PRN-3, PRN-4) and each ``request/context`` (CMP-8).  Live events only, as the
-deployment's fold: the seed was judged where it was written.  A log with none of these lists none of those rules.
+DIA-6), the places where the dialect's overflow point opens (A55: a failed step's ``step/end``, CMP-7; D08: a failed
+attempt's ``CONTEXT_WINDOW_EXCEEDED`` finish, DIA-7; CMP-9 when compaction ran there), each prune replacement (PRN-3,
+PRN-4) and each ``request/context`` (CMP-8).  Live events only, as the deployment's fold: the seed was judged where
+it was written.  A log with none of these lists none of those rules.
 It reads a few event types (a tool result only when it replaces a node), its state a generator's locals: the events
 it does not read cost it nothing.
 """
@@ -27,11 +28,12 @@ from sessionspec.model.rejected import Rejected
 
 
 def read_types(dialect: Dialect) -> frozenset[str]:
-    """The types the listing reads in ``dialect``: its trigger points' places (:func:`point_places`), the step's message and end
-    (a failed step), the compaction events and ``request/context`` (a tool result only to find a prune replacement)."""
+    """The types the listing reads in ``dialect``: its trigger points' places (:func:`point_places`: D08's overflow
+    point opens at a chunk), the step's message and end, the compaction events and ``request/context`` (a tool result
+    only to find a prune replacement)."""
     points = point_places(dialect)
     return frozenset({"assistant/message", "step/end", "request/context", "tool/result", "compaction/prune",
-                      rules_of(dialect).event_type("start"), *points.opens, points.closes})
+                      rules_of(dialect).event_type("start"), *points.opens, points.closes, points.overflow_opens})
 
 
 class DeploymentPoints(WalkFold):
@@ -49,13 +51,14 @@ class DeploymentPoints(WalkFold):
 
     def walk(self) -> Generator[None, Event | None, list[Rejected]]:
         live, add, points = self.first_live_seq, self.declines.add, point_places(self.dialect)
-        opens, closes, rule, overflow = points.opens, points.closes, points.rule, points.marks_overflow_point
+        opens, closes, rule = points.opens, points.closes, points.rule
+        overflow_rule, overflow_what, overflow_opens, opens_overflow = points.overflow_rule, points.overflow_what, points.overflow_opens, points.opens_overflow
         point = points.where.split(" (")[0] + " point"
         bracket_start = rules_of(self.dialect).event_type("start")
-        # The pressure window is open; the step recorded its message; a failed step's overflow point is open (the
-        # model's ``OverflowTrack.open``: a step/end after no assistant message, until the next step's message or end
-        # or a compaction event; as two flags here, not by stepping the model's track, whose failure codes only the
-        # judgement reads, so the listing reads no step/start and no chunk).
+        # The pressure window is open; the step recorded its message; an overflow point is open (the model's
+        # ``OverflowTrack.open``: from where ``opens_overflow`` says, until the next message, pressure window, event of
+        # its opening type or compaction event; as two flags here, not by stepping the model's track, whose failure
+        # codes and budget only the judgement reads, so the A55 listing reads no step/start and no chunk).
         window = answered = failed = False
         while (event := (yield)) is not None:
             kind = event.type
@@ -70,7 +73,7 @@ class DeploymentPoints(WalkFold):
                 continue
             if prune or kind == bracket_start or kind == "compaction/prune":
                 if failed:
-                    add("CMP-9", NO_DEPLOYMENT, "compaction after a failed step", seq)
+                    add("CMP-9", NO_DEPLOYMENT, f"compaction after a {overflow_what}", seq)
                     failed = False
                 if prune:
                     add("PRN-3", NO_DEPLOYMENT, "prune replacement", seq)
@@ -82,17 +85,18 @@ class DeploymentPoints(WalkFold):
             if window and kind == closes:
                 window = False
                 add(rule, NO_DEPLOYMENT, point, seq)
-            if kind == "step/end":
-                failed = overflow and not answered
+            if kind == overflow_opens:
+                failed = opens_overflow(event, answered)
                 if failed:
-                    add("CMP-7", NO_DEPLOYMENT, "failed step", seq)
+                    add(overflow_rule, NO_DEPLOYMENT, overflow_what, seq)
+            if kind == "step/end":
                 answered = False
             elif kind == "assistant/message":
                 answered, failed = True, False
             elif kind == "request/context":
                 add("CMP-8", NO_DEPLOYMENT, "request/context", seq)
             if kind in opens:
-                window = True
+                window, failed = True, False
         return []
 
     def undecided(self) -> Sequence[FileNotDecided]:

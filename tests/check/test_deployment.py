@@ -241,7 +241,7 @@ def test_the_run_lists_the_rules_it_could_not_decide_and_why(tmp_path: Path, cap
     assert main(["check", "-v", path]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("not decided: CMP-6 (in part), CMP-7 (in part), CMP-8, CMP-9 (in part), CMP-12 (in part), PRN-3 (in part), PRN-4 (in part), "
-                           "DIA-6 (in part) "
+                           "DIA-6 (in part), DIA-7 (in part) "
                            "need --deployment FILE")
     assert "rules only the request shows (PFX-11, LOOP-6, WIRE-1" in last
     assert main(["check", "-v", "--deployment", deployment, path]) == 0
@@ -253,7 +253,7 @@ def test_the_run_lists_the_rules_it_could_not_decide_and_why(tmp_path: Path, cap
     assert main(["check", "--format", "json", path]) == 0
     summary = json.loads(capsys.readouterr().out.splitlines()[-1])
     whys = {item["rule"]: item["why"] for item in summary["notDecided"]}
-    assert {rule for rule, why in whys.items() if why == "deployment"} == {"CMP-6", "CMP-7", "CMP-8", "CMP-9", "CMP-12", "DIA-6", "PRN-3", "PRN-4"}
+    assert {rule for rule, why in whys.items() if why == "deployment"} == {"CMP-6", "CMP-7", "CMP-8", "CMP-9", "CMP-12", "DIA-6", "DIA-7", "PRN-3", "PRN-4"}
     assert whys["WIRE-1"] == "request-only" and "SURF-3" not in whys
     assert main(["check", "--format", "sarif", "--deployment", deployment, path]) == 0
     sarif = json.loads(capsys.readouterr().out)

@@ -159,9 +159,33 @@ def test_CMP_7_a_pass_the_prune_refuses_decides_nothing() -> None:
 
 
 def test_CMP_9_a_summary_before_the_due_prune_is_refused() -> None:
-    found = decide_overflow_point(_expected(Action.PRUNE), Action.COMPACTION, 30)
+    found = decide_overflow_point(_expected(Action.PRUNE), Action.COMPACTION, 30, Dialect.A55)
     assert isinstance(found, Rejected) and found.rule == "CMP-9" and "before the prune pass" in found.reason
-    assert decide_overflow_point(_expected(Action.PRUNE), Action.PRUNE, 30) is None
+    assert decide_overflow_point(_expected(Action.PRUNE), Action.PRUNE, 30, Dialect.A55) is None
+
+
+@pytest.mark.parametrize(("dialect", "rule", "after", "counted"), [
+    (Dialect.A55, "CMP-7", "failed step", "earlier overflow(s)"),
+    (Dialect.D08, "DIA-7", "failed attempt", "earlier recovery(ies) that retried"),
+])
+def test_CMP_7_and_DIA_7_name_the_dialect_s_overflow_point(dialect: Dialect, rule: str, after: str, counted: str) -> None:
+    """A recovery that had to run and wrote nothing, or ran with the budget spent: CMP-7 after an A55 failed step,
+    DIA-7 (which overrides CMP-7) after a D08 failed attempt, whose budget counts the recoveries that retried
+    (compact-basic index.ts:188-189 at 611615650f); a summary before the due prune is CMP-9 in both."""
+    log = busy_log()
+    meter, header, total = _measured(log)
+    spent = overflow_expectation(meter, header, log.events, _deployment(10_000, max_overflow_retries=1), dialect, 1)
+    assert spent is not None and (spent.action, spent.detail) == (Action.NOTHING, f"1 {counted} reach maxOverflowRetries 1")
+    assert decide_overflow_point(spent, Action.COMPACTION, 40, dialect) == Rejected(
+        rule=rule, seq=40, reason=f"overflow recovery ran though 1 {counted} reach maxOverflowRetries 1")
+    assert decide_overflow_point(spent, Action.NOTHING, 40, dialect) is None
+    due = Expectation(action=Action.COMPACTION, total=total, threshold=0, target="p/m", detail="overflow 1 with maxOverflowRetries 1")
+    assert decide_overflow_point(due, Action.NOTHING, 41, dialect) == Rejected(
+        rule=rule, seq=41, reason=f"overflow recovery had to run after this {after} and wrote nothing "
+                                  f"(overflow 1 with maxOverflowRetries 1; {total} estimated tokens for p/m)")
+    assert decide_overflow_point(due, Action.COMPACTION, 41, dialect) is None
+    before_prune = decide_overflow_point(_expected(Action.PRUNE), Action.COMPACTION, 42, dialect)
+    assert before_prune == Rejected(rule="CMP-9", seq=42, reason=f"a summary ran before the prune pass due after this {after} (why)")
 
 
 # ---------------------------------------------------------------- CMP-8: the logged context window

@@ -23,7 +23,7 @@ from sessionspec.model.compaction.trigger_points import (
     d08_overflow_step,
     point_rules,
 )
-from sessionspec.model.jsonval import freeze
+from sessionspec.model.jsonval import ABSENT, freeze
 from sessionspec.model.log import Dialect, make_event
 
 CWE = CONTEXT_WINDOW_EXCEEDED
@@ -145,9 +145,135 @@ def test_CMP_7_a_turn_start_forgets_the_last_turn_s_failures() -> None:
     assert steps.track.failures == []
 
 
-def test_DIA_7_d08_decides_no_overflow_point() -> None:
-    track = OverflowTrack(open=True, step_code=CWE)
-    assert d08_overflow_step(track, make_event("compaction/start", seq=1, time=0, data=freeze({})), True) is None
+# ---------------------------------------------------------------- DIA-7: D08's overflow point inside the step
+#
+# Reasoned from compact-basic src/index.ts at 611615650f: the request-error listener runs at the failed attempt's
+# error finish (agent-loop agent.ts:373-389), recovers only CONTEXT_WINDOW_EXCEEDED below maxOverflowRetries counted in
+# ``overflowRetries`` (lines 183-189), sets that count only where it returns retry after the surface advanced (206,
+# 221), and the count is cleared by any assistant/message (176) and by the agent going idle (168).
+
+
+class D08Steps:
+    """Events fed to :func:`d08_overflow_step` in order, each with whether compaction acted there."""
+
+    def __init__(self) -> None:
+        self.track = OverflowTrack()
+        self.seq = 0
+
+    def take(self, type_name: str, data: object = None, acts: bool = False, replace: bool = False) -> OverflowPoint | None:
+        op = {"op": "replace", "start": 1, "end": 1} if replace else None
+        event = make_event(type_name, seq=self.seq, time=0, data=freeze({} if data is None else data),
+                           surface_op=ABSENT if op is None else freeze(op))
+        self.seq += 1
+        return d08_overflow_step(self.track, event, acts)
+
+    def finish(self, code: object = CWE, kind: str = "error") -> None:
+        """A failed attempt's finish chunk (its failure's code ``code``)."""
+        assert self.take("assistant/chunk", {"chunk": {"type": "finish", "reason": {"kind": kind, "failure": {"code": code}}}}) is None
+
+    def recovery(self, advanced: bool = True) -> OverflowPoint | None:
+        """A bracket: its start decides the point; a committed one replaces surface (the checkpoint)."""
+        point = self.take("compaction/start", acts=True)
+        assert self.take("compaction/summary") is None
+        if advanced:
+            assert self.take("user/message", replace=True) is None
+        assert self.take("compaction/end", {} if advanced else {"error": "no smaller"}) is None
+        return point
+
+
+def test_DIA_7_a_failed_attempt_opens_a_point_decided_at_its_first_compaction_event() -> None:
+    steps = D08Steps()
+    steps.take("turn/start")
+    steps.take("step/start")
+    steps.finish()
+    assert steps.track.open
+    assert steps.take("session/title") is None and steps.track.open  # neither a compaction nor a sign of the listeners' return
+    assert steps.recovery() == OverflowPoint(seq=4, prior_overflows=0)
+    assert not steps.track.open and (steps.track.retried, steps.track.recovering) == (1, False)
+
+
+def test_DIA_7_the_budget_counts_the_recoveries_that_retried_until_a_message() -> None:
+    """The retry overflows again: its point has one earlier recovery that retried; a message clears the count."""
+    steps = D08Steps()
+    steps.take("step/start")
+    steps.finish()
+    steps.recovery()
+    steps.finish()
+    assert steps.take("compaction/prune", acts=True) == OverflowPoint(seq=7, prior_overflows=1)
+    assert steps.take("tool/result", replace=True) is None and steps.track.retried == 2
+    steps.take("assistant/chunk", {"chunk": {"type": "text-delta"}})
+    assert steps.take("assistant/message") is None and steps.track.retried == 0
+
+
+def test_DIA_7_a_recovery_that_replaced_nothing_did_not_retry() -> None:
+    """A failed bracket (no replacement: the listener keeps the original error) counts nothing, through the step's
+    and turn's end; nor does a recovery followed by another listener's retry before any replacement."""
+    steps = D08Steps()
+    steps.take("step/start")
+    steps.finish()
+    assert steps.recovery(advanced=False) is not None and steps.track.recovering
+    steps.take("step/end")
+    assert steps.track.recovering and steps.take("turn/end", {"reason": {"kind": "error"}}) is None
+    assert (steps.track.retried, steps.track.recovering) == (0, False)
+    steps.finish()
+    steps.take("compaction/prune", acts=True)
+    steps.take("request/header")
+    assert (steps.track.retried, steps.track.recovering) == (0, False)
+    assert steps.take("tool/result", replace=True) is None and steps.track.retried == 0
+
+
+JUDGED, NOT_STATED = OverflowPoint(seq=2, prior_overflows=1), OverflowPoint(seq=2, prior_overflows=1, stated=False)
+
+
+@pytest.mark.parametrize(("kind", "data", "point"), [
+    ("assistant/chunk", {"chunk": {"type": "block-start"}}, JUDGED),  # the retry streamed: another listener retried
+    ("request/header", {}, JUDGED),
+    ("step/start", {}, JUDGED),
+    ("turn/end", {"reason": {"kind": "error"}}, JUDGED),  # the failure was thrown
+    ("turn/end", {"reason": {"kind": "completed"}}, JUDGED),
+    ("turn/end", {"reason": {"kind": "aborted"}}, None),  # "the signal is not aborted"
+    ("turn/end", {"reason": {"kind": "disposed"}}, None),
+    ("llm/retry", {}, NOT_STATED),  # another listener's retry: its place in the waterfall is not stated
+])
+def test_DIA_7_a_point_where_nothing_ran_is_decided_where_the_listeners_returned(kind: str, data: object, point: OverflowPoint | None) -> None:
+    steps = D08Steps()
+    steps.track.retried = 1
+    steps.finish()
+    assert steps.take("step/end") is None and steps.track.open  # a thrown failure: step/end, then the turn's end
+    assert steps.take(kind, data) == point
+    assert not steps.track.open and not steps.track.recovering
+
+
+def test_DIA_7_the_next_attempt_s_failed_finish_decides_the_open_point_and_opens_another() -> None:
+    steps = D08Steps()
+    steps.finish()
+    assert steps.take("assistant/chunk", {"chunk": {"type": "finish", "reason": {"kind": "error", "failure": {"code": CWE}}}}) == \
+        OverflowPoint(seq=1, prior_overflows=0)
+    assert steps.track.open
+
+
+@pytest.mark.parametrize(("code", "kind"), [("PROVIDER_ERROR", "error"), (CWE, "stop")])
+def test_DIA_7_another_failure_or_finish_opens_no_point(code: str, kind: str) -> None:
+    steps = D08Steps()
+    steps.finish(code, kind)
+    assert not steps.track.open
+    assert steps.take("compaction/start", acts=True) is None
+
+
+def test_DIA_7_a_turn_start_clears_the_count() -> None:
+    """A turn ends after its last step's message or by a thrown failure that takes the agent idle (index.ts:168)."""
+    steps = D08Steps()
+    steps.track.retried = 2
+    steps.take("turn/start")
+    assert steps.track.retried == 0
+    steps.track.retried = 2
+    steps.take("step/start")
+    assert steps.track.retried == 2
+
+
+def test_DIA_7_the_dialects_name_their_overflow_points() -> None:
+    assert (A55_POINTS.overflow_rule, A55_POINTS.overflow_what, D08_POINTS.overflow_rule, D08_POINTS.overflow_what) == (
+        "CMP-7", "failed step", "DIA-7", "failed attempt")
 
 
 def test_CMP_6_DIA_6_the_pressure_windows() -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import math
 
-from sessionspec.model.compaction.policy import DEFAULT_RETAIN_RATIO, CompactConfig, CompactSpec, _retain_ratio  # noqa: F401
+from sessionspec.model.compaction.policy import DEFAULT_RETAIN_RATIO, CompactConfig, CompactSpec, _ratio_ok, _retain_ratio  # noqa: F401
 from sessionspec.model.jsonval import Json, is_safe_int
 from sessionspec.model.rejected import Rejected
 
 
 def compact_spec(policy: CompactConfig, context_window: Json | None, target: str) -> CompactSpec | Rejected:
-    """CMP-4 with a ceiling.
+    """CMP-4 with a ceiling; the real function's precondition (CMP-3's checked ratios), so the bug is the only difference.
 
+    pre: _ratio_ok(policy.threshold_ratio) and _ratio_ok(policy.retain_ratio)
     post: isinstance(__return__, Rejected) or __return__.threshold_tokens <= context_window * policy.threshold_ratio < __return__.threshold_tokens + 1
     """
     if context_window is None:

@@ -50,6 +50,13 @@ def rules(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> list[str]:
     return [bad.rule for bad in judged(events, dialect)]
 
 
+def at_last_start(events: Sequence[Event], dialect: Dialect = Dialect.A55) -> list[tuple[str, int | None]]:
+    """The findings with their seqs, and the seq they must name: a bracket's place is judged at its start (the
+    latest bracket start of ``events``, the one the test appended), so a report points at that line."""
+    starts = [e.seq for e in events if e.type in ("compact/start", "compaction/start")]
+    return [(bad.rule, bad.seq - starts[-1] if bad.seq is not None else None) for bad in judged(events, dialect)]
+
+
 def loop_log(seed: int, events: int = 1500) -> list[Event]:
     return [event for block in generate_events(events, seed, 2) for event in block]
 
@@ -167,6 +174,7 @@ def test_an_a55_overflow_recovery_follows_a_failed_step_and_only_an_overflow() -
     assert judged(unlogged, Dialect.A55) == []
     overloaded = next(w for cut in failed["OVERLOADED"] if (w := written(log, cut, trigger=Trigger.CONTEXT_OVERFLOW)) is not None)
     assert rules(overloaded) == ["CMP-7"] and "OVERLOADED" in judged(overloaded, Dialect.A55)[0].reason
+    assert at_last_start(overloaded) == [("CMP-7", 0)]
     assert rules(_then(unlogged, ("step/start", {"turn": 1, "step": 9}), ("turn/end", {"reason": {"kind": "completed"}}))) == []
     assert rules(_then(unlogged, ("turn/end", {"reason": {"kind": "aborted"}}))) == []
     assert rules(_then(unlogged, ("turn/end", {"reason": {"kind": "completed"}}))) == ["CMP-7"]
@@ -176,6 +184,7 @@ def test_an_automatic_bracket_needs_a_routed_header() -> None:
     """CMP-5: with no ``request/header`` before it, ``compactIfNeeded`` has no target and writes nothing."""
     events = _post_step_brackets(loop_log(1))[0]
     assert rules([e for e in events if e.type != "request/header"]) == ["CMP-5"]
+    assert at_last_start([e for e in events if e.type != "request/header"]) == [("CMP-5", 0)]
 
 
 def test_a_bracket_is_closed_before_the_loop_goes_on() -> None:
@@ -250,6 +259,7 @@ def test_d08_brackets_lie_in_pre_step_or_recover_a_failed_attempt() -> None:
     assert judged([*idle, *manual.events], Dialect.D08) == []
     inside = next(w for i in _indexes(log, "assistant/message") if (w := written(log, i + 1, Dialect.D08)) is not None)
     assert [bad.rule for bad in judged(inside, Dialect.D08)] == ["DIA-6"]
+    assert at_last_start(inside, Dialect.D08) == [("DIA-6", 0)]
     events = pre_step[0]
     checkpoint = _at(events, "user/message")
     source = get(events[checkpoint].data, "source")

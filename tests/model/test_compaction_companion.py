@@ -138,7 +138,10 @@ def test_the_d08_writer_is_accepted_both_manual_and_pruned() -> None:
 
 @pytest.mark.parametrize(("name", "rule"), D08_REFUSALS)
 def test_each_change_the_d08_companion_forbids_is_refused_by_its_rule(name: str, rule: str) -> None:
-    assert rule in rules_of(d08_bracket_edit(name), Dialect.D08), judged(d08_bracket_edit(name), Dialect.D08)
+    events = d08_bracket_edit(name)
+    assert rule in rules_of(events, Dialect.D08), judged(events, Dialect.D08)
+    # Each finding names the line of an event of the log (the companion judges events, never the file as a whole).
+    assert {f.seq for f in judged(events, Dialect.D08)} <= {e.seq for e in events}
 
 
 def test_a_failed_d08_end_need_not_be_adjacent_and_turns_outside_a_bracket_are_free() -> None:

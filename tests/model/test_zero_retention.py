@@ -126,6 +126,7 @@ def test_a_summary_where_the_walk_selects_no_range_is_refused() -> None:
     summary = make_event("compact/summary", seq=cut, time=0, data=freeze({"shadowedRange": {"start": surface.nodes[0], "end": surface.nodes[0]}}))
     found = check_zero_retention_summary(summary, "CMP-9", surface.nodes, log[:cut], Dialect.A55)
     assert found is not None and found.rule == "CMP-9" and "no range" in found.reason
+    assert found.seq == summary.seq == cut  # the report points at the summary's line
 
 
 # ---------------------------------------------------------------- the place a bracket lies, event by event

@@ -257,6 +257,8 @@ def test_d08_brackets_lie_in_pre_step_or_recover_a_failed_attempt() -> None:
     manual = compact_if_needed(idle, short, dialect=Dialect.D08, trigger=Trigger.MANUAL, ids=ids_of)
     assert not isinstance(manual, Rejected) and manual.error is None and get(manual.events[0].data, "turn") is None
     assert judged([*idle, *manual.events], Dialect.D08) == []
+    # CMP-5 binds the automatic trigger only: a manual bracket (owner null) needs no routed header before it.
+    assert judged([*(e for e in idle if e.type != "request/header"), *manual.events], Dialect.D08) == []
     inside = next(w for i in _indexes(log, "assistant/message") if (w := written(log, i + 1, Dialect.D08)) is not None)
     assert [bad.rule for bad in judged(inside, Dialect.D08)] == ["DIA-6"]
     assert at_last_start(inside, Dialect.D08) == [("DIA-6", 0)]

@@ -96,8 +96,8 @@ def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialec
     (a prune pass or a bracket) and wrote nothing; CMP-8 one where it ran though the measurement was
     below the threshold, had no range to compact, or summarized before the prune it must run first.  The point's
     rule and name are the dialect's (:func:`sessionspec.model.compaction.trigger_points.point_rules`)."""
-    points = point_rules(dialect)
-    where = points.where
+    places = point_rules(dialect).places
+    where = places.where
     figures = f"{expected.total} estimated tokens, threshold {expected.threshold} for {expected.target}"
     match expected.action, acted:
         case (Action.NOTHING, Action.NOTHING) | (Action.NO_RANGE, Action.NOTHING | Action.PRUNE) | (Action.PRUNE, Action.PRUNE):
@@ -106,7 +106,7 @@ def decide_pressure_point(expected: Expectation, acted: Action, seq: int, dialec
             return None
         case (Action.PRUNE | Action.COMPACTION, Action.NOTHING):
             what = "a prune pass" if expected.action is Action.PRUNE else "a compaction"
-            return Rejected(rule=points.rule, seq=seq, reason=f"compaction had to run at this {where} point and wrote nothing ({figures}: {what} was due, {expected.detail})")
+            return Rejected(rule=places.rule, seq=seq, reason=f"compaction had to run at this {where} point and wrote nothing ({figures}: {what} was due, {expected.detail})")
         case (Action.NOTHING, _):
             return Rejected(rule="CMP-8", seq=seq, reason=f"compaction ran at a {where} point below its threshold ({figures})")
         case (Action.NO_RANGE, _):
@@ -222,7 +222,7 @@ def decide_retry(due: Expectation, acted: Action, seq: int, dialect: Dialect) ->
     more = acted is Action.COMPACTION
     if more == (due.action is Action.COMPACTION):
         return None
-    where = point_rules(dialect).where
+    where = point_rules(dialect).places.where
     figures = f"{due.total} estimated tokens, threshold {due.threshold} for {due.target}"
     if more:
         return Rejected(rule="CMP-8", seq=seq, reason=f"another compaction ran at this {where} point though {due.detail} ({figures})")
@@ -243,8 +243,8 @@ def decide_overflow_point(expected: Expectation, acted: Action, seq: int, dialec
     recovery had to write (``expected``, :func:`overflow_expectation`).  A recovery the range selection declines
     (NO_RANGE) writes nothing, and the range a bracket takes is CMP-9's, decided from the log alone.  The point's
     rule and name are the dialect's (:func:`sessionspec.model.compaction.trigger_points.point_rules`)."""
-    points = point_rules(dialect)
-    rule, after = points.overflow_rule, points.overflow_what
+    places = point_rules(dialect).places
+    rule, after = places.overflow_rule, places.overflow_what
     match expected.action, acted:
         case (Action.PRUNE | Action.COMPACTION, Action.NOTHING):
             return Rejected(rule=rule, seq=seq, reason=f"overflow recovery had to run after this {after} and wrote nothing "

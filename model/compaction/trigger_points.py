@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from sessionspec.model.compaction.point_places import A55_PLACES, D08_PLACES, overflow_finish
+from sessionspec.model.compaction.point_places import A55_PLACES, D08_PLACES, PointPlaces, overflow_finish
 from sessionspec.model.compaction.records import CONTEXT_WINDOW_EXCEEDED
 from sessionspec.model.jsonval import ABSENT, get
 from sessionspec.model.log import Dialect, Event
@@ -160,29 +160,17 @@ def _d08_count_retry(track: OverflowTrack, event: Event) -> None:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PointRules:
-    """What a dialect changes in where ``compactIfNeeded`` runs (each field names A55's)."""
+    """What a dialect changes in where ``compactIfNeeded`` runs: its places (the pressure window, the overflow point
+    and the rules naming them, :mod:`sessionspec.model.compaction.point_places`' one definition, which ``check``
+    also lists by), what the overflow budget counts, and the overflow point's fold."""
 
-    # The pressure point's window: the events after which it is open, and the one before which it runs.
-    opens: frozenset[str]
-    closes: str
-    # The rule that names a pressure point where compaction had to write and wrote nothing, and the point's name.
-    rule: str
-    where: str
-    # The overflow point: its rule and what it follows (the places'), what its budget counts, and its fold.
-    overflow_rule: str
-    overflow_what: str
+    places: PointPlaces
     counted: str
     overflow_step: Callable[[OverflowTrack, Event, bool], OverflowPoint | None]
 
 
-# The places are :mod:`sessionspec.model.compaction.point_places`' (one definition, which ``check`` also lists by).
-A55_POINTS: Final = PointRules(opens=A55_PLACES.opens, closes=A55_PLACES.closes, rule=A55_PLACES.rule,
-                               where=A55_PLACES.where, overflow_rule=A55_PLACES.overflow_rule,
-                               overflow_what=A55_PLACES.overflow_what, counted="earlier overflow(s)", overflow_step=a55_overflow_step)
-D08_POINTS: Final = PointRules(opens=D08_PLACES.opens, closes=D08_PLACES.closes, rule=D08_PLACES.rule,
-                               where=D08_PLACES.where, overflow_rule=D08_PLACES.overflow_rule,
-                               overflow_what=D08_PLACES.overflow_what, counted="earlier recovery(ies) that retried",
-                               overflow_step=d08_overflow_step)
+A55_POINTS: Final = PointRules(places=A55_PLACES, counted="earlier overflow(s)", overflow_step=a55_overflow_step)
+D08_POINTS: Final = PointRules(places=D08_PLACES, counted="earlier recovery(ies) that retried", overflow_step=d08_overflow_step)
 
 
 def point_rules(dialect: Dialect) -> PointRules:

@@ -166,13 +166,13 @@ class DeploymentFold(AuditFold):
         self.overflow_point(event, acted)
         if self.window and acted is not Action.NOTHING:
             self.point(event, acted)
-        elif self.window and kind == self.points.closes:
+        elif self.window and kind == self.points.places.closes:
             self.point(event, Action.NOTHING)
         elif self.acting and acted is Action.COMPACTION:
             self.later_bracket()
         if self.loop is not None:
             self.track_loop(event, kind, acted)
-        if kind == self.points.closes:
+        if kind == self.points.places.closes:
             self.acting, self.loop = False, None
         if kind == self.bracket_summary and self.range_due is not None:
             found = decide_selected_range(self.range_due, event)
@@ -188,19 +188,19 @@ class DeploymentFold(AuditFold):
             if get(get(event.data, "reason"), "kind") not in ABORTED_KINDS:
                 self.findings.extend(self.unran)
             elif self.unran:
-                self.declines.add(self.points.rule, INTERRUPTED, "trigger point", self.unran[0].seq or event.seq)
+                self.declines.add(self.points.places.rule, INTERRUPTED, "trigger point", self.unran[0].seq or event.seq)
             self.unran.clear()
-        elif kind in self.points.opens:
+        elif kind in self.points.places.opens:
             self.window = True
 
     def point(self, event: Event, acted: Action) -> None:
         """A trigger point decided: what the log shows there (``acted``) against what was due."""
         self.window = False
         if self.unknown_figure():
-            return self.declines.add(self.points.rule if acted is Action.NOTHING else "CMP-8", PLACEHOLDER, "trigger point", event.seq)
+            return self.declines.add(self.points.places.rule if acted is Action.NOTHING else "CMP-8", PLACEHOLDER, "trigger point", event.seq)
         expected = pressure_expectation(self.meter, self.header, self.view, self.deployment, self.dialect)
         if expected is None:
-            return self.declines.add(self.points.rule if acted is Action.NOTHING else "CMP-8", NOT_STATED, "trigger point", event.seq)
+            return self.declines.add(self.points.places.rule if acted is Action.NOTHING else "CMP-8", NOT_STATED, "trigger point", event.seq)
         found = decide_pressure_point(expected, acted, event.seq, self.dialect)
         self.acting = acted is not Action.NOTHING
         if acted is Action.COMPACTION and expected.action is Action.COMPACTION:
@@ -247,12 +247,12 @@ class DeploymentFold(AuditFold):
             return None
         self.acting, self.loop = False, None  # an overflow recovery's bracket keeps CMP-9's range, not the pressure point's
         if not point.stated:
-            return self.declines.add(self.points.overflow_rule, NOT_STATED, "overflow point", point.seq)
+            return self.declines.add(self.points.places.overflow_rule, NOT_STATED, "overflow point", point.seq)
         if self.unknown_figure():
-            return self.declines.add(self.points.overflow_rule, PLACEHOLDER, "overflow point", point.seq)
+            return self.declines.add(self.points.places.overflow_rule, PLACEHOLDER, "overflow point", point.seq)
         expected = overflow_expectation(self.meter, self.header, self.view, self.deployment, self.dialect, point.prior_overflows)
         if expected is None:
-            return self.declines.add(self.points.overflow_rule, NOT_STATED, "overflow point", point.seq)
+            return self.declines.add(self.points.places.overflow_rule, NOT_STATED, "overflow point", point.seq)
         found = decide_overflow_point(expected, acted, point.seq, self.dialect)
         if found is not None:
             self.findings.append(found)

@@ -15,8 +15,7 @@ from sessionspec.model.log import Dialect, Event, make_event
 @pytest.mark.parametrize("dialect", list(Dialect))
 def test_the_judged_points_lie_where_the_places_say(dialect: Dialect) -> None:
     places, rules = point_places(dialect), point_rules(dialect)
-    assert (rules.opens, rules.closes, rules.rule, rules.where) == (places.opens, places.closes, places.rule, places.where)
-    assert (rules.overflow_rule, rules.overflow_what) == (places.overflow_rule, places.overflow_what)
+    assert rules.places is places  # the judgement reads the one definition the listing reads, not a copy of it
 
 
 def _chunk(chunk: object) -> Event:

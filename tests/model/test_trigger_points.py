@@ -272,7 +272,7 @@ def test_DIA_7_a_turn_start_clears_the_count() -> None:
 
 
 def test_DIA_7_the_dialects_name_their_overflow_points() -> None:
-    assert (A55_POINTS.overflow_rule, A55_POINTS.overflow_what, D08_POINTS.overflow_rule, D08_POINTS.overflow_what) == (
+    assert (A55_POINTS.places.overflow_rule, A55_POINTS.places.overflow_what, D08_POINTS.places.overflow_rule, D08_POINTS.places.overflow_what) == (
         "CMP-7", "failed step", "DIA-7", "failed attempt")
 
 
@@ -280,8 +280,8 @@ def test_CMP_6_DIA_6_the_pressure_windows() -> None:
     """A55's post-step opens at the step's message and runs before ``step/end`` (CMP-6); D08's pre-step opens at
     ``turn/start`` or the previous ``step/end`` and runs before ``step/start`` (DIA-6)."""
     assert point_rules(Dialect.A55) is A55_POINTS and point_rules(Dialect.D08) is D08_POINTS
-    assert (A55_POINTS.opens, A55_POINTS.closes) == (frozenset({"assistant/message"}), "step/end")
-    assert (D08_POINTS.opens, D08_POINTS.closes) == (frozenset({"turn/start", "step/end"}), "step/start")
+    assert (A55_POINTS.places.opens, A55_POINTS.places.closes) == (frozenset({"assistant/message"}), "step/end")
+    assert (D08_POINTS.places.opens, D08_POINTS.places.closes) == (frozenset({"turn/start", "step/end"}), "step/start")
 
 
 @pytest.mark.parametrize(("dialect", "rule", "where"), [(Dialect.A55, "CMP-6", "post-step"), (Dialect.D08, "DIA-6", "pre-step")])

@@ -123,18 +123,20 @@ def summarize_sample(codes: dict[str, int | None], chosen: list[str], equivalent
     v = Verdicts(codes, chosen)
     judged = [n for n in v.not_killed if n in equivalent]
     worded = [n for n in v.not_killed if n in wording and n not in equivalent]
-    low, high = wilson(v.killed, v.tested)
-    low_eq, high_eq = wilson(v.killed, v.tested - len(judged))
-    decisions = v.tested - len(judged) - len(worded)
-    low_d, high_d = wilson(v.killed, decisions)
+    score, interval = _scored(v.killed, v.tested)
+    score_eq, interval_eq = _scored(v.killed, v.tested - len(judged))
+    score_d, interval_d = _scored(v.killed, v.tested - len(judged) - len(worded))
     return {"sample": len(chosen), "tested": v.tested, "untested": v.untested, "skipped": v.skipped, "killed": v.killed,
-            "survived": len(v.not_killed), "other": len(v.names["other"]), "score": v.killed / v.tested if v.tested else None,
-            "wilson95": [low, high], "equivalent": len(judged),
-            "scoreWithoutEquivalent": v.killed / (v.tested - len(judged)) if v.tested - len(judged) else None,
-            "wilson95WithoutEquivalent": [low_eq, high_eq],
-            "wordingOnly": len(worded), "scoreOfDecisions": v.killed / decisions if decisions else None,
-            "wilson95OfDecisions": [low_d, high_d],
+            "survived": len(v.not_killed), "other": len(v.names["other"]), "score": score,
+            "wilson95": interval, "equivalent": len(judged),
+            "scoreWithoutEquivalent": score_eq, "wilson95WithoutEquivalent": interval_eq,
+            "wordingOnly": len(worded), "scoreOfDecisions": score_d, "wilson95OfDecisions": interval_d,
             "survivors": [{"name": n, "equivalent": equivalent.get(n), "wordingOnly": n in worded} for n in v.not_killed]}
+
+
+def _scored(killed: int, trials: int) -> tuple[float | None, list[float]]:
+    """A score (None without trials) and its Wilson 95 % interval."""
+    return (killed / trials if trials else None), list(wilson(killed, trials))
 
 
 def summarize_total(workdir: Path, modules: list[str], size: int, seed: int, equivalent: dict[str, str],
